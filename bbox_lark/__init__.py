@@ -1,0 +1,43 @@
+"""bbox-lark: the BlackBox session-log format (bbox/1) as a formally specified language.
+
+The public API is this module's ``__all__``; everything else is internal.
+
+>>> doc = parse("---\\nformat: bbox/1\\nid: s\\nrepo_sha: 215db51\\n---\\nt:read a.rs → [3 lines]\\n")
+>>> doc.events[0].name, doc.events[0].result.kind
+('read', 'count')
+"""
+
+from bbox_lark.api import check, parse
+from bbox_lark.ast import (
+    BlankLine,
+    BlobPointer,
+    Continuation,
+    Diagnostic,
+    Document,
+    Event,
+    Field,
+    Header,
+    Redaction,
+    Result,
+)
+from bbox_lark.checks import CheckInfo, registry
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BlankLine",
+    "BlobPointer",
+    "CheckInfo",
+    "Continuation",
+    "Diagnostic",
+    "Document",
+    "Event",
+    "Field",
+    "Header",
+    "Redaction",
+    "Result",
+    "__version__",
+    "check",
+    "parse",
+    "registry",
+]

@@ -1,0 +1,393 @@
+"""The typed syntax tree of a bbox/1 document.
+
+Conventions, stated once for the whole package:
+
+* ``line`` numbers count from 1, from the file's first physical line (header included).
+* ``col`` numbers count from 1 and count code points, not bytes.
+* ``raw`` is a node's exact source text without its line ending; ``eol`` is that ending
+  (``"\\n"``, ``"\\r\\n"`` or ``""`` for a last line without one). Printing a document is the
+  concatenation of ``raw + eol`` over its lines, which is what makes it lossless.
+
+Nodes are frozen, slotted dataclasses. Edit them with :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Event kinds, by line prefix (DECISIONS §8).
+PREFIX_KINDS: dict[str, str] = {
+    "u": "user",
+    "a": "agent",
+    "t": "tool",
+    "t!": "tool_start",
+    "t~": "tool_progress",
+    "o": "observation",
+    "s": "skill",
+    "p": "plan",
+    "m": "mode",
+    "r": "recall",
+    "x": "subagent",
+    "c": "mcp",
+    "q": "question",
+    "th": "thinking",
+    "td": "todos",
+}
+KIND_PREFIXES: dict[str, str] = {kind: prefix for prefix, kind in PREFIX_KINDS.items()}
+
+#: Every value ``Event.kind`` can take.
+EVENT_KINDS: tuple[str, ...] = (*PREFIX_KINDS.values(), "comment", "lifecycle", "unknown")
+
+#: Every value ``Result.kind`` can take (DECISIONS §10).
+RESULT_KINDS: tuple[str, ...] = (
+    "ok",
+    "skip",
+    "pending",
+    "running",
+    "started",
+    "launched",
+    "loaded",
+    "auto",
+    "count",
+    "error",
+    "retry",
+    "selected",
+    "auto_choice",
+    "blob",
+    "fields",
+    "redacted",
+    "text",
+    "empty",
+)
+
+#: Result kinds that open a call instead of completing it (DECISIONS §6).
+START_RESULT_KINDS = frozenset({"running", "pending", "started", "launched"})
+
+#: Structured comment kinds (``Event.name`` of a comment).
+COMMENT_KINDS: tuple[str, ...] = (
+    "elapsed",
+    "metrics",
+    "budget",
+    "notes",
+    "model",
+    "condense",
+    "anchor",
+    "memory",
+    "redactions",
+    "file-snapshot",
+    "queue",
+    "summary",
+)
+
+_INT = re.compile(r"\d+")
+_ATTEMPT = re.compile(r"(\d+)(?:/(\d+))?")
+
+FieldValue = str | tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One ``key=value`` on a line."""
+
+    key: str
+    #: The source value: quotes removed, escapes resolved; a list is a tuple of strings.
+    value: FieldValue
+    #: The exact source text of the value (quotes and brackets included).
+    raw_value: str
+    #: Column of the key's first character.
+    col: int
+    #: Column of the value's first character.
+    value_col: int
+    #: True when the value was a complete double-quoted string.
+    quoted: bool = False
+    #: True when the field stands after the result arrow.
+    after_arrow: bool = False
+
+    @property
+    def end_col(self) -> int:
+        """Column just past the value."""
+        return self.value_col + len(self.raw_value)
+
+
+@dataclass(frozen=True, slots=True)
+class BlobPointer:
+    """``@blob sha256=<hex> bytes=<int> [mime=<type/subtype>]``."""
+
+    raw: str
+    line: int
+    col: int
+    sha256: str | None
+    size: str | None
+    mime: str | None
+
+    @property
+    def size_int(self) -> int | None:
+        return int(self.size) if self.size is not None and _INT.fullmatch(self.size) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """``[redacted:kind]``."""
+
+    kind: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What stands after the result arrow."""
+
+    #: One of :data:`RESULT_KINDS`.
+    kind: str
+    #: The raw text after the arrow, stripped, without a trailing ``# metrics`` comment.
+    text: str
+    #: Column of the first character of ``text`` (of the arrow when ``text`` is empty).
+    col: int
+    #: The bracket form, blob pointer or marker the result starts with ("" if none).
+    head: str = ""
+    #: What follows the head (``128 tests passed`` in ``[ok] 128 tests passed``), stripped.
+    rest: str = ""
+    #: ``count``: the number; ``retry``: the attempt.
+    number: int | None = None
+    #: ``count``: the unit (``lines`` in ``[186 lines]``), or None.
+    unit: str | None = None
+    #: ``retry``: the number of attempts allowed.
+    total: int | None = None
+    #: ``error``: the message; ``auto_choice``: the reason; ``redacted``: the kind.
+    message: str | None = None
+    #: ``selected`` / ``auto_choice``: the chosen options.
+    choices: tuple[str, ...] = ()
+    #: ``blob``: the pointer.
+    blob: BlobPointer | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteFault:
+    """A double quote that opens a string and never closes."""
+
+    col: int
+    #: True when it opens a field value (``key="...``).
+    in_field: bool
+    #: True when it stands in free text (``u a th td`` lines or after the arrow).
+    in_free_text: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """A line indented by two spaces or a tab, belonging to the preceding line."""
+
+    line: int
+    raw: str
+    eol: str
+    #: Line number of the owning event (None for an orphan).
+    owner: int | None = None
+
+    kind = "continuation"
+
+    @property
+    def text(self) -> str:
+        """The text without its indentation."""
+        return self.raw[1:] if self.raw.startswith("\t") else self.raw[2:]
+
+
+@dataclass(frozen=True, slots=True)
+class BlankLine:
+    """A line holding only whitespace."""
+
+    line: int
+    raw: str
+    eol: str
+
+    kind = "blank"
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderLine:
+    """A physical line of the header block: leading blank, fence or YAML."""
+
+    line: int
+    raw: str
+    eol: str
+    #: ``blank``, ``fence`` or ``yaml``.
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A body line that is not blank and not a continuation.
+
+    ``kind`` is an event kind, ``comment``, ``lifecycle`` or ``unknown`` (DECISIONS §8).
+    """
+
+    kind: str
+    line: int
+    raw: str
+    eol: str = "\n"
+    col: int = 1
+    #: ``t!``, ``u``, ... for events; ``#`` for comments; ``@`` for lifecycle; "" otherwise.
+    prefix: str = ""
+    #: Tool, skill, plan action, subagent type, ``server.method``, mode word, lifecycle
+    #: primitive, structured comment kind; else None.
+    name: str | None = None
+    name_col: int | None = None
+    #: True when a space stood between a named prefix and its name (``t: read``).
+    spaced_name: bool = False
+    #: The call part (or message, or comment text), stripped.
+    text: str = ""
+    #: Column of ``text``'s first character.
+    text_col: int = 1
+    #: Each key's source value; the first occurrence wins, before the arrow over after.
+    fields: dict[str, Any] = field(default_factory=dict)
+    field_nodes: tuple[Field, ...] = ()
+    #: Positional arguments: quoted strings (unquoted), bare words, lists (tuples).
+    args: tuple[FieldValue, ...] = ()
+    #: The result arrow as written (``→`` or ``->``), or None.
+    arrow: str | None = None
+    arrow_col: int | None = None
+    result: Result | None = None
+    #: Values of a trailing ``# metrics`` comment (or of a ``# metrics`` comment line).
+    metrics: dict[str, Any] | None = None
+    metric_nodes: tuple[Field, ...] = ()
+    continuation: tuple[Continuation, ...] = ()
+    quote_faults: tuple[QuoteFault, ...] = ()
+    #: True when the line was too long to parse and is kept verbatim.
+    oversized: bool = False
+
+    # -- typed accessors (DECISIONS §10): None when absent or malformed ---------------
+
+    def _get(self, key: str) -> str | None:
+        value = self.fields.get(key)
+        return value if isinstance(value, str) else None
+
+    @property
+    def step(self) -> int | None:
+        value = self._get("step")
+        return int(value) if value is not None and _INT.fullmatch(value) else None
+
+    @property
+    def latency_ms(self) -> int | None:
+        value = self._get("latency_ms")
+        return int(value) if value is not None and _INT.fullmatch(value) else None
+
+    @property
+    def attempt(self) -> tuple[int, int | None] | None:
+        value = self._get("attempt")
+        match = _ATTEMPT.fullmatch(value) if value is not None else None
+        if match is None:
+            return None
+        total = int(match[2]) if match[2] is not None else None
+        return (int(match[1]), total)
+
+    @property
+    def ts(self) -> str | None:
+        from bbox_lark.values import parse_timestamp
+
+        value = self._get("ts")
+        return value if value is not None and parse_timestamp(value) is not None else None
+
+    @property
+    def level(self) -> str | None:
+        value = self._get("level")
+        return value if value in ("debug", "info", "warn", "error") else None
+
+    @property
+    def id(self) -> str | None:
+        return self._get("id")
+
+    @property
+    def span(self) -> str | None:
+        return self._get("span")
+
+    @property
+    def tid(self) -> str | None:
+        return self._get("tid")
+
+    @property
+    def parent(self) -> str | None:
+        return self._get("parent")
+
+    @property
+    def is_event(self) -> bool:
+        """True for prefixed event lines (not comments, lifecycle or unknown lines)."""
+        return self.kind not in ("comment", "lifecycle", "unknown")
+
+
+Line = Event | Continuation | BlankLine
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A finding about a document."""
+
+    code: str
+    #: ``error``, ``warning`` or ``info``.
+    severity: str
+    line: int
+    col: int
+    message: str
+    #: The check's kebab-case name.
+    name: str = ""
+
+    def format(self, path: str = "<stdin>") -> str:
+        return f"{path}:{self.line}:{self.col}: {self.code} {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The YAML header block."""
+
+    #: Each top-level key's value: scalars as source text, lists and maps as lists and
+    #: dicts of such strings. Nothing is dropped; unknown keys are kept.
+    fields: dict[str, Any]
+    #: Line number of each top-level key.
+    key_lines: dict[str, int]
+    #: Line number of the opening fence, or None when there is none.
+    open_line: int | None
+    #: Line number of the closing fence, or None when it is missing.
+    close_line: int | None
+    #: Keys whose value was YAML null (empty, ``~`` or ``null``).
+    null_keys: frozenset[str] = frozenset()
+    #: Problems found while reading it: (code, line, col, message).
+    faults: tuple[tuple[str, int, int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFault:
+    """A byte-level problem on a line: invalid UTF-8, a NUL byte, an oversized line."""
+
+    code: str
+    line: int
+    col: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed bbox/1 file. ``dumps(doc)`` gives back the exact input."""
+
+    #: True when the text started with a byte order mark.
+    bom: bool
+    header_lines: tuple[HeaderLine, ...]
+    header_info: Header | None
+    #: Every body line in order: events, continuations and blank lines.
+    lines: tuple[Line, ...]
+    source_faults: tuple[SourceFault, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """Header keys mapped to their values ({} when there is no header)."""
+        return self.header_info.fields if self.header_info is not None else {}
+
+    @property
+    def events(self) -> list[Event]:
+        """Every body line that is not blank or a continuation, in order."""
+        return [line for line in self.lines if isinstance(line, Event)]
+
+    @property
+    def body_start(self) -> int:
+        """Line number of the first body line."""
+        return len(self.header_lines) + 1

@@ -1,0 +1,151 @@
+"""The checks: one registry of stable diagnostic codes, one module per family of checks.
+
+Code scheme (codes are never reused; a retired code stays in the registry as a tombstone):
+
+* ``W001``-``W009`` and ``I001``-``I004`` keep the meaning they had in the reference Rust
+  ``blackbox validate``, so its users can switch.
+* New warnings continue at ``W010``, new infos at ``I005``; errors are ``E001`` onwards.
+
+Adding a check is one small addition to a family module: a :func:`describe` call (code,
+kebab-case name, severity, summary, rationale, a failing and a passing example) and the
+code that reports it from a :func:`rule`. The registry drives ``docs/checks.md``, the
+``explain`` command, and the tests that run every example and that require an
+``corpus/invalid`` file for every code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bbox_lark.ast import Diagnostic, Document
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckInfo:
+    """What a diagnostic code means."""
+
+    code: str
+    name: str
+    severity: str
+    #: One line: what the check finds.
+    summary: str
+    #: Why it matters.
+    rationale: str
+    #: A document that makes this check (and no other) report.
+    bad: str
+    #: The same document made right: no check reports anything.
+    good: str
+    #: The check module's family (``header``, ``lines``, ...).
+    family: str = ""
+    #: A retired code: kept so it is never reused.
+    retired: bool = False
+
+
+@dataclass(slots=True)
+class Context:
+    """What a rule sees: the document, where it came from, and where to report."""
+
+    document: Document
+    path: Path | None = None
+    blobs: Path | None = None
+    found: list[Diagnostic] = field(default_factory=list)
+
+    def report(self, code: str, line: int, col: int, message: str) -> None:
+        info = REGISTRY[code]
+        self.found.append(Diagnostic(code, info.severity, line, col, message, info.name))
+
+
+Rule = Callable[[Context], None]
+
+REGISTRY: dict[str, CheckInfo] = {}
+RULES: list[Rule] = []
+
+
+def describe(
+    code: str,
+    name: str,
+    severity: str,
+    summary: str,
+    rationale: str,
+    bad: str,
+    good: str,
+    *,
+    family: str,
+) -> None:
+    """Register a diagnostic code."""
+    if code in REGISTRY:
+        raise ValueError(f"diagnostic code {code} registered twice")
+    if severity not in SEVERITIES:
+        raise ValueError(f"unknown severity {severity!r}")
+    REGISTRY[code] = CheckInfo(code, name, severity, summary, rationale, bad, good, family)
+
+
+def rule(function: Rule) -> Rule:
+    """Register a function that reports diagnostics for a document."""
+    RULES.append(function)
+    return function
+
+
+def run_checks(
+    document: Document,
+    *,
+    path: Path | None = None,
+    blobs: Path | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+) -> list[Diagnostic]:
+    """Every diagnostic for ``document``, sorted by position then code."""
+    _load_families()
+    context = Context(document, path, blobs)
+    for check in RULES:
+        check(context)
+    found = context.found
+    if select is not None:
+        chosen = tuple(select)
+        found = [d for d in found if d.code.startswith(chosen)]
+    if ignore is not None:
+        dropped = tuple(ignore)
+        found = [d for d in found if not d.code.startswith(dropped)]
+    found.sort(key=lambda d: (d.line, d.col, d.code))
+    return found
+
+
+def registry() -> dict[str, CheckInfo]:
+    """Every registered code, sorted."""
+    _load_families()
+    return dict(sorted(REGISTRY.items()))
+
+
+_loaded = False
+
+
+def _load_families() -> None:
+    global _loaded
+    if _loaded:
+        return
+    from bbox_lark.checks import (  # noqa: F401  (registration happens on import)
+        blobs,
+        comments,
+        correlation,
+        fields,
+        header,
+        lines,
+        redactions,
+        session,
+        source,
+    )
+
+    _loaded = True
+
+
+# A header that makes no check report: the examples build on it.
+CLEAN_HEADER = "---\nformat: bbox/1\nid: sess_demo\nrepo_sha: 215db51\nrunner: local\n---\n"
+
+
+def example(body: str, header: str = CLEAN_HEADER) -> str:
+    """A complete example document: the clean header plus ``body``."""
+    return header + body

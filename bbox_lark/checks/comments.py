@@ -1,0 +1,46 @@
+"""Structured comment checks: elapsed time (DECISIONS §5)."""
+
+from __future__ import annotations
+
+from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.values import parse_elapsed
+
+FAMILY = "comments"
+
+describe(
+    "W019",
+    "malformed-elapsed",
+    "warning",
+    "An elapsed-time comment is not `# t=HH:MM:SS`.",
+    "Elapsed marks are how people scan a long session; a malformed one cannot be ordered.",
+    example("# t=5m\na: hello\n"),
+    example("# t=00:05:00\na: hello\n"),
+    family=FAMILY,
+)
+describe(
+    "W020",
+    "elapsed-decreasing",
+    "warning",
+    "An elapsed-time comment is earlier than the one before it.",
+    "Elapsed time only grows within a session; going back means reordered or merged logs.",
+    example("# t=00:10:00\na: hello\n# t=00:05:00\n"),
+    example("# t=00:05:00\na: hello\n# t=00:10:00\n"),
+    family=FAMILY,
+)
+
+
+@rule
+def elapsed_checks(ctx: Context) -> None:
+    last: int | None = None
+    for event in ctx.document.events:
+        if event.kind != "comment" or event.name != "elapsed":
+            continue
+        value = event.text[2:].split(None, 1)[0] if len(event.text) > 2 else ""
+        col = event.text_col + 2
+        seconds = parse_elapsed(value)
+        if seconds is None:
+            ctx.report("W019", event.line, col, f"elapsed time {value!r} is not HH:MM:SS")
+            continue
+        if last is not None and seconds < last:
+            ctx.report("W020", event.line, col, f"elapsed time {value} is earlier than the one before it")
+        last = seconds if last is None else max(last, seconds)

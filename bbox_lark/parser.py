@@ -1,0 +1,190 @@
+"""The parser: ``grammar/bbox.lark`` through Lark (LALR, contextual lexer).
+
+Nothing here is built at import time. The Lark parser is made on first use, with its
+grammar analysis cached on disk between runs (``Lark(cache=...)``).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+
+from lark import Lark
+
+from bbox_lark.ast import BlankLine, Continuation, Document, Event, HeaderLine, Line
+from bbox_lark.header import read_header
+from bbox_lark.source import DEFAULT_MAX_LINE, read_source
+from bbox_lark.transform import LineShaper, build_line
+
+#: The grammar's start rules: one body line, the two second-level rules, the header fence.
+STARTS = ["line", "items", "result", "header_fence"]
+
+
+@cache
+def grammar_text() -> str:
+    """The text of ``grammar/bbox.lark`` as shipped in the package."""
+    return files("bbox_lark").joinpath("grammar/bbox.lark").read_text(encoding="utf-8")
+
+
+def _cache_file(text: str) -> str | bool:
+    import lark
+
+    key = hashlib.sha256(f"{lark.__version__}\0{text}".encode()).hexdigest()[:16]
+    folder = os.environ.get("BBOX_LARK_CACHE") or tempfile.gettempdir()
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return str(Path(folder) / f"bbox-lark-{key}.lark-cache")
+
+
+@cache
+def lark_parser() -> Lark:
+    """The Lark parser for every start rule, with the line shaper inlined."""
+    text = grammar_text()
+    options = dict(parser="lalr", lexer="contextual", start=STARTS, maybe_placeholders=False)
+    try:
+        return Lark(text, transformer=LineShaper(), cache=_cache_file(text), **options)  # type: ignore[arg-type]
+    except OSError:  # an unwritable cache folder never stops parsing
+        return Lark(text, transformer=LineShaper(), **options)  # type: ignore[arg-type]
+
+
+@cache
+def plain_parser() -> Lark:
+    """The same grammar without the shaper: parse trees, for tools and tests."""
+    return Lark(grammar_text(), parser="lalr", lexer="contextual", start=STARTS, maybe_placeholders=False)
+
+
+def terminal_pattern(name: str) -> str:
+    """The regular expression of one of the grammar's terminals."""
+    return str(plain_parser().get_terminal(name).pattern.to_regexp())
+
+
+def _line_parser() -> object:
+    return lark_parser().parse
+
+
+def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:
+    """Parse one body line's text (without its ending) into its AST node."""
+    parts = lark_parser().parse(raw, start="line")
+    return build_line(parts, raw, line, eol)  # type: ignore[arg-type]
+
+
+def _is_fence(raw: str) -> bool:
+    from bbox_lark.scan import patterns
+
+    return patterns().fence.fullmatch(raw) is not None
+
+
+def _starts_like_body(raw: str) -> bool:
+    node = parse_line(raw)
+    return isinstance(node, Event) and node.kind not in ("comment", "unknown")
+
+
+def _split_header(
+    lines: list[tuple[str, str]],
+) -> tuple[list[HeaderLine], int | None, int | None, int]:
+    """Find the header block. Returns its lines, the opening and closing fence line numbers
+    and the index of the first body line."""
+    index = 0
+    while index < len(lines) and not lines[index][0].strip():
+        index += 1
+    if index == len(lines) or not _is_fence(lines[index][0]):
+        return [], None, None, 0
+    open_index = index
+    for close in range(open_index + 1, len(lines)):
+        if _is_fence(lines[close][0]):
+            header = [
+                HeaderLine(n + 1, raw, eol, "blank" if n < open_index else "fence" if n in (open_index, close) else "yaml")
+                for n, (raw, eol) in enumerate(lines[: close + 1])
+            ]
+            return header, open_index + 1, close + 1, close + 1
+    # No closing fence: the header ends at the first blank line or body-like line.
+    end = open_index + 1
+    while end < len(lines) and lines[end][0].strip() and not _starts_like_body(lines[end][0]):
+        end += 1
+    header = [
+        HeaderLine(n + 1, raw, eol, "blank" if n < open_index else "fence" if n == open_index else "yaml")
+        for n, (raw, eol) in enumerate(lines[:end])
+    ]
+    return header, open_index + 1, None, end
+
+
+def iter_body(
+    lines: list[tuple[str, str]], start: int, oversized: frozenset[int] = frozenset()
+) -> Iterator[Line]:
+    """Parse body lines one by one (``start`` is the index of the first), streaming."""
+    parse = lark_parser().parse
+    for index in range(start, len(lines)):
+        raw, eol = lines[index]
+        number = index + 1
+        if number in oversized:
+            yield Event("unknown", number, raw, eol, oversized=True)
+            continue
+        yield build_line(parse(raw, start="line"), raw, number, eol)  # type: ignore[arg-type]
+
+
+def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
+    """Give each event its continuation lines (across blank lines, DECISIONS §10)."""
+    from dataclasses import replace
+
+    result: list[Line] = list(nodes)
+    owner_index: int | None = None
+    pending: list[int] = []
+
+    def flush() -> None:
+        if owner_index is not None and pending:
+            owner = result[owner_index]
+            assert isinstance(owner, Event)
+            conts = tuple(result[i] for i in pending)
+            result[owner_index] = replace(owner, continuation=conts)  # type: ignore[arg-type]
+
+    for index, node in enumerate(nodes):
+        if isinstance(node, Continuation):
+            if owner_index is not None:
+                owner = result[owner_index]
+                result[index] = replace(node, owner=owner.line)
+                pending.append(index)
+        elif isinstance(node, BlankLine):
+            continue
+        else:
+            flush()
+            owner_index, pending = index, []
+    flush()
+    return tuple(result)
+
+
+def parse_document(data: bytes | str, *, max_line: int = DEFAULT_MAX_LINE) -> Document:
+    """Parse a whole file into a :class:`Document` (diagnostics not yet computed)."""
+    source = read_source(data, max_line)
+    lines = source.lines
+    oversized = frozenset(f.line for f in source.faults if f.code == "E003")
+    # Oversized lines are never handed to the parser, not even to find the header.
+    safe = [("", eol) if n + 1 in oversized else (raw, eol) for n, (raw, eol) in enumerate(lines)]
+    header_lines, open_line, close_line, body_index = _split_header(safe)
+    header_lines = [HeaderLine(h.line, lines[h.line - 1][0], h.eol, h.role) for h in header_lines]
+    header_info = None
+    if open_line is not None:
+        yaml_lines = [h for h in header_lines if h.role == "yaml"]
+        yaml_text = "".join(h.raw + "\n" for h in yaml_lines)
+        header_info = read_header(yaml_text, open_line + 1, open_line, close_line)
+    enabled = gc.isenabled()
+    gc.disable()  # millions of small objects: the cyclic GC would run constantly
+    try:
+        nodes = list(iter_body(lines, body_index, oversized))
+    finally:
+        if enabled:
+            gc.enable()
+    return Document(
+        bom=source.bom,
+        header_lines=tuple(header_lines),
+        header_info=header_info,
+        lines=attach_continuations(nodes),
+        source_faults=tuple(source.faults),
+    )

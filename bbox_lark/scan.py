@@ -1,0 +1,244 @@
+"""Second-level splitting of coarse tokens, with patterns read from ``grammar/bbox.lark``.
+
+The line grammar keeps the call part, the result and the metrics comment as single tokens
+(one token is far cheaper than ten). Their insides are described by the grammar's second
+level start rules ``items`` and ``result``; this module compiles those rules' terminal
+patterns, taken from the loaded grammar, into plain ``re`` scanners. No pattern here is
+written by hand, so the grammar stays the single source of truth.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from bbox_lark.ast import BlobPointer, Field, QuoteFault, Redaction, Result
+
+
+@dataclass(frozen=True, slots=True)
+class Patterns:
+    item: re.Pattern[str]
+    quoted: re.Pattern[str]
+    list_: re.Pattern[str]
+    result_head: re.Pattern[str]
+    redaction: re.Pattern[str]
+    blob: re.Pattern[str]
+    fence: re.Pattern[str]
+    #: Result-head terminal name -> result kind (None: decided from the text).
+    head_kinds: dict[str, str | None]
+
+
+_HEADS = {
+    "R_STATUS": None,
+    "R_COUNT": "count",
+    "R_ERROR": "error",
+    "R_RETRY": "retry",
+    "R_SELECTED": "selected",
+    "R_AUTO_CHOICE": "auto_choice",
+    "REDACTION": "redacted",
+    "BLOB": "blob",
+}
+
+
+@cache
+def patterns() -> Patterns:
+    from bbox_lark.parser import terminal_pattern
+
+    def alternation(names: dict[str, str]) -> str:
+        return "|".join(f"(?P<{group}>{terminal_pattern(name)})" for group, name in names.items())
+
+    item = alternation(
+        {"ws": "ITEM_WS", "field": "FIELD", "quoted": "QUOTED", "list": "LIST", "word": "WORD"}
+    )
+    heads = alternation({name: name for name in _HEADS})
+    return Patterns(
+        item=re.compile(item),
+        quoted=re.compile(terminal_pattern("QUOTED")),
+        list_=re.compile(terminal_pattern("LIST")),
+        result_head=re.compile(rf"\s*(?:{heads})"),
+        redaction=re.compile(terminal_pattern("REDACTION")),
+        blob=re.compile(terminal_pattern("BLOB")),
+        fence=re.compile(terminal_pattern("FENCE")),
+        head_kinds=dict(_HEADS),
+    )
+
+
+_TOKEN_START = frozenset(" \t\f\v\r=[,:")
+_ESCAPES = {'\\"': '"', "\\\\": "\\", "\\n": "\n", "\\t": "\t"}
+_ESCAPE = re.compile(r"\\.")
+_LIST_ITEM = re.compile(r'\s*("(?:[^"\\]|\\.)*"|[^,]*?)\s*(?:,|$)')
+
+
+def unquote(text: str) -> str:
+    """The value of a complete double-quoted string (escapes ``\\" \\\\ \\n \\t``)."""
+    inner = text[1:-1]
+    if "\\" not in inner:
+        return inner
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m[0], m[0]), inner)
+
+
+def quote(value: str) -> str:
+    """A double-quoted string for ``value`` that :func:`unquote` reads back."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def split_list(text: str) -> tuple[str, ...]:
+    """The items of a bracketed list ``[a, "b c", d]``."""
+    inner = text[1:-1]
+    if not inner.strip():
+        return ()
+    items = []
+    for match in _LIST_ITEM.finditer(inner):
+        if match.start() == len(inner):
+            break
+        item = match[1]
+        if item.startswith('"') and len(item) > 1 and item.endswith('"'):
+            item = unquote(item)
+        items.append(item)
+    return tuple(items)
+
+
+@dataclass(slots=True)
+class Scan:
+    """What :func:`scan_items` found in one run of text."""
+
+    fields: list[Field]
+    args: list[Any]
+    faults: list[QuoteFault]
+
+
+def scan_items(
+    text: str,
+    col: int,
+    *,
+    after_arrow: bool = False,
+    free_text: bool = False,
+    want_args: bool = True,
+) -> Scan:
+    """Split ``text`` (which starts at column ``col``) into fields, positional arguments and
+    unterminated-quote faults, following the grammar's ``items`` rule."""
+    pats = patterns()
+    fields: list[Field] = []
+    args: list[Any] = []
+    faults: list[QuoteFault] = []
+    quoted_re = pats.quoted
+    for match in pats.item.finditer(text):
+        group = match.lastgroup
+        if group == "ws":
+            continue
+        token = match[0]
+        start = match.start()
+        if group == "field":
+            key, _, raw_value = token.partition("=")
+            value_start = start + len(key) + 1
+            quoted = False
+            value: str | tuple[str, ...] = raw_value
+            if raw_value.startswith('"'):
+                if quoted_re.fullmatch(raw_value):
+                    value, quoted = unquote(raw_value), True
+                else:
+                    faults.append(QuoteFault(col + value_start, True, free_text or after_arrow))
+            elif raw_value.startswith("[") and pats.list_.fullmatch(raw_value):
+                value = split_list(raw_value)
+            fields.append(
+                Field(key, value, raw_value, col + start, col + value_start, quoted, after_arrow)
+            )
+        elif not want_args:
+            continue
+        elif group == "quoted":
+            args.append(unquote(token))
+        elif group == "list":
+            args.append(split_list(token))
+        else:
+            # A quote opens a string only at a token start (DECISIONS §9): after whitespace,
+            # `=`, `[`, `,` or `:`, or at the start of the text; elsewhere it is a character.
+            if token.startswith('"') and not free_text and (start == 0 or text[start - 1] in _TOKEN_START):
+                faults.append(QuoteFault(col + start, False, after_arrow))
+            args.append(token)
+    return Scan(fields, args, faults)
+
+
+def find_redactions(text: str, line: int, col: int = 1) -> list[Redaction]:
+    """Every ``[redacted:kind]`` marker in ``text``."""
+    if "[redacted:" not in text:
+        return []
+    return [
+        Redaction(m[0][10:-1], line, col + m.start()) for m in patterns().redaction.finditer(text)
+    ]
+
+
+def parse_blob(token: str, line: int, col: int) -> BlobPointer:
+    values: dict[str, str] = {}
+    for part in token.split()[1:]:
+        key, _, value = part.partition("=")
+        values.setdefault(key, value)
+    return BlobPointer(token, line, col, values.get("sha256"), values.get("bytes"), values.get("mime"))
+
+
+def find_blobs(text: str, line: int, col: int = 1) -> list[BlobPointer]:
+    """Every ``@blob ...`` pointer in ``text``."""
+    if "@blob" not in text:
+        return []
+    return [parse_blob(m[0], line, col + m.start()) for m in patterns().blob.finditer(text)]
+
+
+_COUNT = re.compile(r"\[(\d+)(?:\s+([^\]]*))?\]")
+_RETRY = re.compile(r"\[retry\s+(\d+)/(\d+)\]")
+
+
+def _choices(body: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in body.split(",") if part.strip())
+
+
+def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Result:
+    """Type the text after an arrow (``raw`` starts at column ``col``) following the
+    grammar's ``result`` rule. ``fields`` are the fields scanned from the same text."""
+    text = raw.strip()
+    if not text:
+        return Result("empty", "", col)
+    text_col = col + (len(raw) - len(raw.lstrip()))
+    pats = patterns()
+    match = pats.result_head.match(raw)
+    if match is None:
+        if fields and _only_fields(text):
+            return Result("fields", text, text_col)
+        return Result("text", text, text_col)
+    group = match.lastgroup or ""
+    head = match[group]
+    rest = raw[match.end() :].strip()
+    kind = pats.head_kinds[group] or head[1:-1]
+    if kind == "count":
+        count = _COUNT.fullmatch(head)
+        number = int(count[1]) if count else None
+        unit = count[2].strip() if count and count[2] else None
+        return Result(kind, text, text_col, head, rest, number=number, unit=unit)
+    if kind == "error":
+        _, colon, message = head[1:-1].partition(":")
+        return Result(kind, text, text_col, head, rest, message=message.strip() if colon else None)
+    if kind == "retry":
+        retry = _RETRY.fullmatch(head)
+        assert retry is not None
+        return Result(kind, text, text_col, head, rest, number=int(retry[1]), total=int(retry[2]))
+    if kind == "selected":
+        return Result(kind, text, text_col, head, rest, choices=_choices(head[10:-1]))
+    if kind == "auto_choice":
+        choice_part, _, reason_part = head[6:-1].partition("reason=")
+        reason = reason_part.strip() or None
+        if reason is not None and pats.quoted.fullmatch(reason):
+            reason = unquote(reason)
+        choices = _choices(choice_part)
+        return Result(kind, text, text_col, head, rest, message=reason, choices=choices)
+    if kind == "redacted":
+        return Result(kind, text, text_col, head, rest, message=head[10:-1])
+    if kind == "blob":
+        blob = parse_blob(head, line, col + match.start(group))
+        return Result(kind, text, text_col, head, rest, blob=blob)
+    return Result(kind, text, text_col, head, rest)
+
+
+def _only_fields(text: str) -> bool:
+    item = patterns().item
+    return all(m.lastgroup in ("ws", "field") for m in item.finditer(text))

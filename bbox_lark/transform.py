@@ -1,0 +1,237 @@
+"""From Lark's view of one line to a typed AST node.
+
+:class:`LineShaper` is passed to Lark as an inline transformer, so no parse tree is ever
+built: each rule's callback turns its tokens into a small tuple. :func:`build_line` then
+makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token, Transformer
+
+from bbox_lark.ast import PREFIX_KINDS, BlankLine, Continuation, Event, Field, Line, QuoteFault
+from bbox_lark.scan import classify_result, scan_items
+
+_COMMENT_KINDS = {
+    "KW_ELAPSED": "elapsed",
+    "KW_METRICS": "metrics",
+    "KW_BUDGET": "budget",
+    "KW_NOTES": "notes",
+    "KW_MODEL": "model",
+    "KW_CONDENSE": "condense",
+    "KW_ANCHOR": "anchor",
+    "KW_MEMORY": "memory",
+    "KW_REDACTIONS": "redactions",
+    "KW_FILE_SNAPSHOT": "file-snapshot",
+    "KW_QUEUE": "queue",
+    "KW_SUMMARY": "summary",
+}
+
+_NAMED = frozenset({"t", "t!", "t~", "s", "p", "x", "c"})
+_FREE = frozenset({"u", "a", "th", "td"})
+
+# Parts of a line, as the shaper hands them over:
+#   ("blank",) ("continuation",) ("unknown",)
+#   ("comment", comment kind or None, column of the body, body text)
+#   ("event" | "lifecycle", head token, (call text, result, metrics) tokens or None)
+Parts = tuple[Any, ...]
+
+
+class LineShaper(Transformer[Token, Parts]):
+    """Inline transformer: one callback per line rule of ``grammar/bbox.lark``."""
+
+    def blank(self, _children: list[Any]) -> Parts:
+        return ("blank",)
+
+    def continuation(self, _children: list[Any]) -> Parts:
+        return ("continuation",)
+
+    def unknown(self, _children: list[Any]) -> Parts:
+        return ("unknown",)
+
+    def call_tail(self, children: list[Token]) -> Parts:
+        text = result = metrics = None
+        for token in children:
+            kind = token.type
+            if kind == "RESULT" or kind == "FREE_RESULT":
+                result = token
+            elif kind == "METRICS":
+                metrics = token
+            else:
+                text = token
+        return (text, result, metrics)
+
+    free_tail = call_tail
+
+    def named_event(self, children: list[Any]) -> Parts:
+        return ("event", children[0], children[1])
+
+    mode_event = named_event
+
+    def call_event(self, children: list[Any]) -> Parts:
+        return ("event", children[0], children[1])
+
+    text_event = call_event
+
+    def lifecycle(self, children: list[Any]) -> Parts:
+        return ("lifecycle", children[0], children[1])
+
+    def comment_keyword(self, children: list[Token]) -> Token:
+        return children[0]
+
+    def comment_body(self, children: list[Token]) -> Parts:
+        return tuple(children)
+
+    def comment(self, children: list[Any]) -> Parts:
+        body = children[-1] if len(children) > 1 and not _is_ws(children[-1]) else None
+        if body is None:
+            return ("comment", None, len(children[0]) + 1, "")
+        if isinstance(body, Token):
+            return ("comment", None, body.start_pos + 1, str(body))
+        keyword = body[0]
+        text = "".join(body)
+        return ("comment", _COMMENT_KINDS[keyword.type], keyword.start_pos + 1, text)
+
+
+def _is_ws(child: Any) -> bool:
+    return isinstance(child, Token) and child.type == "WS"
+
+
+def _field_dict(nodes: list[Field]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for node in nodes:
+        if node.key not in fields:
+            value = node.value
+            fields[node.key] = list(value) if isinstance(value, tuple) else value
+    return fields
+
+
+def build_line(parts: Parts, raw: str, line: int, eol: str) -> Line:
+    """The AST node for one body line."""
+    what = parts[0]
+    if what == "event" or what == "lifecycle":
+        return _build_event(parts, raw, line, eol)
+    if what == "comment":
+        return _build_comment(parts, raw, line, eol)
+    if what == "blank":
+        return BlankLine(line, raw, eol)
+    if what == "continuation":
+        return Continuation(line, raw, eol)
+    return Event("unknown", line, raw, eol, text=raw)
+
+
+def _build_comment(parts: Parts, raw: str, line: int, eol: str) -> Event:
+    _, name, body_col, body = parts
+    text = body.rstrip()
+    nodes: list[Field] = []
+    if "=" in text:
+        start = 0
+        if name is not None and name not in ("elapsed", "redactions", "summary"):
+            # Skip the keyword itself ("metrics", "budget:", ...).
+            start = len(text.split(None, 1)[0])
+        nodes = scan_items(text[start:], body_col + start, free_text=True, want_args=False).fields
+    fields = _field_dict(nodes)
+    metrics = fields if name == "metrics" else None
+    return Event(
+        "comment",
+        line,
+        raw,
+        eol,
+        prefix="#",
+        name=name,
+        text=text,
+        text_col=body_col,
+        fields=fields,
+        field_nodes=tuple(nodes),
+        metrics=metrics,
+        metric_nodes=tuple(nodes) if name == "metrics" else (),
+    )
+
+
+_NAME = re.compile(r"\s*([^\s→]+)")
+
+
+def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
+    what, head, (text_token, result_token, metrics_token) = parts
+    spaced = False
+    text_start = text_token.start_pos if text_token is not None else len(raw)
+    call = str(text_token) if text_token is not None else ""
+    if what == "lifecycle":
+        kind, prefix, name, name_col = "lifecycle", "@", head[1:], 2
+    else:
+        prefix, _, name = str(head).partition(":")
+        kind = PREFIX_KINDS[prefix]
+        name_col = len(prefix) + 2
+        if kind == "mode":
+            stripped = name.lstrip()
+            name_col += len(name) - len(stripped)
+            name = stripped
+        elif name == "" and prefix in _NAMED and call.strip():
+            # `t: read ...`: a space before the name (warned about by a check).
+            match = _NAME.match(call)
+            if match is not None:
+                name, name_col, spaced = match[1], text_start + match.start(1) + 1, True
+                call = call[match.end() :]
+                text_start += match.end()
+        if not name:
+            name, name_col = None, None
+    free = prefix in _FREE
+    nodes: list[Field] = []
+    args: list[Any] = []
+    faults: list[QuoteFault] = []
+    text = call.strip()
+    text_col = text_start + 1 + (len(call) - len(call.lstrip())) if text else len(raw) + 1
+    if call and (not free or "=" in call):
+        scan = scan_items(call, text_start + 1, free_text=free, want_args=not free)
+        nodes, args, faults = scan.fields, scan.args, scan.faults
+    result = None
+    arrow_text = arrow_col = None
+    if result_token is not None:
+        arrow_text = "→" if result_token.startswith("→") else "->"
+        arrow_col = result_token.start_pos + 1
+        result_raw = result_token[len(arrow_text) :]
+        result_col = arrow_col + len(arrow_text)
+        after: list[Field] = []
+        if "=" in result_raw:
+            scan = scan_items(result_raw, result_col, after_arrow=True, free_text=True, want_args=False)
+            after = scan.fields
+            faults.extend(scan.faults)
+        result = classify_result(result_raw, result_col, line, after)
+        if result.kind == "blob" and after:
+            # A blob pointer's own attributes are not fields of the event.
+            head_end = result.col + len(result.head)
+            after = [f for f in after if f.col >= head_end]
+        nodes.extend(after)
+    metrics = None
+    metric_nodes: tuple[Field, ...] = ()
+    if metrics_token is not None:
+        offset = metrics_token.index("metrics") + len("metrics")
+        found = scan_items(
+            metrics_token[offset:], metrics_token.start_pos + 1 + offset, free_text=True, want_args=False
+        ).fields
+        metric_nodes = tuple(found)
+        metrics = _field_dict(found)
+    return Event(
+        kind,
+        line,
+        raw,
+        eol,
+        prefix=prefix,
+        name=name,
+        name_col=name_col,
+        spaced_name=spaced,
+        text=text,
+        text_col=text_col,
+        fields=_field_dict(nodes),
+        field_nodes=tuple(nodes),
+        args=tuple(args),
+        arrow=arrow_text,
+        arrow_col=arrow_col,
+        result=result,
+        metrics=metrics,
+        metric_nodes=metric_nodes,
+        quote_faults=tuple(faults),
+    )

@@ -1,0 +1,62 @@
+"""Typed values inside fields: timestamps, attempts, elapsed times, integers."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+_TIMESTAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)"
+)
+_ELAPSED = re.compile(r"(\d{2,}):([0-5]\d):([0-5]\d)")
+_INT = re.compile(r"\d+")
+_ATTEMPT = re.compile(r"(\d+)(?:/(\d+))?")
+
+LEVELS = ("debug", "info", "warn", "error")
+
+
+def parse_timestamp(value: str) -> datetime | None:
+    """An ISO 8601 date-time with a zone (``2025-12-18T03:21:11Z``), else None."""
+    if not _TIMESTAMP.fullmatch(value):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace(",", "."))
+    except ValueError:
+        return None
+
+
+def parse_elapsed(value: str) -> int | None:
+    """``HH:MM:SS`` as seconds, else None."""
+    match = _ELAPSED.fullmatch(value)
+    if match is None:
+        return None
+    return int(match[1]) * 3600 + int(match[2]) * 60 + int(match[3])
+
+
+def parse_int(value: object) -> int | None:
+    """A non-negative decimal integer, else None."""
+    return int(value) if isinstance(value, str) and _INT.fullmatch(value) else None
+
+
+def parse_attempt(value: object) -> tuple[int, int | None] | None:
+    """``N`` or ``N/M`` with N <= M, else None."""
+    if not isinstance(value, str):
+        return None
+    match = _ATTEMPT.fullmatch(value)
+    if match is None:
+        return None
+    number, total = int(match[1]), (int(match[2]) if match[2] is not None else None)
+    if total is not None and number > total:
+        return None
+    return number, total
+
+
+def parse_number(value: object) -> float | None:
+    """A token count or cost: ``520``, ``0.00045``, ``$12.30`` (the ``$`` is dropped)."""
+    if not isinstance(value, str):
+        return None
+    text = value[1:] if value.startswith("$") else value
+    try:
+        return float(text)
+    except ValueError:
+        return None
