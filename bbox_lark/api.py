@@ -49,4 +49,6 @@ def check(
     ignore: Iterable[str] | None = None,
 ) -> list[Diagnostic]:
     """Every diagnostic for a bbox/1 document, sorted by line, column and code."""
-    return list(parse(text, path=path, blobs=blobs, max_line=max_line, select=select, ignore=ignore).diagnostics)
+    return list(
+        parse(text, path=path, blobs=blobs, max_line=max_line, select=select, ignore=ignore).diagnostics
+    )

@@ -40,7 +40,12 @@ def read_header(yaml_text: str, first_line: int, open_line: int | None, close_li
     size = len(yaml_text.encode("utf-8", "surrogateescape"))
     if size > MAX_HEADER_BYTES:
         faults.append(
-            ("E009", open_line or first_line, 1, f"header is {size} bytes, over the limit of {MAX_HEADER_BYTES}")
+            (
+                "E009",
+                open_line or first_line,
+                1,
+                f"header is {size} bytes, over the limit of {MAX_HEADER_BYTES}",
+            )
         )
         return Header({}, {}, open_line, close_line, frozenset(), tuple(faults))
     fields: dict[str, Any] = {}
@@ -112,7 +117,12 @@ def _build(
                     line = first_line + key_event.start_mark.line
                     if key_text in mapping:
                         duplicates.append(
-                            ("W026", line, key_event.start_mark.column + 1, f"header key {key_text!r} repeats; the first value is kept")
+                            (
+                                "W026",
+                                line,
+                                key_event.start_mark.column + 1,
+                                f"header key {key_text!r} repeats; the first value is kept",
+                            )
                         )
                         continue
                     key_lines[key_text] = line
@@ -122,7 +132,12 @@ def _build(
                     mapping[key_text] = "" if value is None else value
             position += 1
             return mapping
-        raise _Fault("E006", first_line + event.start_mark.line, event.start_mark.column + 1, "header YAML: unexpected content")
+        raise _Fault(
+            "E006",
+            first_line + event.start_mark.line,
+            event.start_mark.column + 1,
+            "header YAML: unexpected content",
+        )
 
     while position < len(events):
         event = events[position]
@@ -133,7 +148,9 @@ def _build(
                 position += 1
             rest = [e for e in events[position:] if not isinstance(e, yaml.StreamEndEvent)]
             if rest:
-                raise _Fault("E006", first_line + rest[0].start_mark.line, 1, "header YAML: more than one document")
+                raise _Fault(
+                    "E006", first_line + rest[0].start_mark.line, 1, "header YAML: more than one document"
+                )
             return value
         position += 1
     return None

@@ -14,13 +14,14 @@ from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import cast
 
 from lark import Lark
 
 from bbox_lark.ast import BlankLine, Continuation, Document, Event, HeaderLine, Line
 from bbox_lark.header import read_header
 from bbox_lark.source import DEFAULT_MAX_LINE, read_source
-from bbox_lark.transform import LineShaper, build_line
+from bbox_lark.transform import LineShaper, Parts, build_line
 
 #: The grammar's start rules: one body line, the two second-level rules, the header fence.
 STARTS = ["line", "items", "result", "header_fence"]
@@ -50,9 +51,9 @@ def lark_parser() -> Lark:
     text = grammar_text()
     options = dict(parser="lalr", lexer="contextual", start=STARTS, maybe_placeholders=False)
     try:
-        return Lark(text, transformer=LineShaper(), cache=_cache_file(text), **options)  # type: ignore[arg-type]
+        return Lark(text, transformer=LineShaper(), cache=_cache_file(text), **options)
     except OSError:  # an unwritable cache folder never stops parsing
-        return Lark(text, transformer=LineShaper(), **options)  # type: ignore[arg-type]
+        return Lark(text, transformer=LineShaper(), **options)
 
 
 @cache
@@ -72,8 +73,8 @@ def _line_parser() -> object:
 
 def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:
     """Parse one body line's text (without its ending) into its AST node."""
-    parts = lark_parser().parse(raw, start="line")
-    return build_line(parts, raw, line, eol)  # type: ignore[arg-type]
+    parts = cast(Parts, lark_parser().parse(raw, start="line"))
+    return build_line(parts, raw, line, eol)
 
 
 def _is_fence(raw: str) -> bool:
@@ -101,7 +102,12 @@ def _split_header(
     for close in range(open_index + 1, len(lines)):
         if _is_fence(lines[close][0]):
             header = [
-                HeaderLine(n + 1, raw, eol, "blank" if n < open_index else "fence" if n in (open_index, close) else "yaml")
+                HeaderLine(
+                    n + 1,
+                    raw,
+                    eol,
+                    "blank" if n < open_index else "fence" if n in (open_index, close) else "yaml",
+                )
                 for n, (raw, eol) in enumerate(lines[: close + 1])
             ]
             return header, open_index + 1, close + 1, close + 1
@@ -127,7 +133,7 @@ def iter_body(
         if number in oversized:
             yield Event("unknown", number, raw, eol, oversized=True)
             continue
-        yield build_line(parse(raw, start="line"), raw, number, eol)  # type: ignore[arg-type]
+        yield build_line(cast(Parts, parse(raw, start="line")), raw, number, eol)
 
 
 def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
@@ -142,8 +148,8 @@ def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
         if owner_index is not None and pending:
             owner = result[owner_index]
             assert isinstance(owner, Event)
-            conts = tuple(result[i] for i in pending)
-            result[owner_index] = replace(owner, continuation=conts)  # type: ignore[arg-type]
+            conts = tuple(cast(Continuation, result[i]) for i in pending)
+            result[owner_index] = replace(owner, continuation=conts)
 
     for index, node in enumerate(nodes):
         if isinstance(node, Continuation):

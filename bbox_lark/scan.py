@@ -143,9 +143,7 @@ def scan_items(
                     faults.append(QuoteFault(col + value_start, True, free_text or after_arrow))
             elif raw_value.startswith("[") and pats.list_.fullmatch(raw_value):
                 value = split_list(raw_value)
-            fields.append(
-                Field(key, value, raw_value, col + start, col + value_start, quoted, after_arrow)
-            )
+            fields.append(Field(key, value, raw_value, col + start, col + value_start, quoted, after_arrow))
         elif not want_args:
             continue
         elif group == "quoted":
@@ -165,9 +163,7 @@ def find_redactions(text: str, line: int, col: int = 1) -> list[Redaction]:
     """Every ``[redacted:kind]`` marker in ``text``."""
     if "[redacted:" not in text:
         return []
-    return [
-        Redaction(m[0][10:-1], line, col + m.start()) for m in patterns().redaction.finditer(text)
-    ]
+    return [Redaction(m[0][10:-1], line, col + m.start()) for m in patterns().redaction.finditer(text)]
 
 
 def parse_blob(token: str, line: int, col: int) -> BlobPointer:

@@ -73,7 +73,5 @@ def read_source(data: bytes | str, max_line: int = DEFAULT_MAX_LINE) -> Source:
         bad = _SURROGATE.search(line)
         if bad is not None:
             byte = ord(bad[0]) - 0xDC00
-            faults.append(
-                SourceFault("E001", number, bad.start() + 1, f"invalid UTF-8 byte 0x{byte:02x}")
-            )
+            faults.append(SourceFault("E001", number, bad.start() + 1, f"invalid UTF-8 byte 0x{byte:02x}"))
     return Source(bom, lines, faults)

@@ -90,10 +90,10 @@ class LineShaper(Transformer[Token, Parts]):
         if body is None:
             return ("comment", None, len(children[0]) + 1, "")
         if isinstance(body, Token):
-            return ("comment", None, body.start_pos + 1, str(body))
+            return ("comment", None, (body.start_pos or 0) + 1, str(body))
         keyword = body[0]
         text = "".join(body)
-        return ("comment", _COMMENT_KINDS[keyword.type], keyword.start_pos + 1, text)
+        return ("comment", _COMMENT_KINDS[keyword.type], (keyword.start_pos or 0) + 1, text)
 
 
 def _is_ws(child: Any) -> bool:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)"
-)
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)")
 _ELAPSED = re.compile(r"(\d{2,}):([0-5]\d):([0-5]\d)")
 _INT = re.compile(r"\d+")
 _ATTEMPT = re.compile(r"(\d+)(?:/(\d+))?")

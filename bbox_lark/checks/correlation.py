@@ -30,7 +30,11 @@ describe(
     "A `t~` progress line matches no open tool start (by id, span, or tool name).",
     "Progress belongs to a running call; without one it cannot be attributed.",
     example("t~:test span=t200 [64/128 passed]\n"),
-    example("t!:test span=t200 cargo test → [running]\nt~:test span=t200 [64/128 passed]\nt:test span=t200 → [ok]\n"),
+    example(
+        "t!:test span=t200 cargo test → [running]\n"
+        "t~:test span=t200 [64/128 passed]\n"
+        "t:test span=t200 → [ok]\n"
+    ),
     family=FAMILY,
 )
 describe(
@@ -135,7 +139,12 @@ def correlation_checks(ctx: Context) -> None:
             if key is None:
                 continue
             if key not in seen:
-                ctx.report("W002", event.line, _key_col(event, key), f"observation for unknown call {key[0]}={key[1]}")
+                ctx.report(
+                    "W002",
+                    event.line,
+                    _key_col(event, key),
+                    f"observation for unknown call {key[0]}={key[1]}",
+                )
             elif _is_final(event):
                 close_oldest(key, None)
             continue
@@ -144,10 +153,14 @@ def correlation_checks(ctx: Context) -> None:
             if key is not None:
                 queue = open_calls.get(key)
                 if not queue or not any(c.open and c.family == "t" for c in queue):
-                    ctx.report("W001", event.line, _key_col(event, key), f"progress for {key[0]}={key[1]} with no open start")
+                    ctx.report(
+                        "W001",
+                        event.line,
+                        _key_col(event, key),
+                        f"progress for {key[0]}={key[1]} with no open start",
+                    )
             elif not any(c.open for c in anonymous.get(event.name, ())) and not any(
-                c.open and c.event.name == event.name and c.event.prefix == "t!"
-                for c in starts
+                c.open and c.event.name == event.name and c.event.prefix == "t!" for c in starts
             ):
                 ctx.report("W001", event.line, 1, f"progress for tool {event.name!r} with no open start")
             continue
@@ -172,7 +185,12 @@ def correlation_checks(ctx: Context) -> None:
         if is_start:
             queue = open_calls[key]
             if any(c.open for c in queue):
-                ctx.report("W024", event.line, _key_col(event, key), f"{key[0]}={key[1]} is already held by an open call")
+                ctx.report(
+                    "W024",
+                    event.line,
+                    _key_col(event, key),
+                    f"{key[0]}={key[1]} is already held by an open call",
+                )
             call = _Call(event, family)
             queue.append(call)
             starts.append(call)

@@ -63,20 +63,25 @@ describe(
 )
 
 
-def _typed(ctx: Context, line: int, node: Field) -> None:
-    key, value = node.key, node.value
+def _typed_problem(key: str, value: object) -> str | None:
+    """Why a typed field's value is malformed, or None when it is fine."""
     if key == "ts":
-        if not isinstance(value, str) or parse_timestamp(value) is None:
-            ctx.report("W005", line, node.value_col, f"ts={node.raw_value} is not an ISO 8601 date-time with a zone")
-    elif key in ("step", "latency_ms"):
-        if parse_int(value) is None:
-            ctx.report("W014", line, node.value_col, f"{key}={node.raw_value} is not a non-negative integer")
-    elif key == "attempt":
-        if parse_attempt(value) is None:
-            ctx.report("W014", line, node.value_col, f"attempt={node.raw_value} is not N or N/M with N <= M")
-    elif key == "level":
-        if value not in LEVELS:
-            ctx.report("W014", line, node.value_col, f"level={node.raw_value} is not one of {', '.join(LEVELS)}")
+        ok = isinstance(value, str) and parse_timestamp(value) is not None
+        return None if ok else "is not an ISO 8601 date-time with a zone"
+    if key in ("step", "latency_ms"):
+        return None if parse_int(value) is not None else "is not a non-negative integer"
+    if key == "attempt":
+        return None if parse_attempt(value) is not None else "is not N or N/M with N <= M"
+    if key == "level":
+        return None if value in LEVELS else f"is not one of {', '.join(LEVELS)}"
+    return None
+
+
+def _typed(ctx: Context, line: int, node: Field) -> None:
+    problem = _typed_problem(node.key, node.value)
+    if problem is not None:
+        code = "W005" if node.key == "ts" else "W014"
+        ctx.report(code, line, node.value_col, f"{node.key}={node.raw_value} {problem}")
 
 
 _TYPED = frozenset({"ts", "step", "latency_ms", "attempt", "level"})
@@ -119,7 +124,9 @@ def _order(ctx: Context, event: Event, highest: int | None, steps: set[int]) -> 
     steps.add(step)
     if highest is not None:
         if step < highest:
-            ctx.report("W004", event.line, node.value_col, f"step={step} is lower than step={highest} before it")
+            ctx.report(
+                "W004", event.line, node.value_col, f"step={step} is lower than step={highest} before it"
+            )
             return highest
         if step > highest + 1:
             ctx.report("I007", event.line, node.value_col, f"step={step} skips from step={highest}")

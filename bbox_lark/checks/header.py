@@ -146,8 +146,7 @@ describe(
     "rlog-format-alias",
     "warning",
     "`format` uses the later name `rlog/` instead of `bbox/`.",
-    "rlog/1 is bbox/1 renamed; it is read the same way, but other bbox tools may not know the"
-    " name.",
+    "rlog/1 is bbox/1 renamed; it is read the same way, but other bbox tools may not know the name.",
     _doc("format: rlog/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
     family=FAMILY,
@@ -229,9 +228,9 @@ def header_checks(ctx: Context) -> None:
             if version not in _VERSIONS:
                 ctx.report("W008", where("format"), 1, f"format {fmt!r} is not bbox/1")
     sha = fields.get("repo_sha")
-    if isinstance(sha, str) and sha.strip() and "repo_sha" not in info.null_keys:
-        if not (6 <= len(sha) <= 40) or not _HEX.fullmatch(sha):
-            ctx.report("W009", where("repo_sha"), 1, f"repo_sha {sha!r} is not 6 to 40 hex digits")
+    present = isinstance(sha, str) and bool(sha.strip()) and "repo_sha" not in info.null_keys
+    if present and isinstance(sha, str) and not (6 <= len(sha) <= 40 and _HEX.fullmatch(sha)):
+        ctx.report("W009", where("repo_sha"), 1, f"repo_sha {sha!r} is not 6 to 40 hex digits")
     if fields.get("mode") == "auto" and "sandbox_id" not in fields:
         ctx.report("I003", where("mode"), 1, "mode: auto without sandbox_id")
     if "runner" not in fields:

@@ -8,9 +8,11 @@ from bbox_lark.checks import Context, describe, example, rule
 FAMILY = "lines"
 
 LIFECYCLE = frozenset(
-    "start checkpoint pause resume end assess notify wait wait-approval escalate batch"
-    " snapshot rotate compact phase init".split()
-)
+    {
+        "start", "checkpoint", "pause", "resume", "end", "assess", "notify", "wait",
+        "wait-approval", "escalate", "batch", "snapshot", "rotate", "compact", "phase", "init",
+    }
+)  # fmt: skip
 PHASES = frozenset({"explore", "design", "review", "final", "exit"})
 NAMED = frozenset({"t", "t!", "t~", "s", "p", "x", "c", "m"})
 
@@ -72,7 +74,7 @@ describe(
     "W015",
     "unterminated-field-value",
     "warning",
-    "A quoted field value in free text or a result (`key=\"...`) is never closed.",
+    'A quoted field value in free text or a result (`key="...`) is never closed.',
     "Real writers truncate long text; the value is read up to the next space.",
     example('x:explore id=sub_1 → summary="Found 3 failures\n'),
     example('x:explore id=sub_1 → summary="Found 3 failures"\n'),
@@ -152,4 +154,9 @@ def _check_event(ctx: Context, event: Event) -> None:
             if not isinstance(phase, str) or phase not in PHASES:
                 shown = "no phase" if phase is None else f"phase {phase!r}"
                 col = event.text_col if phase is not None else len(event.raw) + 1
-                ctx.report("W022", event.line, col, f"@phase with {shown}; expected one of {', '.join(sorted(PHASES))}")
+                ctx.report(
+                    "W022",
+                    event.line,
+                    col,
+                    f"@phase with {shown}; expected one of {', '.join(sorted(PHASES))}",
+                )

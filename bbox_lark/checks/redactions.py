@@ -26,7 +26,12 @@ describe(
 
 
 def _states_count(node: object) -> bool:
-    return isinstance(node, Event) and node.kind == "comment" and node.name in ("redactions", "summary") and "redactions" in node.fields
+    return (
+        isinstance(node, Event)
+        and node.kind == "comment"
+        and node.name in ("redactions", "summary")
+        and "redactions" in node.fields
+    )
 
 
 def iter_redactions(document: Document) -> Iterator[Redaction]:
@@ -45,4 +50,9 @@ def redaction_checks(ctx: Context) -> None:
         node = next(n for n in event.field_nodes if n.key == "redactions")
         stated = parse_int(node.value)
         if stated != count:
-            ctx.report("W018", event.line, node.value_col, f"redactions={node.raw_value} but the body has {count} marker(s)")
+            ctx.report(
+                "W018",
+                event.line,
+                node.value_col,
+                f"redactions={node.raw_value} but the body has {count} marker(s)",
+            )

@@ -14,8 +14,7 @@ describe(
     "long-session-without-start",
     "info",
     f"The body has more than {LONG_SESSION} non-blank lines and no `@start`.",
-    "Long sessions should mark their start (budget, duration) so they can be resumed and"
-    " audited.",
+    "Long sessions should mark their start (budget, duration) so they can be resumed and audited.",
     example("".join(f"a: line {n}\n" for n in range(LONG_SESSION + 1))),
     example("@start\n" + "".join(f"a: line {n}\n" for n in range(LONG_SESSION + 1)) + "@end\n"),
     family=FAMILY,

@@ -43,8 +43,7 @@ describe(
     "byte-order-mark",
     "info",
     "The file starts with a UTF-8 byte order mark.",
-    "A BOM is tolerated and preserved, but some line-based tools see it as part of the first"
-    " line.",
+    "A BOM is tolerated and preserved, but some line-based tools see it as part of the first line.",
     "\ufeff" + CLEAN_HEADER,
     CLEAN_HEADER,
     family=FAMILY,
