@@ -19,6 +19,7 @@ from rich.console import Console
 from bbox_lark.api import parse
 from bbox_lark.ast import Diagnostic
 from bbox_lark.inputs import InputError, collect_inputs, read_input
+from bbox_lark.jsonout import diagnostic_to_json
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 app = typer.Typer(
@@ -45,17 +46,6 @@ def fail_usage(message: str) -> typer.Exit:
     """Print a usage or input problem and return the exit to raise."""
     err.print(f"[bold red]error:[/] {message}", markup=True)
     return typer.Exit(EXIT_USAGE)
-
-
-def diagnostic_json(diagnostic: Diagnostic) -> dict[str, object]:
-    return {
-        "code": diagnostic.code,
-        "name": diagnostic.name,
-        "severity": diagnostic.severity,
-        "line": diagnostic.line,
-        "col": diagnostic.col,
-        "message": diagnostic.message,
-    }
 
 
 def _fails(diagnostics: list[Diagnostic], strict: bool) -> bool:
@@ -125,7 +115,7 @@ def check(
         shown = "<stdin>" if item == "-" else item
         if output is OutputFormat.json:
             report.append(
-                {"path": shown, "readable": True, "diagnostics": [diagnostic_json(d) for d in diagnostics]}
+                {"path": shown, "readable": True, "diagnostics": [diagnostic_to_json(d) for d in diagnostics]}
             )
         elif output is OutputFormat.github:
             for d in diagnostics:
