@@ -14,14 +14,15 @@ from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from lark import Lark
+from lark.parsers.lalr_analysis import Shift
 
 from bbox_lark.ast import BlankLine, Continuation, Document, Event, HeaderLine, Line
 from bbox_lark.header import read_header
 from bbox_lark.source import DEFAULT_MAX_LINE, read_source
-from bbox_lark.transform import LineShaper, Parts, build_line
+from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
 
 #: The grammar's start rules: one body line, the two second-level rules, the header fence.
 STARTS = ["line", "items", "result", "header_fence"]
@@ -62,6 +63,80 @@ def plain_parser() -> Lark:
     return Lark(grammar_text(), parser="lalr", lexer="contextual", start=STARTS, maybe_placeholders=False)
 
 
+class LineDriver:
+    """Lark's LALR loop for one line, without Lark's per-call machinery.
+
+    It runs the parse table, the contextual lexer's per-state scanners and the inline
+    callbacks of :func:`lark_parser` exactly as ``Lark.parse`` does (same grammar, same
+    tables, same callbacks), but makes light tokens and skips the generic setup Lark does
+    for every call, which costs more than parsing a short line. Anything unexpected falls
+    back to ``Lark.parse``; ``tests/test_grammar.py`` checks that both agree.
+    """
+
+    __slots__ = ("_callbacks", "_end", "_fallback", "_scanners", "_start", "_states")
+
+    def __init__(self, lark: Lark, start: str = "line") -> None:
+        frontend = lark.parser
+        table = frontend.parser.parser.parse_table
+        self._states = table.states
+        self._start = table.start_states[start]
+        self._end = table.end_states[start]
+        self._callbacks = frontend.parser.parser.callbacks
+        lexers = frontend.lexer.lexers
+        self._scanners = {state: tuple(lexer.scanner._mres) for state, lexer in lexers.items()}
+        self._fallback = lark
+
+    def parse(self, text: str) -> Parts:
+        states, callbacks, scanners = self._states, self._callbacks, self._scanners
+        stack = [self._start]
+        values: list[Any] = []
+        pos, end = 0, len(text)
+        make_token = LineToken.make
+        while True:
+            state = stack[-1]
+            if pos < end:
+                for scanner in scanners[state]:
+                    match = scanner.match(text, pos)
+                    if match is not None:
+                        break
+                else:
+                    return cast(Parts, self._fallback.parse(text, start="line"))
+                token = make_token(match.lastgroup, match.group(), pos)
+                pos = match.end()
+            else:
+                token = _END
+            while True:
+                try:
+                    action, arg = states[state][token.type]
+                except KeyError:
+                    return cast(Parts, self._fallback.parse(text, start="line"))
+                if action is Shift:
+                    stack.append(arg)
+                    values.append(token)
+                    break
+                size = len(arg.expansion)
+                if size:
+                    children = values[-size:]
+                    del stack[-size:]
+                    del values[-size:]
+                else:
+                    children = []
+                value = callbacks[arg](children)
+                stack.append(states[stack[-1]][arg.origin.name][1])
+                values.append(value)
+                state = stack[-1]
+                if token is _END and state == self._end:
+                    return cast(Parts, values[-1])
+
+
+_END = LineToken.make("$END", "", 0)
+
+
+@cache
+def line_driver() -> LineDriver:
+    return LineDriver(lark_parser())
+
+
 def terminal_pattern(name: str) -> str:
     """The regular expression of one of the grammar's terminals."""
     return str(plain_parser().get_terminal(name).pattern.to_regexp())
@@ -73,8 +148,7 @@ def _line_parser() -> object:
 
 def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:
     """Parse one body line's text (without its ending) into its AST node."""
-    parts = cast(Parts, lark_parser().parse(raw, start="line"))
-    return build_line(parts, raw, line, eol)
+    return build_line(line_driver().parse(raw), raw, line, eol)
 
 
 def _is_fence(raw: str) -> bool:
@@ -126,14 +200,14 @@ def iter_body(
     lines: list[tuple[str, str]], start: int, oversized: frozenset[int] = frozenset()
 ) -> Iterator[Line]:
     """Parse body lines one by one (``start`` is the index of the first), streaming."""
-    parse = lark_parser().parse
+    parse = line_driver().parse
     for index in range(start, len(lines)):
         raw, eol = lines[index]
         number = index + 1
         if number in oversized:
             yield Event("unknown", number, raw, eol, oversized=True)
             continue
-        yield build_line(cast(Parts, parse(raw, start="line")), raw, number, eol)
+        yield build_line(parse(raw), raw, number, eol)
 
 
 def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:

@@ -49,9 +49,9 @@ def patterns() -> Patterns:
     def alternation(names: dict[str, str]) -> str:
         return "|".join(f"(?P<{group}>{terminal_pattern(name)})" for group, name in names.items())
 
-    item = alternation(
-        {"ws": "ITEM_WS", "field": "FIELD", "quoted": "QUOTED", "list": "LIST", "word": "WORD"}
-    )
+    # Each match takes the whitespace before its item, so separators cost no iteration.
+    items = alternation({"field": "FIELD", "quoted": "QUOTED", "list": "LIST", "word": "WORD"})
+    item = f"(?:{terminal_pattern('ITEM_WS')})?(?:{items})"
     heads = alternation({name: name for name in _HEADS})
     return Patterns(
         item=re.compile(item),
@@ -124,26 +124,25 @@ def scan_items(
     fields: list[Field] = []
     args: list[Any] = []
     faults: list[QuoteFault] = []
-    quoted_re = pats.quoted
     for match in pats.item.finditer(text):
-        group = match.lastgroup
-        if group == "ws":
-            continue
-        token = match[0]
-        start = match.start()
+        group = match.lastgroup or "word"
+        token = match.group(group)
+        start = match.start(group)
         if group == "field":
             key, _, raw_value = token.partition("=")
-            value_start = start + len(key) + 1
-            quoted = False
+            value_col = col + start + len(key) + 1
             value: str | tuple[str, ...] = raw_value
-            if raw_value.startswith('"'):
-                if quoted_re.fullmatch(raw_value):
-                    value, quoted = unquote(raw_value), True
-                else:
-                    faults.append(QuoteFault(col + value_start, True, free_text or after_arrow))
-            elif raw_value.startswith("[") and pats.list_.fullmatch(raw_value):
-                value = split_list(raw_value)
-            fields.append(Field(key, value, raw_value, col + start, col + value_start, quoted, after_arrow))
+            quoted = False
+            if raw_value:
+                first = raw_value[0]
+                if first == '"':
+                    if pats.quoted.fullmatch(raw_value):
+                        value, quoted = unquote(raw_value), True
+                    else:
+                        faults.append(QuoteFault(value_col, True, free_text or after_arrow))
+                elif first == "[" and pats.list_.fullmatch(raw_value):
+                    value = split_list(raw_value)
+            fields.append(Field(key, value, raw_value, col + start, value_col, quoted, after_arrow))
         elif not want_args:
             continue
         elif group == "quoted":
@@ -153,7 +152,7 @@ def scan_items(
         else:
             # A quote opens a string only at a token start (DECISIONS §9): after whitespace,
             # `=`, `[`, `,` or `:`, or at the start of the text; elsewhere it is a character.
-            if token.startswith('"') and not free_text and (start == 0 or text[start - 1] in _TOKEN_START):
+            if token[0] == '"' and not free_text and (start == 0 or text[start - 1] in _TOKEN_START):
                 faults.append(QuoteFault(col + start, False, after_arrow))
             args.append(token)
     return Scan(fields, args, faults)

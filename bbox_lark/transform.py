@@ -30,6 +30,27 @@ _COMMENT_KINDS = {
     "KW_SUMMARY": "summary",
 }
 
+
+class LineToken(str):
+    """A token of one line: its text, terminal name and 0-based offset in the line.
+
+    Lark's ``Token`` carries much more (lines, end positions) and costs several times as much
+    to make; one line needs none of it. Lark's own tokens (from the fallback path) have the
+    same two attributes, so callbacks accept either.
+    """
+
+    __slots__ = ("start_pos", "type")
+    type: str
+    start_pos: int
+
+    @classmethod
+    def make(cls, kind: str, text: str, pos: int) -> LineToken:
+        token = cls(text)
+        token.type = kind
+        token.start_pos = pos
+        return token
+
+
 _NAMED = frozenset({"t", "t!", "t~", "s", "p", "x", "c"})
 _FREE = frozenset({"u", "a", "th", "td"})
 
@@ -89,15 +110,15 @@ class LineShaper(Transformer[Token, Parts]):
         body = children[-1] if len(children) > 1 and not _is_ws(children[-1]) else None
         if body is None:
             return ("comment", None, len(children[0]) + 1, "")
-        if isinstance(body, Token):
-            return ("comment", None, (body.start_pos or 0) + 1, str(body))
+        if isinstance(body, str):
+            return ("comment", None, (getattr(body, "start_pos", 0) or 0) + 1, str(body))
         keyword = body[0]
         text = "".join(body)
         return ("comment", _COMMENT_KINDS[keyword.type], (keyword.start_pos or 0) + 1, text)
 
 
 def _is_ws(child: Any) -> bool:
-    return isinstance(child, Token) and child.type == "WS"
+    return isinstance(child, str) and getattr(child, "type", None) == "WS"
 
 
 def _field_dict(nodes: list[Field]) -> dict[str, Any]:
