@@ -98,7 +98,7 @@ def _build(
         position += 1
         _check_event(event, first_line)
         if isinstance(event, yaml.ScalarEvent):
-            return None if _is_null(event) else event.value
+            return event.value  # the source text, even for null (``~`` stays "~")
         if isinstance(event, yaml.SequenceStartEvent):
             items = []
             while not isinstance(events[position], yaml.SequenceEndEvent):
@@ -129,7 +129,7 @@ def _build(
                     if isinstance(value_start, yaml.ScalarEvent) and _is_null(value_start):
                         nulls.add(key_text)
                 if key_text not in mapping:
-                    mapping[key_text] = "" if value is None else value
+                    mapping[key_text] = value
             position += 1
             return mapping
         raise _Fault(

@@ -214,7 +214,7 @@ def header_checks(ctx: Context) -> None:
     for key in REQUIRED:
         value = fields.get(key)
         if key not in fields:
-            ctx.report("E010", info.open_line or 1, 1, f"required header field `{key}` is missing")
+            ctx.report("E010", 1, 1, f"required header field `{key}` is missing")
         elif key in info.null_keys or not isinstance(value, str) or not value.strip():
             ctx.report("E010", where(key), 1, f"required header field `{key}` is empty")
     fmt = fields.get("format")
@@ -234,7 +234,7 @@ def header_checks(ctx: Context) -> None:
     if fields.get("mode") == "auto" and "sandbox_id" not in fields:
         ctx.report("I003", where("mode"), 1, "mode: auto without sandbox_id")
     if "runner" not in fields:
-        ctx.report("I004", info.open_line or 1, 1, "no runner in the header")
+        ctx.report("I004", 1, 1, "no runner in the header")
     for key in fields:
         if key not in KNOWN and not key.startswith("extra."):
             ctx.report("I006", where(key), 1, f"unknown header key {key!r} (kept)")
