@@ -139,7 +139,7 @@ def line_driver() -> LineDriver:
 
 def terminal_pattern(name: str) -> str:
     """The regular expression of one of the grammar's terminals."""
-    return str(plain_parser().get_terminal(name).pattern.to_regexp())
+    return str(lark_parser().get_terminal(name).pattern.to_regexp())
 
 
 def _line_parser() -> object:
