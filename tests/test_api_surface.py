@@ -1,0 +1,26 @@
+"""The facade: bbox_lark's __all__ is the whole public surface, sorted and importable."""
+
+from __future__ import annotations
+
+import bbox_lark
+
+
+def test_all_is_sorted_and_unique() -> None:
+    assert list(bbox_lark.__all__) == sorted(set(bbox_lark.__all__))
+
+
+def test_every_name_in_all_exists() -> None:
+    for name in bbox_lark.__all__:
+        assert hasattr(bbox_lark, name), name
+
+
+def test_core_api_is_public() -> None:
+    for name in ("parse", "check", "Document", "Event", "Diagnostic", "Result", "registry"):
+        assert name in bbox_lark.__all__
+
+
+def test_parse_never_raises_and_check_returns_diagnostics() -> None:
+    for text in ("", "\x00", b"\xff\xfe", "---\n", "@", 't:"', "  x", "---\n- a\n---\n"):
+        doc = bbox_lark.parse(text)
+        assert isinstance(doc, bbox_lark.Document)
+        assert all(isinstance(d, bbox_lark.Diagnostic) for d in bbox_lark.check(text))
