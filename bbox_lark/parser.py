@@ -248,11 +248,12 @@ def parse_document(data: bytes | str, *, max_line: int = DEFAULT_MAX_LINE) -> Do
     # Oversized lines are never handed to the parser, not even to find the header.
     safe = [("", eol) if n + 1 in oversized else (raw, eol) for n, (raw, eol) in enumerate(lines)]
     header_lines, open_line, close_line, body_index = _split_header(safe)
+    # An oversized header line is kept verbatim but, like a body line, never parsed: it
+    # reaches the YAML reader as an empty line.
+    yaml_text = "".join(h.raw + "\n" for h in header_lines if h.role == "yaml")
     header_lines = [HeaderLine(h.line, lines[h.line - 1][0], h.eol, h.role) for h in header_lines]
     header_info = None
     if open_line is not None:
-        yaml_lines = [h for h in header_lines if h.role == "yaml"]
-        yaml_text = "".join(h.raw + "\n" for h in yaml_lines)
         header_info = read_header(yaml_text, open_line + 1, open_line, close_line)
     enabled = gc.isenabled()
     gc.disable()  # millions of small objects: the cyclic GC would run constantly

@@ -65,7 +65,7 @@ def patterns() -> Patterns:
     )
 
 
-_TOKEN_START = frozenset(" \t\f\v\r=[,:")
+_TOKEN_START = frozenset(" \t\f\v\r=[,")
 _ESCAPES = {'\\"': '"', "\\\\": "\\", "\\n": "\n", "\\t": "\t"}
 _ESCAPE = re.compile(r"\\.")
 _LIST_ITEM = re.compile(r'\s*("(?:[^"\\]|\\.)*"|[^,]*?)\s*(?:,|$)')
@@ -140,7 +140,12 @@ def scan_items(
                         value, quoted = unquote(raw_value), True
                     else:
                         faults.append(QuoteFault(value_col, True, free_text or after_arrow))
-                elif first == "[" and pats.list_.fullmatch(raw_value):
+                elif (
+                    first == "["
+                    and pats.list_.fullmatch(raw_value)
+                    and not pats.redaction.fullmatch(raw_value)
+                ):
+                    # `KEY=[redacted:kind]` is a redacted value, not a one-item list.
                     value = split_list(raw_value)
             fields.append(Field(key, value, raw_value, col + start, value_col, quoted, after_arrow))
         elif not want_args:
@@ -151,7 +156,7 @@ def scan_items(
             args.append(split_list(token))
         else:
             # A quote opens a string only at a token start (DECISIONS §9): after whitespace,
-            # `=`, `[`, `,` or `:`, or at the start of the text; elsewhere it is a character.
+            # `=`, `[` or `,`, or at the start of the text; elsewhere it is a character.
             if token[0] == '"' and not free_text and (start == 0 or text[start - 1] in _TOKEN_START):
                 faults.append(QuoteFault(col + start, False, after_arrow))
             args.append(token)

@@ -135,7 +135,7 @@ def blob_checks(ctx: Context) -> None:
             continue
         path = blob_path(folder, sha.lower())
         if path is None:
-            ctx.report("E013", line, col, f"blob {sha[:12]}… is not in {folder}")
+            ctx.report("E013", line, col, f"blob {sha[:12]}… is not in the blob folder")
             continue
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != sha.lower():
