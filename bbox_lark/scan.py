@@ -49,9 +49,10 @@ def patterns() -> Patterns:
     def alternation(names: dict[str, str]) -> str:
         return "|".join(f"(?P<{group}>{terminal_pattern(name)})" for group, name in names.items())
 
-    # Each match takes the whitespace before its item, so separators cost no iteration.
-    items = alternation({"field": "FIELD", "quoted": "QUOTED", "list": "LIST", "word": "WORD"})
-    item = f"(?:{terminal_pattern('ITEM_WS')})?(?:{items})"
+    # One match per item, taking the whitespace before it; the groups are (whitespace, field,
+    # quoted, list, word) so ``findall`` gives plain tuples (no match objects).
+    parts = "|".join(f"({terminal_pattern(name)})" for name in ("FIELD", "QUOTED", "LIST", "WORD"))
+    item = f"({terminal_pattern('ITEM_WS')})?(?:{parts})"
     heads = alternation({name: name for name in _HEADS})
     return Patterns(
         item=re.compile(item),
@@ -124,12 +125,14 @@ def scan_items(
     fields: list[Field] = []
     args: list[Any] = []
     faults: list[QuoteFault] = []
-    for match in pats.item.finditer(text):
-        group = match.lastgroup or "word"
-        token = match.group(group)
-        start = match.start(group)
-        if group == "field":
-            key, _, raw_value = token.partition("=")
+    # Positions are kept by adding lengths: every item starts right after the whitespace
+    # before it, and only trailing whitespace can fail to match (WORD takes any non-space).
+    end = 0
+    for space, field, quoted_token, list_token, word in pats.item.findall(text):
+        start = end + len(space)
+        if field:
+            end = start + len(field)
+            key, _, raw_value = field.partition("=")
             value_col = col + start + len(key) + 1
             value: str | tuple[str, ...] = raw_value
             quoted = False
@@ -148,18 +151,23 @@ def scan_items(
                     # `KEY=[redacted:kind]` is a redacted value, not a one-item list.
                     value = split_list(raw_value)
             fields.append(Field(key, value, raw_value, col + start, value_col, quoted, after_arrow))
-        elif not want_args:
-            continue
-        elif group == "quoted":
-            args.append(unquote(token))
-        elif group == "list":
-            args.append(split_list(token))
+        elif quoted_token:
+            end = start + len(quoted_token)
+            if want_args:
+                args.append(unquote(quoted_token))
+        elif list_token:
+            end = start + len(list_token)
+            if want_args:
+                args.append(split_list(list_token))
         else:
+            end = start + len(word)
+            if not want_args:
+                continue
             # A quote opens a string only at a token start (DECISIONS §9): after whitespace,
             # `=`, `[` or `,`, or at the start of the text; elsewhere it is a character.
-            if token[0] == '"' and not free_text and (start == 0 or text[start - 1] in _TOKEN_START):
+            if word[0] == '"' and not free_text and (start == 0 or text[start - 1] in _TOKEN_START):
                 faults.append(QuoteFault(col + start, False, after_arrow))
-            args.append(token)
+            args.append(word)
     return Scan(fields, args, faults)
 
 
@@ -240,5 +248,4 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
 
 
 def _only_fields(text: str) -> bool:
-    item = patterns().item
-    return all(m.lastgroup in ("ws", "field") for m in item.finditer(text))
+    return all(field for _, field, *_ in patterns().item.findall(text))
