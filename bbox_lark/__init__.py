@@ -21,6 +21,7 @@ from bbox_lark.ast import (
     Result,
 )
 from bbox_lark.checks import CheckInfo, registry
+from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
 
@@ -36,8 +37,10 @@ __all__ = [
     "Header",
     "Redaction",
     "Result",
+    "Stats",
     "__version__",
     "check",
+    "compute_stats",
     "parse",
     "registry",
 ]

@@ -44,7 +44,8 @@ class OutputFormat(StrEnum):
 
 def fail_usage(message: str) -> typer.Exit:
     """Print a usage or input problem and return the exit to raise."""
-    err.print(f"[bold red]error:[/] {message}", markup=True)
+    err.print("[bold red]error:[/] ", end="")
+    err.print(_safe(message), markup=False)  # a path may hold `[`: never markup
     return typer.Exit(EXIT_USAGE)
 
 
@@ -57,8 +58,16 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _GITHUB = {"error": "error", "warning": "warning", "info": "notice"}
 
 
+def _safe(text: str) -> str:
+    """``text`` with undecodable input bytes (lone surrogates, from ``surrogateescape``) as
+    ``\\xNN``: they cannot be written as UTF-8, and a finding must never crash the output."""
+    if text.isprintable() or not any(0xDC80 <= ord(char) <= 0xDCFF for char in text):
+        return text
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
+
+
 def _escape_github(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _safe(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 @app.callback()
@@ -101,7 +110,8 @@ def check(
         try:
             data = read_input(item)
         except InputError as error:
-            err.print(f"[bold red]error:[/] {error}")
+            err.print("[bold red]error:[/] ", end="")
+            err.print(_safe(str(error)), markup=False)
             report.append({"path": item, "readable": False, "error": str(error), "diagnostics": []})
             code = max(code, EXIT_USAGE)
             continue
@@ -112,7 +122,7 @@ def check(
             totals[diagnostic.severity] += 1
         if _fails(diagnostics, strict):
             code = max(code, EXIT_FINDINGS)
-        shown = "<stdin>" if item == "-" else item
+        shown = "<stdin>" if item == "-" else _safe(item)
         if output is OutputFormat.json:
             report.append(
                 {"path": shown, "readable": True, "diagnostics": [diagnostic_to_json(d) for d in diagnostics]}
@@ -127,7 +137,7 @@ def check(
             for d in diagnostics:
                 out.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
                 out.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
-                out.print(d.message, markup=False)
+                out.print(_safe(d.message), markup=False)
     if output is OutputFormat.json:
         document_json = {
             "version": 1,
@@ -136,14 +146,155 @@ def check(
             "files": report,
             "totals": {**totals, "files": len(inputs)},
         }
-        sys.stdout.write(json.dumps(document_json, ensure_ascii=False, indent=2) + "\n")
+        _write_json(document_json)
     elif output is OutputFormat.text:
+        unreadable = sum(1 for entry in report if entry.get("readable") is False)
         summary = (
-            f"{len(inputs)} file(s): {totals['error']} error(s), {totals['warning']} warning(s),"
+            f"{len(inputs) - unreadable} file(s): {totals['error']} error(s), {totals['warning']} warning(s),"
             f" {totals['info']} info"
         )
+        if unreadable:
+            summary += f"; {unreadable} path(s) could not be read"
         err.print(("[red]✗[/] " if code else "[green]✓[/] ") + summary)
     raise typer.Exit(code)
+
+
+# -- inspecting: parse, stats, explain, docs --------------------------------------------
+
+
+def _read_one(file: str) -> tuple[str, bytes]:
+    """The shown name and bytes of one FILE argument (``-`` is stdin); exits 2 when the path
+    is missing, unreadable or a directory."""
+    if file != "-" and Path(file).is_dir():
+        raise fail_usage(f"{file}: is a directory; give one file (or - for stdin)")
+    try:
+        items = collect_inputs([file])
+        data = read_input(items[0])
+    except InputError as error:
+        raise fail_usage(str(error)) from None
+    return ("<stdin>" if file == "-" else _safe(file)), data
+
+
+def _write_json(value: object) -> None:
+    """JSON on stdout. Undecodable bytes of the input (kept as lone surrogates) are written
+    as ``\\udcNN`` escapes, which read back to the same string."""
+    text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+def _errors_exit(diagnostics: tuple[Diagnostic, ...], shown: str) -> int:
+    """Exit 1 (with a note on stderr) when the input has errors, as ``check`` would."""
+    errors = sum(1 for d in diagnostics if d.severity == "error")
+    if not errors:
+        return EXIT_OK
+    err.print("[red]✗[/] ", end="")
+    err.print(f"{shown}: {errors} error(s); `bbox-lark check` lists them", markup=False)
+    return EXIT_FINDINGS
+
+
+@app.command("parse")
+def parse_command(
+    file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/parse.schema.json).")] = False,
+    header_only: Annotated[bool, typer.Option("--header", help="Only the header.")] = False,
+    body_only: Annotated[bool, typer.Option("--body", help="Only the body.")] = False,
+    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+) -> None:
+    """Show every line with its parsed kind, name, fields and result."""
+    from bbox_lark.jsonout import document_to_json
+    from bbox_lark.render import in_header, parse_rows
+
+    if header_only and body_only:
+        raise fail_usage("--header and --body exclude each other; give one or neither")
+    shown, data = _read_one(file)
+    document = parse(data, path=None if file == "-" else Path(file), max_line=max_line)
+    header, body = not body_only, not header_only
+    if as_json:
+        value = document_to_json(document, header=header, body=body, diagnostics=False)
+        value["diagnostics"] = [
+            diagnostic_to_json(d)
+            for d in document.diagnostics
+            if (header if in_header(document, d) else body)  # findings about the part shown
+        ]
+        _write_json({"path": shown, **value})
+    else:
+        for row in parse_rows(document, header=header, body=body):
+            out.print(row)
+    raise typer.Exit(_errors_exit(document.diagnostics, shown))
+
+
+@app.command()
+def stats(
+    file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/stats.schema.json).")] = False,
+    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+) -> None:
+    """Count lines, events, calls, steps, ids, blobs, redactions, tokens and cost."""
+    from bbox_lark.render import stats_group
+    from bbox_lark.stats import compute_stats
+
+    shown, data = _read_one(file)
+    document = parse(data, path=None if file == "-" else Path(file), max_line=max_line)
+    result = compute_stats(document)
+    if as_json:
+        _write_json({"path": shown, **result.to_json()})
+    else:
+        out.print(stats_group(result, shown))
+    raise typer.Exit(_errors_exit(document.diagnostics, shown))
+
+
+@app.command()
+def explain(
+    code: Annotated[str, typer.Argument(help="A diagnostic code (W003) or its name (unknown-line).")],
+) -> None:
+    """Print what a diagnostic code means, why, and a failing and a passing example."""
+    import difflib
+
+    from bbox_lark.checks import registry
+    from bbox_lark.docsgen import check_section, find_check
+
+    info = find_check(code)
+    if info is None:
+        known = [*registry(), *(i.name for i in registry().values())]
+        close = difflib.get_close_matches(code.upper() if code[:1].isalpha() else code, known, n=3)
+        close += [c for c in difflib.get_close_matches(code.lower(), known, n=3) if c not in close]
+        hint = f"; did you mean {', '.join(close)}?" if close else "; docs/checks.md lists every code"
+        raise fail_usage(f"unknown diagnostic code {code!r}{hint}")
+    out.print(check_section(info).rstrip("\n"), markup=False)
+
+
+@app.command()
+def docs(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")] = Path("docs"),
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 when a file is missing or stale.")
+    ] = False,
+) -> None:
+    """Generate checks.md (from the check registry) and grammar.html (railroad diagrams)."""
+    from bbox_lark.docsgen import generated_files, write_docs
+
+    if check_only:
+        stale = []
+        for name, content in generated_files().items():
+            path = out_dir / name
+            try:
+                current = path.read_text(encoding="utf-8")
+            except OSError:
+                current = None
+            if current != content:
+                stale.append(str(path))
+        for path_text in stale:
+            err.print("[red]✗[/] ", end="")
+            err.print(f"{path_text} is stale; run `bbox-lark docs --out {out_dir}`", markup=False)
+        raise typer.Exit(EXIT_FINDINGS if stale else EXIT_OK)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise fail_usage(f"{out_dir}: is not a directory")
+    try:
+        written = write_docs(out_dir)
+    except OSError as error:
+        raise fail_usage(f"{out_dir}: cannot write: {error.strerror or error}") from None
+    for path in written:
+        out.print(f"wrote {path}", markup=False)
 
 
 def main() -> None:

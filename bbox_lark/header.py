@@ -65,8 +65,16 @@ def read_header(yaml_text: str, first_line: int, open_line: int | None, close_li
         col = mark.column + 1 if mark else 1
         problem = error.problem or error.context or "invalid YAML"
         faults.append(("E006", line, col, f"header YAML: {problem}"))
-    except yaml.YAMLError as error:  # pragma: no cover - PyYAML errors are marked
-        faults.append(("E006", first_line, 1, f"header YAML: {error}"))
+    except yaml.reader.ReaderError as error:
+        # A character YAML does not accept (a control character; invalid bytes are E001).
+        before = yaml_text[: error.position]
+        line = first_line + before.count("\n")
+        col = error.position - (before.rfind("\n") + 1) + 1
+        char = error.character
+        shown = f"U+{char:04X}" if isinstance(char, int) else f"U+{ord(char):04X}"
+        faults.append(("E006", line, col, f"header YAML: character {shown} is not allowed"))
+    except yaml.YAMLError as error:  # pragma: no cover - every other PyYAML error is marked
+        faults.append(("E006", first_line, 1, f"header YAML: {str(error).splitlines()[0]}"))
     faults.extend(duplicates)
     return Header(fields, key_lines, open_line, close_line, frozenset(nulls), tuple(faults))
 

@@ -20,22 +20,19 @@ class InputError(Exception):
 
 
 def collect_inputs(paths: list[str]) -> list[str]:
-    """Expand directories into their bbox files, in a stable order."""
+    """Expand directories into their bbox files, in a stable order.
+
+    A path that cannot be used (missing, or a directory without bbox files) stays in the
+    list: :func:`read_input` reports it, so the other paths are still checked and the run
+    ends with exit 2 (the highest code wins, DECISIONS §10)."""
     found: list[str] = []
     for raw in paths:
-        if raw == "-":
-            found.append(raw)
-            continue
         path = Path(raw)
-        if path.is_dir():
+        if raw != "-" and path.is_dir():
             matches = sorted(str(p) for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
-            if not matches:
-                raise InputError(f"{raw}: no *.bbox, *.blackbox or *.rlog files in this directory")
-            found.extend(matches)
-        elif path.exists():
-            found.append(raw)
+            found.extend(matches or [raw])
         else:
-            raise InputError(f"{raw}: no such file or directory")
+            found.append(raw)
     return found
 
 
@@ -43,7 +40,12 @@ def read_input(item: str) -> bytes:
     """The bytes of a file, or of standard input for ``-``."""
     if item == "-":
         return sys.stdin.buffer.read()
+    path = Path(item)
+    if path.is_dir():
+        raise InputError(f"{item}: no *.bbox, *.blackbox or *.rlog files in this directory")
+    if not path.exists():
+        raise InputError(f"{item}: no such file or directory")
     try:
-        return Path(item).read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise InputError(f"{item}: cannot read: {error.strerror or error}") from None

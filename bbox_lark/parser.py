@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from functools import cache
@@ -23,6 +24,8 @@ from bbox_lark.ast import BlankLine, Continuation, Document, Event, HeaderLine, 
 from bbox_lark.header import read_header
 from bbox_lark.source import DEFAULT_MAX_LINE, read_source
 from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
+
+_SURROGATES = re.compile("[\udc80-\udcff]")
 
 #: The grammar's start rules: one body line, the two second-level rules, the header fence.
 STARTS = ["line", "items", "result", "header_fence"]
@@ -251,6 +254,8 @@ def parse_document(data: bytes | str, *, max_line: int = DEFAULT_MAX_LINE) -> Do
     # An oversized header line is kept verbatim but, like a body line, never parsed: it
     # reaches the YAML reader as an empty line.
     yaml_text = "".join(h.raw + "\n" for h in header_lines if h.role == "yaml")
+    # Invalid bytes are reported once, as E001 at their column; YAML reads them as U+FFFD.
+    yaml_text = _SURROGATES.sub("\ufffd", yaml_text)
     header_lines = [HeaderLine(h.line, lines[h.line - 1][0], h.eol, h.role) for h in header_lines]
     header_info = None
     if open_line is not None:

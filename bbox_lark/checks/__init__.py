@@ -15,6 +15,7 @@ code that reports it from a :func:`rule`. The registry drives ``docs/checks.md``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,26 @@ class Context:
 
     def report(self, code: str, line: int, col: int, message: str) -> None:
         info = REGISTRY[code]
-        self.found.append(Diagnostic(code, info.severity, line, col, message, info.name))
+        self.found.append(Diagnostic(code, info.severity, line, col, printable(message), info.name))
+
+
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\udc80-\udcff\n\t]")
+
+
+def printable(text: str) -> str:
+    """A message safe to print on one line: invalid bytes (lone surrogates from
+    ``surrogateescape``), control characters and line breaks are shown as escapes."""
+    if not _UNPRINTABLE.search(text):
+        return text
+
+    def escape(match: re.Match[str]) -> str:
+        char = match[0]
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            return f"\\x{code - 0xDC00:02x}"
+        return {"\n": "\\n", "\t": "\\t"}.get(char, f"\\x{code:02x}")
+
+    return _UNPRINTABLE.sub(escape, text)
 
 
 Rule = Callable[[Context], None]
