@@ -1,27 +1,16 @@
-"""Call correlation: starts, progress, observations and completions (DECISIONS §6, §9).
+"""Call correlation checks (DECISIONS §6, §9).
 
-A call is *open* from a start (a ``t!`` line, or a call whose result is ``[running]``,
-``[pending]``, ``[started]`` or ``[launched]``) until a completion: an ``o:`` with a final
-result, or a later line of the same family with the same key (``t!``/``t`` -> ``t``,
-``x`` -> ``x``, ``q`` -> ``q``, ``c`` -> ``c``). Keys are ``id`` if present, else ``span``
-(separate namespaces), and are matched only against earlier lines. Every completion closes
-the *oldest* open call with its key.
+The pairing itself (what opens a call, what completes it, which key it goes by) lives in
+:mod:`bbox_lark.correlate`, shared with the statistics; these checks report what it found.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
-from dataclasses import dataclass
-
-from bbox_lark.ast import START_RESULT_KINDS, Event
+from bbox_lark.ast import Event
 from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.correlate import Key, call_key, pair_calls
 
 FAMILY = "correlation"
-
-#: Prefixes whose ids register a call.
-REGISTERING = frozenset({"t", "t!", "x", "c", "q", "s", "p"})
-#: Prefix -> family for completions by a later line of the same family.
-FAMILIES = {"t": "t", "t!": "t", "x": "x", "q": "q", "c": "c", "s": "s", "p": "p"}
 
 describe(
     "W001",
@@ -87,121 +76,34 @@ describe(
 )
 
 
-@dataclass(slots=True)
-class _Call:
-    event: Event
-    family: str
-    open: bool = True
-
-
-def _key(event: Event) -> tuple[str, str] | None:
-    value = event.fields.get("id")
-    if isinstance(value, str) and value:
-        return ("id", value)
-    value = event.fields.get("span")
-    if isinstance(value, str) and value:
-        return ("span", value)
-    return None
-
-
-def _key_col(event: Event, key: tuple[str, str]) -> int:
+def _key_col(event: Event, key: Key | None) -> int:
+    if key is None:
+        return 1
     node = next((n for n in event.field_nodes if n.key == key[0]), None)
     return node.value_col if node is not None else 1
 
 
-def _is_final(event: Event) -> bool:
-    return event.result is not None and event.result.kind not in START_RESULT_KINDS
-
-
 @rule
 def correlation_checks(ctx: Context) -> None:
-    open_calls: dict[tuple[str, str], deque[_Call]] = defaultdict(deque)
-    seen: set[tuple[str, str]] = set()
-    anonymous: dict[str | None, deque[_Call]] = defaultdict(deque)
-    starts: list[_Call] = []
-
-    def close_oldest(key: tuple[str, str], family: str | None) -> bool:
-        queue = open_calls.get(key)
-        while queue and not queue[0].open:
-            queue.popleft()
-        if not queue:
-            return False
-        for call in queue:
-            if call.open and (family is None or call.family == family):
-                call.open = False
-                return True
-        return False
-
-    for event in ctx.document.events:
-        prefix = event.prefix
-        if prefix == "o":
-            key = _key(event)
-            if key is None:
-                continue
-            if key not in seen:
-                ctx.report(
-                    "W002",
-                    event.line,
-                    _key_col(event, key),
-                    f"observation for unknown call {key[0]}={key[1]}",
-                )
-            elif _is_final(event):
-                close_oldest(key, None)
-            continue
-        if prefix == "t~":
-            key = _key(event)
-            if key is not None:
-                queue = open_calls.get(key)
-                if not queue or not any(c.open and c.family == "t" for c in queue):
-                    ctx.report(
-                        "W001",
-                        event.line,
-                        _key_col(event, key),
-                        f"progress for {key[0]}={key[1]} with no open start",
-                    )
-            elif not any(c.open for c in anonymous.get(event.name, ())) and not any(
-                c.open and c.event.name == event.name and c.event.prefix == "t!" for c in starts
-            ):
-                ctx.report("W001", event.line, 1, f"progress for tool {event.name!r} with no open start")
-            continue
-        if prefix not in REGISTERING:
-            continue
-        family = FAMILIES[prefix]
-        is_start = prefix == "t!" or (event.result is not None and event.result.kind in START_RESULT_KINDS)
-        key = _key(event)
-        if key is None:
-            if prefix == "t!":
-                call = _Call(event, family)
-                anonymous[event.name].append(call)
-                starts.append(call)
-            elif prefix == "t":
-                queue = anonymous.get(event.name)
-                while queue:
-                    call = queue.popleft()
-                    if call.open:
-                        call.open = False
-                        break
-            continue
-        if is_start:
-            queue = open_calls[key]
-            if any(c.open for c in queue):
-                ctx.report(
-                    "W024",
-                    event.line,
-                    _key_col(event, key),
-                    f"{key[0]}={key[1]} is already held by an open call",
-                )
-            call = _Call(event, family)
-            queue.append(call)
-            starts.append(call)
+    pairing = pair_calls(ctx.document.events)
+    for event in pairing.orphan_progress:
+        key = call_key(event)
+        what = f"{key[0]}={key[1]}" if key else f"tool {event.name!r}"
+        ctx.report("W001", event.line, _key_col(event, key), f"progress for {what} with no open start")
+    for event in pairing.unknown_observations:
+        key = call_key(event)
+        assert key is not None
+        ctx.report(
+            "W002", event.line, _key_col(event, key), f"observation for unknown call {key[0]}={key[1]}"
+        )
+    for event in pairing.ambiguous:
+        key = call_key(event)
+        assert key is not None
+        ctx.report(
+            "W024", event.line, _key_col(event, key), f"{key[0]}={key[1]} is already held by an open call"
+        )
+    for event in pairing.open_starts:
+        if event.prefix == "t!":
+            ctx.report("W007", event.line, 1, f"tool start `t!:{event.name}` is never completed")
         else:
-            close_oldest(key, family)
-        seen.add(key)
-
-    for call in starts:
-        if call.open:
-            event = call.event
-            if event.prefix == "t!":
-                ctx.report("W007", event.line, 1, f"tool start `t!:{event.name}` is never completed")
-            else:
-                ctx.report("W025", event.line, 1, f"`{event.prefix}:` call started here is never completed")
+            ctx.report("W025", event.line, 1, f"`{event.prefix}:` call started here is never completed")
