@@ -76,21 +76,31 @@ class LineDriver:
     back to ``Lark.parse``; ``tests/test_grammar.py`` checks that both agree.
     """
 
-    __slots__ = ("_callbacks", "_end", "_fallback", "_scanners", "_start", "_states")
+    __slots__ = ("_end", "_fallback", "_scanners", "_start", "_table")
 
     def __init__(self, lark: Lark, start: str = "line") -> None:
         frontend = lark.parser
         table = frontend.parser.parser.parse_table
-        self._states = table.states
+        callbacks = frontend.parser.parser.callbacks
         self._start = table.start_states[start]
         self._end = table.end_states[start]
-        self._callbacks = frontend.parser.parser.callbacks
+        # The parse table with every reduce resolved once: (shift?, state or callback,
+        # number of children, rule name). Looking rules up at parse time would hash them.
+        self._table: dict[int, dict[str, tuple[bool, Any, int, str]]] = {
+            state: {
+                symbol: (True, arg, 0, "")
+                if action is Shift
+                else (False, callbacks[arg], len(arg.expansion), arg.origin.name)
+                for symbol, (action, arg) in actions.items()
+            }
+            for state, actions in table.states.items()
+        }
         lexers = frontend.lexer.lexers
         self._scanners = {state: tuple(lexer.scanner._mres) for state, lexer in lexers.items()}
         self._fallback = lark
 
     def parse(self, text: str) -> Parts:
-        states, callbacks, scanners = self._states, self._callbacks, self._scanners
+        table, scanners = self._table, self._scanners
         stack = [self._start]
         values: list[Any] = []
         pos, end = 0, len(text)
@@ -110,24 +120,22 @@ class LineDriver:
                 token = _END
             while True:
                 try:
-                    action, arg = states[state][token.type]
+                    shift, target, size, origin = table[state][token.type]
                 except KeyError:
                     return cast(Parts, self._fallback.parse(text, start="line"))
-                if action is Shift:
-                    stack.append(arg)
+                if shift:
+                    stack.append(target)
                     values.append(token)
                     break
-                size = len(arg.expansion)
                 if size:
                     children = values[-size:]
                     del stack[-size:]
                     del values[-size:]
                 else:
                     children = []
-                value = callbacks[arg](children)
-                stack.append(states[stack[-1]][arg.origin.name][1])
-                values.append(value)
-                state = stack[-1]
+                values.append(target(children))
+                state = table[stack[-1]][origin][1]
+                stack.append(state)
                 if token is _END and state == self._end:
                     return cast(Parts, values[-1])
 

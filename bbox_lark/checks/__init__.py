@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bbox_lark.ast import Diagnostic, Document
+from bbox_lark.ast import Diagnostic, Document, Event
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -54,6 +54,11 @@ class Context:
     path: Path | None = None
     blobs: Path | None = None
     found: list[Diagnostic] = field(default_factory=list)
+    #: ``document.events``, listed once for all the rules.
+    events: list[Event] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.events = self.document.events
 
     def report(self, code: str, line: int, col: int, message: str) -> None:
         info = REGISTRY[code]

@@ -32,7 +32,7 @@ describe(
 @rule
 def elapsed_checks(ctx: Context) -> None:
     last: int | None = None
-    for event in ctx.document.events:
+    for event in ctx.events:
         if event.kind != "comment" or event.name != "elapsed":
             continue
         value = event.text[2:].split(None, 1)[0] if len(event.text) > 2 else ""

@@ -85,7 +85,7 @@ def _key_col(event: Event, key: Key | None) -> int:
 
 @rule
 def correlation_checks(ctx: Context) -> None:
-    pairing = pair_calls(ctx.document.events)
+    pairing = pair_calls(ctx.events)
     for event in pairing.orphan_progress:
         key = call_key(event)
         what = f"{key[0]}={key[1]}" if key else f"tool {event.name!r}"

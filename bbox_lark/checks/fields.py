@@ -93,7 +93,7 @@ def field_checks(ctx: Context) -> None:
     highest: int | None = None
     steps: set[int] = set()
     references: list[tuple[int, Field]] = []
-    for event in ctx.document.events:
+    for event in ctx.events:
         if event.kind == "unknown":
             continue
         if event.kind == "comment":

@@ -44,7 +44,7 @@ def iter_redactions(document: Document) -> Iterator[Redaction]:
 @rule
 def redaction_checks(ctx: Context) -> None:
     count = sum(1 for _ in iter_redactions(ctx.document))
-    for event in ctx.document.events:
+    for event in ctx.events:
         if not _states_count(event):
             continue
         node = next(n for n in event.field_nodes if n.key == "redactions")

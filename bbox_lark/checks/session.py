@@ -34,8 +34,8 @@ describe(
 @rule
 def session_checks(ctx: Context) -> None:
     doc = ctx.document
-    starts = [e for e in doc.events if e.kind == "lifecycle" and e.name == "start"]
-    ends = [e for e in doc.events if e.kind == "lifecycle" and e.name == "end"]
+    starts = [e for e in ctx.events if e.kind == "lifecycle" and e.name == "start"]
+    ends = [e for e in ctx.events if e.kind == "lifecycle" and e.name == "end"]
     content = sum(1 for node in doc.lines if not isinstance(node, BlankLine))
     if not starts and content > LONG_SESSION:
         ctx.report("I001", 1, 1, f"{content} non-blank body lines and no @start")
