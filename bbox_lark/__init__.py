@@ -21,6 +21,7 @@ from bbox_lark.ast import (
     Result,
 )
 from bbox_lark.checks import CheckInfo, registry
+from bbox_lark.fix import apply_fixes
 from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "Result",
     "Stats",
     "__version__",
+    "apply_fixes",
     "check",
     "compute_stats",
     "parse",

@@ -7,8 +7,10 @@ input; over several files the highest code wins.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -295,6 +297,114 @@ def docs(
         raise fail_usage(f"{out_dir}: cannot write: {error.strerror or error}") from None
     for path in written:
         out.print(f"wrote {path}", markup=False)
+
+
+# -- fixing: fix ------------------------------------------------------------------------
+
+
+def _with_fixer_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """Give ``command`` one ``--NAME`` flag per registered fixer (``bbox_lark.fix.FIXERS``),
+    passed to it in ``**chosen``: a new fixer needs no change here."""
+    from bbox_lark.fix import FIXERS
+
+    signature = inspect.signature(command, eval_str=True)
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    own = [p.replace(kind=keyword) for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    flags = [
+        inspect.Parameter(
+            name.replace("-", "_"),
+            keyword,
+            default=False,
+            annotation=Annotated[bool, typer.Option(f"--{name}", help=fixer.description)],
+        )
+        for name, fixer in FIXERS.items()
+    ]
+    setattr(command, "__signature__", signature.replace(parameters=[own[0], *flags, *own[1:]]))  # noqa: B010
+    return command
+
+
+def _write_diff(diff: str) -> None:
+    """The diff on stdout, byte for byte (CRLF and undecodable input bytes included), so that
+    ``patch`` and ``git apply`` take it."""
+    from bbox_lark.source import encode
+
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # a text-only stream (tests capturing stdout)
+        sys.stdout.write(diff.encode("utf-8", "backslashreplace").decode("utf-8"))
+    else:
+        stream.write(encode(diff))
+        stream.flush()
+
+
+@app.command("fix")
+@_with_fixer_flags
+def fix_command(
+    file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
+    write: Annotated[bool, typer.Option("--write", help="Rewrite FILE in place (atomically).")] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the fixed file to this path (atomically).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Write even when the input has errors.")] = False,
+    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+    **chosen: bool,
+) -> None:
+    """Repair a file with the chosen fixers. A dry run by default: prints a unified diff and
+    what would change; --write or --output applies it."""
+    from bbox_lark.atomic import write_atomic
+    from bbox_lark.fix import FIXERS, FixError, apply_fixes
+    from bbox_lark.source import encode
+
+    fixers = [fixer for name, fixer in FIXERS.items() if chosen.get(name.replace("-", "_"))]
+    if not fixers:
+        raise fail_usage("choose at least one fixer: " + ", ".join(f"--{name}" for name in FIXERS))
+    if write and output is not None:
+        raise fail_usage("--write and --output exclude each other; give one or neither")
+    if write and file == "-":
+        raise fail_usage("--write rewrites FILE in place; with - (stdin) use --output PATH")
+    shown, data = _read_one(file)
+    path = None if file == "-" else Path(file)
+    try:
+        outcome = apply_fixes(data, fixers, path=path, label=shown, max_line=max_line)
+    except FixError as error:  # a fixer bug, never the input's fault: say so, write nothing
+        err.print("[bold red]error:[/] ", end="")
+        err.print(f"{shown}: {error}; nothing written", markup=False)
+        raise typer.Exit(EXIT_FINDINGS) from None
+    target = path if write else output
+    errors = [d for d in outcome.document.diagnostics if d.severity == "error"]
+    if target is not None and errors and not force:
+        for d in errors:
+            out.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
+            out.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
+            out.print(_safe(d.message), markup=False)
+        err.print("[red]✗[/] ", end="")
+        err.print(
+            f"{shown}: {len(errors)} error(s); not written (fix them first, or pass --force)", markup=False
+        )
+        raise typer.Exit(EXIT_FINDINGS)
+    if target is None and outcome.diff:
+        _write_diff(outcome.diff)
+    for note in outcome.notes:
+        err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
+        err.print("[cyan]note[/] ", end="")
+        err.print(_safe(note.message), markup=False)
+    for fixer in fixers:
+        err.print("[green]✓[/] ", end="")
+        err.print(fixer.summary(outcome.changes[fixer.name]), markup=False)
+    if target is None:
+        if outcome.changed:
+            err.print("! Dry run: nothing written; --write or --output PATH applies it", markup=False)
+        raise typer.Exit(EXIT_OK if force else _errors_exit(outcome.document.diagnostics, shown))
+    if errors:
+        err.print(f"! {shown}: {len(errors)} error(s); written anyway (--force)", markup=False)
+    if write and not outcome.changed:
+        err.print(f"{shown}: nothing to change; not rewritten", markup=False)
+        raise typer.Exit(EXIT_OK)
+    try:
+        write_atomic(target, encode(outcome.new_text))
+    except OSError as error:
+        raise fail_usage(f"{_safe(str(target))}: cannot write: {error.strerror or error}") from None
+    err.print(f"wrote {_safe(str(target))}", markup=False)
 
 
 def main() -> None:

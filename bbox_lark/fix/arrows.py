@@ -1,0 +1,34 @@
+"""``fix --arrows``: ASCII result arrows ``->`` become ``→`` (DECISIONS §4).
+
+Only the arrows the parser took as the result arrow change (``Event.arrow == "->"``): the
+two characters at ``Event.arrow_col`` are replaced by ``→`` and the spacing around them is
+kept. An ``->`` that is not a result arrow stays as written: in the free text of ``u a th
+td`` lines, inside quotes, in a word (``a->b``), after the real arrow, in comments,
+continuation lines and the header. The count is the number of arrows rewritten.
+"""
+
+from __future__ import annotations
+
+from bbox_lark.ast import Document
+from bbox_lark.fix.framework import Edit, Fixer, FixResult, plural
+
+ASCII_ARROW = "->"
+ARROW = "→"
+
+
+class Arrows(Fixer):
+    name = "arrows"
+    description = "Turn ASCII -> result arrows into →, keeping the spacing around them."
+
+    def summary(self, changed: int) -> str:
+        return f"Rewrote {plural(changed, 'ASCII arrow')} as {ARROW}"
+
+    def edits(self, document: Document) -> FixResult:
+        edits = [
+            Edit(event.line, event.arrow_col, event.arrow_col + len(ASCII_ARROW), ARROW)
+            for event in document.events
+            if event.arrow == ASCII_ARROW
+            and event.arrow_col is not None
+            and event.raw[event.arrow_col - 1 : event.arrow_col + 1] == ASCII_ARROW
+        ]
+        return FixResult(tuple(edits), len(edits))

@@ -1,0 +1,242 @@
+"""The shared machinery of every fixer: edits, results, applying them, the diff.
+
+A fixer looks at a parsed :class:`~bbox_lark.ast.Document` and proposes :class:`Edit` s:
+replace the characters ``col_start .. col_end - 1`` of one body line with new text (columns
+1-based and counted in code points, as everywhere in bbox-lark; the end is exclusive). It
+never writes text itself. :func:`apply_fixes` parses the input once, asks each fixer in turn,
+refuses edits that overlap, and rebuilds only the edited lines from their ``raw`` text: line
+endings, the header, the BOM, continuation lines and every other line are printed back exactly
+as they were read (the lossless printer, :func:`bbox_lark.printer.dumps`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from bbox_lark.api import parse
+from bbox_lark.ast import Document, Event, Line
+from bbox_lark.parser import parse_line
+from bbox_lark.printer import dumps
+from bbox_lark.source import DEFAULT_MAX_LINE, decode
+
+
+class FixError(ValueError):
+    """A fixer proposed edits that cannot be applied (a bug in the fixer, not in the input)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace columns ``col_start`` up to (not including) ``col_end`` of body line ``line``.
+
+    ``col_start == col_end`` inserts. Columns are 1-based and count code points.
+    """
+
+    line: int
+    col_start: int
+    col_end: int
+    replacement: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something a fixer saw and deliberately left alone (a dangling reference, a value it
+    cannot read), reported to the user with its position."""
+
+    line: int
+    col: int
+    message: str
+    #: The fixer that made the note.
+    fixer: str = ""
+
+    def format(self, path: str = "<stdin>") -> str:
+        return f"{path}:{self.line}:{self.col}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class FixResult:
+    """What one fixer proposes for one document."""
+
+    edits: tuple[Edit, ...] = ()
+    #: How many things the fixer changed, in its own unit (step references, arrows).
+    changed: int = 0
+    notes: tuple[Note, ...] = ()
+
+
+class Fixer(ABC):
+    """One fix: a kebab-case ``name`` (also its command-line flag, ``--name``), a one-line
+    ``description`` (the flag's help) and :meth:`edits`. Register it in
+    :data:`bbox_lark.fix.FIXERS`."""
+
+    #: The flag name, kebab-case: ``renumber-steps`` is ``fix --renumber-steps``.
+    name: str = ""
+    #: One sentence; the help text of the flag.
+    description: str = ""
+
+    @abstractmethod
+    def edits(self, document: Document) -> FixResult:
+        """The edits this fixer makes to ``document`` (a parsed input; never modified)."""
+
+    def summary(self, changed: int) -> str:
+        """One line for the user: what was done, with the count."""
+        return f"{self.name}: {changed} change(s)"
+
+
+def plural(count: int, singular: str, several: str | None = None) -> str:
+    """``1 arrow``, ``2 arrows``."""
+    return f"{count} {singular if count == 1 else (several or singular + 's')}"
+
+
+@dataclass(frozen=True, slots=True)
+class FixOutcome:
+    """The result of :func:`apply_fixes`."""
+
+    #: The parsed input, with its diagnostics (``check``'s findings).
+    document: Document
+    #: The input text (bytes decoded with ``surrogateescape``).
+    old_text: str
+    #: The fixed text; encode it with :func:`bbox_lark.source.encode` to get bytes back.
+    new_text: str
+    #: Each fixer's name mapped to how many things it changed, in the order the fixers ran.
+    changes: dict[str, int] = field(default_factory=dict)
+    notes: tuple[Note, ...] = ()
+    #: A unified diff from ``a/LABEL`` to ``b/LABEL`` ("" when nothing changed).
+    diff: str = ""
+
+    @property
+    def changed(self) -> bool:
+        """True when the fixed text differs from the input."""
+        return self.new_text != self.old_text
+
+    @property
+    def total(self) -> int:
+        return sum(self.changes.values())
+
+    @property
+    def errors(self) -> int:
+        """How many error diagnostics the input has (writes refuse those without force)."""
+        return sum(1 for d in self.document.diagnostics if d.severity == "error")
+
+
+def apply_fixes(
+    data: str | bytes,
+    fixers: Iterable[Fixer],
+    *,
+    path: str | Path | None = None,
+    label: str | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+) -> FixOutcome:
+    """Run ``fixers`` over a document and return the fixed text, the counts, the notes and a
+    unified diff. Never raises on bad input (a document with errors is still fixed; whether
+    to *write* it is the caller's choice); raises :class:`FixError` only on a fixer bug:
+    edits that overlap, fall outside their line, touch a line that is not an event, comment
+    or lifecycle line, or would change what kind of line it is.
+
+    ``path`` is where the input came from (used for the blob checks, as by ``check``);
+    ``label`` names the file in the diff headers (default: ``path``, else ``<stdin>``).
+    """
+    document = parse(data, path=path, max_line=max_line)
+    old_text = decode(data)
+    edits: list[Edit] = []
+    changes: dict[str, int] = {}
+    notes: list[Note] = []
+    for fixer in fixers:
+        result = fixer.edits(document)
+        edits.extend(result.edits)
+        changes[fixer.name] = result.changed
+        notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
+    new_text = dumps(apply_edits(document, edits)) if edits else old_text
+    shown = label if label is not None else (str(path) if path is not None else "<stdin>")
+    return FixOutcome(
+        document=document,
+        old_text=old_text,
+        new_text=new_text,
+        changes=changes,
+        notes=tuple(sorted(notes, key=lambda n: (n.line, n.col))),
+        diff=unified_diff(old_text, new_text, shown),
+    )
+
+
+def apply_edits(document: Document, edits: Sequence[Edit]) -> Document:
+    """``document`` with ``edits`` applied to its body lines' ``raw`` text. Line endings,
+    the header, the BOM and every line without an edit are kept as they are."""
+    by_line: dict[int, list[Edit]] = {}
+    for edit in edits:
+        by_line.setdefault(edit.line, []).append(edit)
+    if not by_line:
+        return document
+    lines: list[Line] = list(document.lines)
+    index = {node.line: position for position, node in enumerate(lines)}
+    for number, line_edits in by_line.items():
+        position = index.get(number, -1)
+        node = lines[position] if position >= 0 else None
+        if not isinstance(node, Event):
+            raise FixError(
+                f"line {number}: edits apply only to body lines (not the header, blank or continuation lines)"
+            )
+        edited = replace(node, raw=_splice(node.raw, number, line_edits))
+        _check_kind_kept(node, edited)
+        lines[position] = edited
+    return replace(document, lines=tuple(lines))
+
+
+def _check_kind_kept(before: Event, after: Event) -> None:
+    """A fixer changes values, never what a line is: the edited line must parse to the same
+    kind and name (a safety net against fixer bugs, cheap because only edited lines are
+    parsed again)."""
+    again = parse_line(after.raw, after.line, after.eol)
+    if not isinstance(again, Event) or (again.kind, again.name) != (before.kind, before.name):
+        raise FixError(f"line {before.line}: the edits would change what kind of line it is")
+
+
+def _splice(raw: str, number: int, edits: list[Edit]) -> str:
+    ordered = sorted(edits, key=lambda e: (e.col_start, e.col_end))
+    previous: Edit | None = None
+    for edit in ordered:
+        if not 1 <= edit.col_start <= edit.col_end <= len(raw) + 1:
+            raise FixError(f"line {number}: edit columns {edit.col_start}..{edit.col_end} out of range")
+        if previous is not None and (
+            edit.col_start < previous.col_end or edit.col_start == previous.col_start
+        ):
+            raise FixError(
+                f"line {number}: edits at columns {previous.col_start}..{previous.col_end} and"
+                f" {edit.col_start}..{edit.col_end} overlap"
+            )
+        previous = edit
+    text = raw
+    for edit in reversed(ordered):
+        text = text[: edit.col_start - 1] + edit.replacement + text[edit.col_end - 1 :]
+    return text
+
+
+def split_keepends(text: str) -> list[str]:
+    """Physical lines with their endings. Only ``"\\n"`` ends a line (a lone ``"\\r"``, a form
+    feed or U+2028 is line content, as in :mod:`bbox_lark.source`)."""
+    parts = text.split("\n")
+    last = parts.pop()
+    lines = [part + "\n" for part in parts]
+    if last:
+        lines.append(last)
+    return lines
+
+
+_NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def unified_diff(old: str, new: str, label: str) -> str:
+    """A unified diff (``a/LABEL``, ``b/LABEL``, three lines of context) that ``patch`` and
+    ``git apply`` accept: line endings are kept as they are, and a last line without one is
+    marked ``\\ No newline at end of file``."""
+    if old == new:
+        return ""
+    parts: list[str] = []
+    for line in difflib.unified_diff(
+        split_keepends(old), split_keepends(new), fromfile=f"a/{label}", tofile=f"b/{label}"
+    ):
+        parts.append(line)
+        if not line.endswith("\n"):
+            parts.append("\n" + _NO_NEWLINE)
+    return "".join(parts)

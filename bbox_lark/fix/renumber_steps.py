@@ -1,0 +1,115 @@
+"""``fix --renumber-steps``: steps become 1..N, and step references follow (DECISIONS §10).
+
+Rules (``docs/fix.md`` shows them with examples):
+
+* **Which steps.** A line's step is its first ``step=`` field, as for ``Event.step`` and the
+  step checks (W004, I007): on event and lifecycle lines, before or after the result arrow.
+  Comments, unknown lines, continuation lines (opaque) and the header have no steps.
+* **The new numbers.** The distinct values are dense-ranked in order of first appearance:
+  ``5, 5, 9, 7`` becomes ``1, 1, 2, 3``. Equal steps stay equal; values are compared as
+  integers (``step=05`` and ``step=5`` are one step).
+* **References follow by value.** Every other ``step=`` that is a plain integer is remapped
+  through the same map, so it keeps pointing at the same event: a second ``step=`` on the
+  same line, ``# metrics step=N`` and ``# anchor step=N`` comment lines, and a trailing
+  `` # metrics step=N`` on an event line. A value no event has as its step is left
+  unchanged and noted (the note says so when an event now carries that number).
+* **Left alone, and noted.** A quoted value (``step="3"``: the writer quoted it, and quoted
+  text is never edited) and a value that is not a non-negative integer (``step=abc``). Such
+  a line's step takes no part in the ranking.
+* **Never touched.** Any other key (``max_step=``, ``steps=``), ``step=`` inside quoted text
+  (``"step=3"``, ``note="at step=3"``), other comments (``# step=3``, ``# notes: ...``).
+
+The count is the number of ``step=`` values whose text changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bbox_lark.ast import Document, Event, Field
+from bbox_lark.fix.framework import Edit, Fixer, FixResult, Note, plural
+from bbox_lark.values import parse_int
+
+#: Comment kinds whose ``step=`` refers to an event's step.
+REFERENCE_COMMENTS = frozenset({"metrics", "anchor"})
+
+
+def _has_steps(event: Event) -> bool:
+    """Event and lifecycle lines carry steps; comments and unknown lines do not."""
+    return event.kind not in ("comment", "unknown")
+
+
+def _steps(nodes: tuple[Field, ...]) -> Iterator[Field]:
+    return (node for node in nodes if node.key == "step")
+
+
+def _plain(node: Field) -> int | None:
+    """The step value when it can be renumbered: unquoted and a non-negative integer."""
+    return None if node.quoted else parse_int(node.value)
+
+
+class RenumberSteps(Fixer):
+    name = "renumber-steps"
+    description = (
+        "Renumber step= on events to 1..N (distinct values dense-ranked in order of first"
+        " appearance) and remap # metrics / # anchor step= references to match."
+    )
+
+    def summary(self, changed: int) -> str:
+        return f"Renumbered {plural(changed, 'step reference')}"
+
+    def edits(self, document: Document) -> FixResult:
+        events = document.events
+        mapping = self.ranking(events)
+        edits: list[Edit] = []
+        notes: list[Note] = []
+
+        renumbered = set(mapping.values())
+
+        def note(event: Event, node: Field, why: str) -> None:
+            message = f"step={node.raw_value} {why}; left unchanged"
+            value = parse_int(node.value)
+            if value in renumbered:  # a dangling 3 would silently name the event now numbered 3
+                message += f", but an event is now numbered {value}"
+            notes.append(Note(event.line, node.value_col, message))
+
+        def remap(event: Event, node: Field) -> None:
+            if node.quoted:
+                note(event, node, "is quoted")
+                return
+            value = parse_int(node.value)
+            if value is None:
+                note(event, node, "is not a non-negative integer")
+            elif value not in mapping:
+                note(event, node, "refers to a step no event has")
+            elif str(mapping[value]) != node.raw_value:
+                end = node.value_col + len(node.raw_value)
+                edits.append(Edit(event.line, node.value_col, end, str(mapping[value])))
+
+        for event in events:
+            if event.kind == "comment":
+                if event.name in REFERENCE_COMMENTS:
+                    for node in _steps(event.field_nodes):
+                        remap(event, node)
+                continue
+            if not _has_steps(event):
+                continue
+            for node in _steps(event.field_nodes):
+                remap(event, node)
+            for node in _steps(event.metric_nodes):
+                remap(event, node)
+        return FixResult(tuple(edits), len(edits), tuple(notes))
+
+    @staticmethod
+    def ranking(events: list[Event]) -> dict[int, int]:
+        """Old step value to new: the distinct line steps dense-ranked in order of first
+        appearance (only plain values take part)."""
+        mapping: dict[int, int] = {}
+        for event in events:
+            if not _has_steps(event):
+                continue
+            first = next(_steps(event.field_nodes), None)
+            value = _plain(first) if first is not None else None
+            if value is not None and value not in mapping:
+                mapping[value] = len(mapping) + 1
+        return mapping
