@@ -21,7 +21,10 @@ from bbox_lark.ast import (
     Result,
 )
 from bbox_lark.checks import CheckInfo, registry
+from bbox_lark.convert import Conversion, ConvertError, detect_format
+from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
 from bbox_lark.fix import apply_fixes
+from bbox_lark.printer import dumps, format_document
 from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
@@ -31,6 +34,8 @@ __all__ = [
     "BlobPointer",
     "CheckInfo",
     "Continuation",
+    "Conversion",
+    "ConvertError",
     "Diagnostic",
     "Document",
     "Event",
@@ -43,6 +48,10 @@ __all__ = [
     "apply_fixes",
     "check",
     "compute_stats",
+    "convert_text",
+    "detect_format",
+    "dumps",
+    "format_document",
     "parse",
     "registry",
 ]

@@ -299,6 +299,85 @@ def docs(
         out.print(f"wrote {path}", markup=False)
 
 
+# -- formatting: fmt ---------------------------------------------------------------------
+
+
+@app.command("fmt")
+def fmt_command(
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
+    ],
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Write nothing; list the files that would change and exit 1.")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Write nothing; print a unified diff instead.")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rewrite files even when they have errors.")] = False,
+    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+) -> None:
+    """Rewrite files in canonical form (docs/fmt.md): → arrows, one space between words and
+    fields, no trailing whitespace; the header, continuation lines, quoted text and line
+    endings are kept. --check and --diff never write; - reads stdin and writes stdout."""
+    from bbox_lark.atomic import write_atomic
+    from bbox_lark.fix.framework import unified_diff
+    from bbox_lark.printer import format_text
+    from bbox_lark.source import encode
+
+    code = EXIT_OK
+    counts = {"changed": 0, "unchanged": 0, "refused": 0}
+    for item in collect_inputs(paths):
+        shown = "<stdin>" if item == "-" else _safe(item)
+        try:
+            data = read_input(item)
+        except InputError as error:
+            err.print("[bold red]error:[/] ", end="")
+            err.print(_safe(str(error)), markup=False)
+            code = max(code, EXIT_USAGE)
+            continue
+        result = format_text(data, path=None if item == "-" else Path(item), max_line=max_line)
+        if check_only or diff:
+            counts["changed" if result.changed else "unchanged"] += 1
+            if result.changed and diff:
+                _write_diff(unified_diff(result.old, result.new, shown))
+            if result.changed and check_only:
+                err.print(f"would reformat {shown}", markup=False)
+                code = max(code, EXIT_FINDINGS)
+            continue
+        if result.errors and not force:
+            for d in result.errors:
+                out.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
+                out.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
+                out.print(_safe(d.message), markup=False)
+            err.print("[red]✗[/] ", end="")
+            err.print(
+                f"{shown}: {len(result.errors)} error(s); not formatted (fix them first, or pass --force)",
+                markup=False,
+            )
+            counts["refused"] += 1
+            code = max(code, EXIT_FINDINGS)
+            continue
+        counts["changed" if result.changed else "unchanged"] += 1
+        if item == "-":
+            _write_diff(result.new)  # stdout, byte for byte
+        elif result.changed:
+            try:
+                write_atomic(item, encode(result.new))
+            except OSError as error:
+                err.print("[bold red]error:[/] ", end="")
+                err.print(f"{shown}: cannot write: {error.strerror or error}", markup=False)
+                code = max(code, EXIT_USAGE)
+                continue
+            err.print(f"reformatted {shown}", markup=False)
+    would = "would be " if check_only or diff else ""
+    summary = f"{counts['changed']} file(s) {would}reformatted, {counts['unchanged']} unchanged"
+    if counts["refused"]:
+        summary += f", {counts['refused']} not formatted (errors)"
+    err.print(summary, markup=False)
+    raise typer.Exit(code)
+
+
 # -- fixing: fix ------------------------------------------------------------------------
 
 
@@ -405,6 +484,101 @@ def fix_command(
     except OSError as error:
         raise fail_usage(f"{_safe(str(target))}: cannot write: {error.strerror or error}") from None
     err.print(f"wrote {_safe(str(target))}", markup=False)
+
+
+# -- converting: convert ------------------------------------------------------------------
+
+
+def _write_text(text: str) -> None:
+    """Converted text on stdout as UTF-8, byte for byte (undecodable input bytes, kept as
+    lone surrogates, go out as the bytes they came from)."""
+    from bbox_lark.source import encode
+
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # a text-only stream
+        sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+    else:
+        stream.write(encode(text))
+        stream.flush()
+
+
+def _format_names() -> str:
+    from bbox_lark.convert import formats
+
+    return ", ".join(f.name for f in formats())
+
+
+@app.command("convert")
+def convert_command(
+    file: Annotated[str, typer.Argument(help="The input file, or - for stdin.")],
+    to: Annotated[
+        str | None,
+        typer.Option("--to", help="Output format (default: from the -o file name): bbox, compact."),
+    ] = None,
+    from_: Annotated[
+        str | None,
+        typer.Option("--from", help="Input format (default: from the file name, else the content)."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this path (atomically); - or none: stdout."),
+    ] = None,
+    lossy: Annotated[
+        bool, typer.Option("--lossy", help="compact: the spec's summary style; reports what it drops.")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Write even when the input has errors.")] = False,
+    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+) -> None:
+    """Convert between formats (bbox, compact). What each keeps: docs/compact.md."""
+    from bbox_lark.atomic import write_atomic
+    from bbox_lark.convert import ConvertError, convert, format_for_path
+    from bbox_lark.source import encode
+
+    if output is not None and str(output) == "-":
+        output = None  # `-o -` is standard output
+    if to is None:
+        named = format_for_path(output) if output is not None else []
+        if len(named) != 1:
+            raise fail_usage(f"give --to FORMAT (one of: {_format_names()})")
+        to = named[0].name
+    shown, data = _read_one(file)
+    try:
+        result = convert(data, from_, to=to, path=file, max_line=max_line, lossy=lossy)
+    except ConvertError as error:
+        raise fail_usage(str(error)) from None
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+
+    def show_errors() -> None:
+        for d in errors:
+            err.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
+            err.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
+            err.print(_safe(d.message), markup=False)
+
+    if output is not None and errors and not force:
+        show_errors()
+        err.print("[red]✗[/] ", end="")
+        err.print(
+            f"{shown}: {len(errors)} error(s); not written (fix them first, or pass --force)", markup=False
+        )
+        raise typer.Exit(EXIT_FINDINGS)
+    if output is None:
+        _write_text(result.text)
+    else:
+        try:
+            write_atomic(output, encode(result.text))
+        except OSError as error:
+            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+    show_errors()
+    for entry in result.report:
+        err.print(f"{shown}: ", end="", markup=False)
+        err.print(entry.render(), markup=False)
+    if output is not None:
+        err.print(f"wrote {_safe(str(output))} ({result.source} → {result.target})", markup=False)
+    if errors:
+        written = "written anyway (--force)" if force else "converted anyway"
+        err.print(f"! {shown}: {len(errors)} error(s); {written}", markup=False)
+    raise typer.Exit(EXIT_FINDINGS if errors and not force else EXIT_OK)
 
 
 def main() -> None:

@@ -18,11 +18,13 @@ canonical space would start a metrics comment) is kept as written.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from bbox_lark.ast import BlankLine, Continuation, Document, Event, Field, Line, Result
-from bbox_lark.source import BOM
+from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Document, Event, Field, Line, Result
+from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
 #: Prefixes whose name follows the colon with no space (DECISIONS §3, §10).
 NAMED_PREFIXES = frozenset({"t", "t!", "t~", "s", "p", "x", "c", "m"})
@@ -56,6 +58,36 @@ def format_document(document: Document) -> str:
             continue
         parts.append(text + line.eol)
     return "".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Formatted:
+    """One text before and after :func:`format_document`, with the input's diagnostics."""
+
+    #: The input, parsed and checked.
+    document: Document
+    old: str
+    new: str
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """The input's error diagnostics (``fmt`` does not rewrite a file that has any,
+        unless forced)."""
+        return [d for d in self.document.diagnostics if d.severity == "error"]
+
+
+def format_text(
+    data: str | bytes, *, path: str | Path | None = None, max_line: int = DEFAULT_MAX_LINE
+) -> Formatted:
+    """Parse and check ``data`` (``path`` locates its blob folder) and format it."""
+    from bbox_lark.api import parse
+
+    document = parse(data, path=path, max_line=max_line)
+    return Formatted(document, decode(data), format_document(document))
 
 
 def format_line(node: Line) -> str:
@@ -130,14 +162,37 @@ def _head(event: Event) -> tuple[str, int]:
 
 
 @cache
-def _protected() -> re.Pattern[str]:
-    """Quoted strings and lists, where they open (DECISIONS §9): at the start of the text or
-    after whitespace, ``=``, ``[`` or ``,``. The QUOTED and LIST patterns come from
-    ``grammar/bbox.lark``."""
+def _openings() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Where whitespace belongs to a token, as the parser reads a text at its two levels:
+
+    * the line grammar: a quoted string opens at the start of the text or after whitespace,
+      ``=``, ``[`` or ``,`` (DECISIONS §9), and protects what is inside it;
+    * the ``items`` rule: fields, quoted strings, lists and words, one after the other
+      (a quoted value or a list may hold whitespace).
+
+    Every pattern is a terminal of ``grammar/bbox.lark``."""
     from bbox_lark.parser import terminal_pattern
 
-    quoted, list_ = terminal_pattern("QUOTED"), terminal_pattern("LIST")
-    return re.compile(rf"(?:^|(?<=[\s=\[,]))(?:{quoted}|{list_})")
+    quoted = terminal_pattern("QUOTED")
+    line_level = re.compile(rf"(?:^|(?<=[\s=\[,])){quoted}")
+    alternatives = "|".join(terminal_pattern(name) for name in ("FIELD", "QUOTED", "LIST", "WORD"))
+    items = re.compile(rf"(?:{terminal_pattern('ITEM_WS')})?({alternatives})")
+    return line_level, items
+
+
+def _protected(segment: str) -> list[tuple[int, int]]:
+    """The spans of ``segment`` whose whitespace is kept, sorted, merged where they overlap."""
+    line_level, items = _openings()
+    spans = [m.span() for m in line_level.finditer(segment) if _WS.search(m[0])]
+    spans += [m.span(1) for m in items.finditer(segment) if _WS.search(m[1])]
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if merged and lo < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
 
 
 @cache
@@ -153,16 +208,20 @@ def _is_fence(text: str) -> bool:
 
 def _words(raw: str, start: int, length: int) -> str:
     """``raw[start:start + length]`` with each whitespace run between words and fields made
-    one space. Whitespace inside a quoted string or a list is kept as written."""
+    one space. Whitespace inside a quoted string, a quoted field value or a list is kept as
+    written."""
     segment = raw[start : start + length]
     if not _WS.search(segment):
         return segment
-    protected = [m.span() for m in _protected().finditer(segment) if _WS.search(m[0])]
+    # A whitespace run is either inside a protected span or outside all of them.
+    protected = _protected(segment)
     out: list[str] = []
-    last = 0
+    last = index = 0
     for gap in _WS.finditer(segment):
         a, b = gap.span()
-        if any(lo < a and b < hi for lo, hi in protected):
+        while index < len(protected) and protected[index][1] <= a:
+            index += 1
+        if index < len(protected) and protected[index][0] < a:
             continue
         word = segment[last:a]
         out.append(word)
