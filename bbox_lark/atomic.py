@@ -1,9 +1,7 @@
-"""# Owned by the fix engineer (the lead split issue 3): printer engineer, do not rewrite this package; use it.
-
-Atomic file writes: the data goes to a temporary file in the target's directory, is flushed
+"""Atomic file writes: the data goes to a temporary file in the target's directory, is flushed
 to disk, then renamed over the target with :func:`os.replace`. An interrupted run leaves
 either the old file or the new one, never half of one, and no temporary file behind.
-"""  # noqa: E501 (the ownership line is quoted exactly)
+"""
 
 from __future__ import annotations
 

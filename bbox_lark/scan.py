@@ -153,8 +153,14 @@ def scan_items(
             fields.append(Field(key, value, raw_value, col + start, value_col, quoted, after_arrow))
         elif quoted_token:
             end = start + len(quoted_token)
-            if want_args:
+            if not want_args:
+                continue
+            if start == 0 or text[start - 1] in _TOKEN_START:
                 args.append(unquote(quoted_token))
+            else:
+                # Right after another item (`[a]"b c"`) a quote opens nothing (DECISIONS §9):
+                # the span is plain words.
+                args.extend(quoted_token.split())
         elif list_token:
             end = start + len(list_token)
             if want_args:

@@ -111,7 +111,9 @@ class LineShaper(Transformer[Token, Parts]):
         if body is None:
             return ("comment", None, len(children[0]) + 1, "")
         if isinstance(body, str):
-            return ("comment", None, (getattr(body, "start_pos", 0) or 0) + 1, str(body))
+            # A lone keyword (`# metrics`, `# model:`) is still a structured comment.
+            kind = _COMMENT_KINDS.get(getattr(body, "type", ""))
+            return ("comment", kind, (getattr(body, "start_pos", 0) or 0) + 1, str(body))
         keyword = body[0]
         text = "".join(body)
         return ("comment", _COMMENT_KINDS[keyword.type], (keyword.start_pos or 0) + 1, text)

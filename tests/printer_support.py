@@ -33,9 +33,10 @@ def _bbox_files(folder: Path) -> list[Path]:
 
 
 def golden_files() -> list[Path]:
-    """Every bbox file of the project's own corpus, the bundled example and the formatter
-    fixtures (inputs and expected outputs)."""
-    files = _bbox_files(CORPUS) + _bbox_files(ROOT / "examples") + _bbox_files(FMT_FIXTURES)
+    """Every bbox file of the project's own corpus, the bundled example, the documentation
+    examples and the formatter fixtures (inputs and expected outputs)."""
+    folders = (CORPUS, ROOT / "examples", ROOT / "docs" / "examples", FMT_FIXTURES)
+    files = [path for folder in folders for path in _bbox_files(folder)]
     return sorted(set(files))
 
 

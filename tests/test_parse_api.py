@@ -664,3 +664,18 @@ def test_events_skip_blank_lines_and_continuations() -> None:
         (FIRST + 4, "comment"),
         (FIRST + 6, "lifecycle"),
     ]
+
+
+@pytest.mark.parametrize(
+    "line, kind",
+    [("# metrics", "metrics"), ("# model:", "model"), ("# condense", "condense"), ("# memory  ", "memory")],
+)
+def test_a_lone_comment_keyword_is_still_structured(line: str, kind: str) -> None:
+    (event,) = bbox_lark.parse(HEADER + line + "\n").events
+    assert (event.kind, event.name) == ("comment", kind)
+
+
+def test_a_quote_right_after_another_item_opens_nothing() -> None:
+    # DECISIONS §9: `"` opens a string only at the text's start or after whitespace, = [ ,
+    (event,) = bbox_lark.parse(HEADER + 't:x [a]"b  c" "d e"\n').events
+    assert event.args == (("a",), '"b', 'c"', "d e")

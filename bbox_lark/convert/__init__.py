@@ -1,7 +1,4 @@
-# ruff: noqa: E501  (the ownership line below is longer than a line may be)
-"""# Owned by the convert engineer (the lead split issue 3): printer engineer, do not rewrite this package; use it.
-
-Format converters: the one entry point (``bbox-lark convert``, :func:`convert`) that every
+"""Format converters: the one entry point (``bbox-lark convert``, :func:`convert`) that every
 format plugs into.
 
 A format is a :class:`~bbox_lark.convert.base.Format`: a name, its file name endings, a

@@ -1,6 +1,4 @@
-"""# Owned by the fix engineer (the lead split issue 3): printer engineer, do not rewrite this package; use it.
-
-Fixers: small, safe, mechanical repairs of bbox/1 files (``bbox-lark fix``, ``docs/fix.md``).
+"""Fixers: small, safe, mechanical repairs of bbox/1 files (``bbox-lark fix``, ``docs/fix.md``).
 
 Each fixer lives in its own module and subclasses :class:`Fixer`; :data:`FIXERS` registers
 it under its flag name, and the command line builds one ``--NAME`` flag per entry. The
@@ -11,7 +9,7 @@ shared machinery (edits, notes, :func:`apply_fixes`, the diff) is in
 >>> outcome = apply_fixes("a: one step=5\\n# metrics step=5 cost=1\\n", [FIXERS["renumber-steps"]])
 >>> outcome.new_text, outcome.changes
 ('a: one step=1\\n# metrics step=1 cost=1\\n', {'renumber-steps': 2})
-"""  # noqa: E501 (the ownership line is quoted exactly)
+"""
 
 from __future__ import annotations
 
