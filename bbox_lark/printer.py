@@ -202,8 +202,19 @@ def _fence() -> re.Pattern[str]:
     return re.compile(terminal_pattern("FENCE"))
 
 
-def _is_fence(text: str) -> bool:
+def is_fence(text: str) -> bool:
+    """True when ``text`` would be read as a header fence (``---``)."""
     return _fence().fullmatch(text) is not None
+
+
+_is_fence = is_fence
+
+
+def single_spaced(text: str) -> str:
+    """``text`` stripped, each whitespace run between words and fields made one space, as
+    ``fmt`` does it: whitespace inside a quoted string, a quoted value or a list is kept."""
+    stripped = text.strip()
+    return _words(stripped, 0, len(stripped))
 
 
 def _words(raw: str, start: int, length: int) -> str:

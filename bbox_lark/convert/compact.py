@@ -42,12 +42,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 
 from bbox_lark.api import parse
 from bbox_lark.ast import BlankLine, Continuation, Document, Event, Line
 from bbox_lark.convert.base import Format, Report
+from bbox_lark.printer import is_fence, single_spaced
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, split_lines
 
 #: The escape character; `` ⏎`` (space, U+23CE) separates a compact line's bbox lines.
@@ -216,46 +216,6 @@ def _head_text(node: Line) -> str:
 # -- one line --------------------------------------------------------------------------
 
 
-@cache
-def _protected() -> re.Pattern[str]:
-    """Quoted strings and lists where they open (DECISIONS §9), patterns from the grammar."""
-    from bbox_lark.parser import terminal_pattern
-
-    quoted, list_ = terminal_pattern("QUOTED"), terminal_pattern("LIST")
-    return re.compile(rf"(?:^|(?<=[\s=\[,]))(?:{quoted}|{list_})")
-
-
-@cache
-def _fence() -> re.Pattern[str]:
-    from bbox_lark.parser import terminal_pattern
-
-    return re.compile(terminal_pattern("FENCE"))
-
-
-def single_spaced(text: str) -> str:
-    """``text`` stripped, each whitespace run between words and fields made one space;
-    whitespace inside a quoted string or a list is kept, and so is the gap in ``#<tab>metrics``
-    (one space there would start a metrics comment)."""
-    text = text.strip()
-    if not _WS.search(text):
-        return text
-    protected = [m.span() for m in _protected().finditer(text) if _WS.search(m[0])]
-    out: list[str] = []
-    last = 0
-    for gap in _WS.finditer(text):
-        a, b = gap.span()
-        if any(lo < a and b < hi for lo, hi in protected):
-            continue
-        word = text[last:a]
-        out.append(word)
-        following = _NON_WS.match(text, b)
-        keep = word == "#" and following is not None and following[0] == "metrics"
-        out.append(gap[0] if keep else " ")
-        last = b
-    out.append(text[last:])
-    return "".join(out)
-
-
 def _head(event: Event) -> str:
     """``t:read``, ``u:``, ``@start``, and the separator before the call text."""
     if event.kind == "lifecycle":
@@ -317,7 +277,7 @@ def compact_line(event: Event) -> str:
     if event.kind == "unknown":
         stripped = raw.rstrip()
         # A body line never becomes a header fence by losing its trailing whitespace.
-        candidate = raw if _fence().fullmatch(stripped) and not _fence().fullmatch(raw) else stripped
+        candidate = raw if is_fence(stripped) and not is_fence(raw) else stripped
     elif event.kind == "comment":
         candidate = raw.rstrip() if event.name is None else "# " + single_spaced(event.text)
     else:
