@@ -37,6 +37,9 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
+#: ``--max-line``, shared by every command that parses.
+MaxLine = Annotated[int, typer.Option(help="Longest line parsed, in characters.")]
+
 
 class OutputFormat(StrEnum):
     text = "text"
@@ -98,7 +101,7 @@ def check(
         list[str] | None, typer.Option(help="Only report these codes (or code prefixes, e.g. W0).")
     ] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Never report these codes (or prefixes).")] = None,
-    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+    max_line: MaxLine = DEFAULT_MAX_LINE,
 ) -> None:
     """Validate bbox/1 files and report every finding with its line and column."""
     try:
@@ -200,7 +203,7 @@ def parse_command(
     as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/parse.schema.json).")] = False,
     header_only: Annotated[bool, typer.Option("--header", help="Only the header.")] = False,
     body_only: Annotated[bool, typer.Option("--body", help="Only the body.")] = False,
-    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+    max_line: MaxLine = DEFAULT_MAX_LINE,
 ) -> None:
     """Show every line with its parsed kind, name, fields and result."""
     from bbox_lark.jsonout import document_to_json
@@ -229,7 +232,7 @@ def parse_command(
 def stats(
     file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
     as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/stats.schema.json).")] = False,
-    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+    max_line: MaxLine = DEFAULT_MAX_LINE,
 ) -> None:
     """Count lines, events, calls, steps, ids, blobs, redactions, tokens and cost."""
     from bbox_lark.render import stats_group
@@ -315,7 +318,7 @@ def fmt_command(
         bool, typer.Option("--diff", help="Write nothing; print a unified diff instead.")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Rewrite files even when they have errors.")] = False,
-    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+    max_line: MaxLine = DEFAULT_MAX_LINE,
 ) -> None:
     """Rewrite files in canonical form (docs/fmt.md): → arrows, one space between words and
     fields, no trailing whitespace; the header, continuation lines, quoted text and line
@@ -425,7 +428,7 @@ def fix_command(
         Path | None, typer.Option("--output", "-o", help="Write the fixed file to this path (atomically).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Write even when the input has errors.")] = False,
-    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+    max_line: MaxLine = DEFAULT_MAX_LINE,
     **chosen: bool,
 ) -> None:
     """Repair a file with the chosen fixers. A dry run by default: prints a unified diff and
@@ -528,7 +531,7 @@ def convert_command(
         bool, typer.Option("--lossy", help="compact: the spec's summary style; reports what it drops.")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Write even when the input has errors.")] = False,
-    max_line: Annotated[int, typer.Option(help="Longest line parsed, in characters.")] = DEFAULT_MAX_LINE,
+    max_line: MaxLine = DEFAULT_MAX_LINE,
 ) -> None:
     """Convert between formats (bbox, compact). What each keeps: docs/compact.md."""
     from bbox_lark.atomic import write_atomic
