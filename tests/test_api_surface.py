@@ -24,3 +24,9 @@ def test_parse_never_raises_and_check_returns_diagnostics() -> None:
         doc = bbox_lark.parse(text)
         assert isinstance(doc, bbox_lark.Document)
         assert all(isinstance(d, bbox_lark.Diagnostic) for d in bbox_lark.check(text))
+
+
+def test_select_and_ignore_take_comma_separated_codes() -> None:
+    text = "a: first step=2\na: second step=1 ts=nope\n"
+    assert {d.code for d in bbox_lark.check(text, select=["W004,w005"])} == {"W004", "W005"}
+    assert {d.code for d in bbox_lark.check(text, select=["W004"], ignore=["e,W005"])} == {"W004"}

@@ -130,13 +130,18 @@ def run_checks(
         check(context)
     found = context.found
     if select is not None:
-        chosen = tuple(select)
+        chosen = _codes(select)
         found = [d for d in found if d.code.startswith(chosen)]
     if ignore is not None:
-        dropped = tuple(ignore)
+        dropped = _codes(ignore)
         found = [d for d in found if not d.code.startswith(dropped)]
     found.sort(key=lambda d: (d.line, d.col, d.code))
     return found
+
+
+def _codes(values: Iterable[str]) -> tuple[str, ...]:
+    """Codes or prefixes, given one per value or comma-separated (``W004,I007``), any case."""
+    return tuple(part.strip().upper() for value in values for part in value.split(",") if part.strip())
 
 
 def registry() -> dict[str, CheckInfo]:
