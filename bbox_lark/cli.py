@@ -54,11 +54,6 @@ def fail_usage(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def _fails(diagnostics: list[Diagnostic], strict: bool) -> bool:
-    failing = ("error", "warning") if strict else ("error",)
-    return any(d.severity in failing for d in diagnostics)
-
-
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _GITHUB = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -104,30 +99,26 @@ def check(
     max_line: MaxLine = DEFAULT_MAX_LINE,
 ) -> None:
     """Validate bbox/1 files and report every finding with its line and column."""
-    try:
-        inputs = collect_inputs(paths)
-    except InputError as error:
-        raise fail_usage(str(error)) from None
+    from bbox_lark.workflow import check_paths
+
     code = EXIT_OK
     report: list[dict[str, object]] = []
     totals = {"error": 0, "warning": 0, "info": 0}
-    for item in inputs:
-        try:
-            data = read_input(item)
-        except InputError as error:
+    count = 0
+    for file_report in check_paths(paths, blobs=blobs, select=select, ignore=ignore, max_line=max_line):
+        count += 1
+        code = max(code, file_report.exit_code(strict))
+        if file_report.error is not None:
             err.print("[bold red]error:[/] ", end="")
-            err.print(_safe(str(error)), markup=False)
-            report.append({"path": item, "readable": False, "error": str(error), "diagnostics": []})
-            code = max(code, EXIT_USAGE)
+            err.print(_safe(file_report.error), markup=False)
+            report.append(
+                {"path": file_report.path, "readable": False, "error": file_report.error, "diagnostics": []}
+            )
             continue
-        path = None if item == "-" else Path(item)
-        document = parse(data, path=path, blobs=blobs, max_line=max_line, select=select, ignore=ignore)
-        diagnostics = list(document.diagnostics)
+        diagnostics = list(file_report.diagnostics)
         for diagnostic in diagnostics:
             totals[diagnostic.severity] += 1
-        if _fails(diagnostics, strict):
-            code = max(code, EXIT_FINDINGS)
-        shown = "<stdin>" if item == "-" else _safe(item)
+        shown = _safe(file_report.shown)
         if output is OutputFormat.json:
             report.append(
                 {"path": shown, "readable": True, "diagnostics": [diagnostic_to_json(d) for d in diagnostics]}
@@ -149,13 +140,13 @@ def check(
             "exit_code": code,
             "strict": strict,
             "files": report,
-            "totals": {**totals, "files": len(inputs)},
+            "totals": {**totals, "files": count},
         }
         _write_json(document_json)
     elif output is OutputFormat.text:
         unreadable = sum(1 for entry in report if entry.get("readable") is False)
         summary = (
-            f"{len(inputs) - unreadable} file(s): {totals['error']} error(s), {totals['warning']} warning(s),"
+            f"{count - unreadable} file(s): {totals['error']} error(s), {totals['warning']} warning(s),"
             f" {totals['info']} info"
         )
         if unreadable:

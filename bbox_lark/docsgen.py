@@ -91,6 +91,12 @@ def check_section(info: CheckInfo) -> str:
     if info.retired:
         out += ["**Retired.** This code is no longer reported; it stays here so it is never reused.", ""]
     out += [SECTION_PARTS[0], "", info.summary, "", SECTION_PARTS[1], "", info.rationale, ""]
+    if info.internal:
+        shown = "session.bbox:1:1: E016 internal error (RecursionError at header.py:120: maximum recursion"
+        shown += " depth exceeded); the file was not fully checked. Please report this bug with the file"
+        out += [SECTION_PARTS[2], "", info.bad + ":", "", "```text", shown, "```", ""]
+        out += [SECTION_PARTS[3], "", "Nothing in the file: the bug is bbox-lark's. Report it.", ""]
+        return "\n".join(out)
     out += [SECTION_PARTS[2], "", "```bbox", show_example(info.bad), "```", ""]
     found = reported(info)
     if found:

@@ -44,6 +44,9 @@ class CheckInfo:
     family: str = ""
     #: A retired code: kept so it is never reused.
     retired: bool = False
+    #: Reported by the runner, not by a rule (an internal error): no document triggers it,
+    #: so ``bad`` describes the situation instead of being an example to run.
+    internal: bool = False
 
 
 @dataclass(slots=True)
@@ -100,13 +103,14 @@ def describe(
     good: str,
     *,
     family: str,
+    internal: bool = False,
 ) -> None:
     """Register a diagnostic code."""
     if code in REGISTRY:
         raise ValueError(f"diagnostic code {code} registered twice")
     if severity not in SEVERITIES:
         raise ValueError(f"unknown severity {severity!r}")
-    REGISTRY[code] = CheckInfo(code, name, severity, summary, rationale, bad, good, family)
+    REGISTRY[code] = CheckInfo(code, name, severity, summary, rationale, bad, good, family, internal=internal)
 
 
 def rule(function: Rule) -> Rule:
@@ -165,6 +169,7 @@ def _load_families() -> None:
         header,
         lines,
         redactions,
+        runner,
         session,
         source,
     )
