@@ -13,9 +13,10 @@ Nodes are frozen, slotted dataclasses. Edit them with :func:`dataclasses.replace
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from bbox_lark.values import LEVELS, parse_attempt, parse_int, parse_timestamp
 
 #: Event kinds, by line prefix (DECISIONS §8).
 PREFIX_KINDS: dict[str, str] = {
@@ -81,8 +82,6 @@ COMMENT_KINDS: tuple[str, ...] = (
     "summary",
 )
 
-_INT = re.compile(r"\d+")
-_ATTEMPT = re.compile(r"(\d+)(?:/(\d+))?")
 
 FieldValue = str | tuple[str, ...]
 
@@ -124,7 +123,7 @@ class BlobPointer:
 
     @property
     def size_int(self) -> int | None:
-        return int(self.size) if self.size is not None and _INT.fullmatch(self.size) else None
+        return parse_int(self.size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,34 +263,26 @@ class Event:
 
     @property
     def step(self) -> int | None:
-        value = self._get("step")
-        return int(value) if value is not None and _INT.fullmatch(value) else None
+        return parse_int(self._get("step"))
 
     @property
     def latency_ms(self) -> int | None:
-        value = self._get("latency_ms")
-        return int(value) if value is not None and _INT.fullmatch(value) else None
+        return parse_int(self._get("latency_ms"))
 
     @property
     def attempt(self) -> tuple[int, int | None] | None:
-        value = self._get("attempt")
-        match = _ATTEMPT.fullmatch(value) if value is not None else None
-        if match is None:
-            return None
-        total = int(match[2]) if match[2] is not None else None
-        return (int(match[1]), total)
+        """``(N, M)`` for ``attempt=N/M`` with N <= M, ``(N, None)`` for ``attempt=N``."""
+        return parse_attempt(self._get("attempt"))
 
     @property
     def ts(self) -> str | None:
-        from bbox_lark.values import parse_timestamp
-
         value = self._get("ts")
         return value if value is not None and parse_timestamp(value) is not None else None
 
     @property
     def level(self) -> str | None:
         value = self._get("level")
-        return value if value in ("debug", "info", "warn", "error") else None
+        return value if value in LEVELS else None
 
     @property
     def id(self) -> str | None:

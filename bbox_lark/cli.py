@@ -7,6 +7,7 @@ input; over several files the highest code wins.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import sys
@@ -175,7 +176,13 @@ def _write_json(value: object) -> None:
     """JSON on stdout. Undecodable bytes of the input (kept as lone surrogates) are written
     as ``\\udcNN`` escapes, which read back to the same string."""
     text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-    sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    try:
+        text.encode(sys.stdout.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        # An output encoding without these characters: JSON's own escapes read back the same.
+        text = json.dumps(value, ensure_ascii=True, indent=2) + "\n"
+    sys.stdout.write(text)
 
 
 def _errors_exit(diagnostics: tuple[Diagnostic, ...], shown: str) -> int:
@@ -575,8 +582,20 @@ def convert_command(
     raise typer.Exit(EXIT_FINDINGS if errors and not force else EXIT_OK)
 
 
+def _escape_unencodable_output() -> None:
+    """Text the terminal's encoding cannot show (``→`` under ``PYTHONIOENCODING=latin-1``)
+    is written as a backslash escape instead of ending the command in a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            # A closed or detached stream has nothing to protect.
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
     """Console-script entry point."""
+    _escape_unencodable_output()
     app()
 
 

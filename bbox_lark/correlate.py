@@ -88,9 +88,52 @@ class Pairing:
         return event.line in self.completes
 
 
+class _OpenCalls:
+    """Open calls indexed so that every question the pairing asks costs O(1) amortized:
+    by key (oldest first), by key and family, and how many ``t!`` starts of each tool name
+    are open. Closed calls stay in the queues until they reach the front (each is removed
+    once), so no line ever scans the calls still open (a file with thousands of open
+    starts stays linear)."""
+
+    __slots__ = ("by_key", "by_key_family", "open_tool_starts")
+
+    def __init__(self) -> None:
+        self.by_key: dict[Key, deque[_Open]] = defaultdict(deque)
+        self.by_key_family: dict[tuple[Key, str], deque[_Open]] = defaultdict(deque)
+        self.open_tool_starts: dict[str | None, int] = defaultdict(int)
+
+    @staticmethod
+    def _front(queue: deque[_Open] | None) -> _Open | None:
+        while queue and not queue[0].open:
+            queue.popleft()
+        return queue[0] if queue else None
+
+    def add(self, call: _Open, key: Key | None) -> None:
+        if key is not None:
+            self.by_key[key].append(call)
+            self.by_key_family[(key, call.family)].append(call)
+        if call.event.prefix == "t!":
+            self.open_tool_starts[call.event.name] += 1
+
+    def close(self, call: _Open) -> Event:
+        call.open = False
+        if call.event.prefix == "t!":
+            self.open_tool_starts[call.event.name] -= 1
+        return call.event
+
+    def any_open(self, key: Key, family: str | None = None) -> bool:
+        queue = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
+        return self._front(queue) is not None
+
+    def close_oldest(self, key: Key, family: str | None) -> Event | None:
+        queue = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
+        call = self._front(queue)
+        return self.close(call) if call is not None else None
+
+
 def pair_calls(events: Iterable[Event]) -> Pairing:
     """Pair the starts and completions of ``events`` (a document's events, in order)."""
-    open_calls: dict[Key, deque[_Open]] = defaultdict(deque)
+    index = _OpenCalls()
     seen: set[Key] = set()
     anonymous: dict[str | None, deque[_Open]] = defaultdict(deque)
     starts: list[_Open] = []
@@ -99,18 +142,6 @@ def pair_calls(events: Iterable[Event]) -> Pairing:
     orphans: list[Event] = []
     unknown: list[Event] = []
     ambiguous: list[Event] = []
-
-    def close_oldest(key: Key, family: str | None) -> Event | None:
-        queue = open_calls.get(key)
-        while queue and not queue[0].open:
-            queue.popleft()
-        if not queue:
-            return None
-        for call in queue:
-            if call.open and (family is None or call.family == family):
-                call.open = False
-                return call.event
-        return None
 
     for event in events:
         prefix = event.prefix
@@ -121,19 +152,16 @@ def pair_calls(events: Iterable[Event]) -> Pairing:
             if key not in seen:
                 unknown.append(event)
             elif _is_final(event):
-                started = close_oldest(key, None)
+                started = index.close_oldest(key, None)
                 if started is not None:
                     completes[event.line] = started.line
             continue
         if prefix == "t~":
             key = call_key(event)
             if key is not None:
-                queue = open_calls.get(key)
-                if not queue or not any(c.open and c.family == "t" for c in queue):
+                if not index.any_open(key, "t"):
                     orphans.append(event)
-            elif not any(c.open for c in anonymous.get(event.name, ())) and not any(
-                c.open and c.event.name == event.name and c.event.prefix == "t!" for c in starts
-            ):
+            elif index.open_tool_starts.get(event.name, 0) <= 0:
                 orphans.append(event)
             continue
         if prefix not in REGISTERING:
@@ -144,28 +172,28 @@ def pair_calls(events: Iterable[Event]) -> Pairing:
             if prefix == "t!":
                 call = _Open(event, family)
                 anonymous[event.name].append(call)
+                index.add(call, None)
                 starts.append(call)
             elif prefix == "t":
                 queue = anonymous.get(event.name)
                 while queue:
                     call = queue.popleft()
                     if call.open:
-                        call.open = False
+                        index.close(call)
                         completes[event.line] = call.event.line
                         break
             if event.line not in completes:
                 calls.append(event)
             continue
         if is_start(event):
-            queue = open_calls[key]
-            if any(c.open for c in queue):
+            if index.any_open(key):
                 ambiguous.append(event)
             call = _Open(event, family)
-            queue.append(call)
+            index.add(call, key)
             starts.append(call)
             calls.append(event)
         else:
-            started = close_oldest(key, family)
+            started = index.close_oldest(key, family)
             if started is not None:
                 completes[event.line] = started.line
             else:

@@ -8,6 +8,8 @@ an alias bomb costs nothing.
 
 from __future__ import annotations
 
+import bisect
+import re
 from typing import Any
 
 import yaml
@@ -16,6 +18,10 @@ from bbox_lark.ast import Header
 
 #: Largest header the reader accepts, in bytes of UTF-8 (DECISIONS §2).
 MAX_HEADER_BYTES = 64 * 1024
+#: Deepest nesting of lists and maps the header may have. Real headers are flat; a deeply
+#: nested one is an attack (the YAML library recurses per level and slows down
+#: quadratically with open flow brackets), so it is refused before the YAML is read.
+MAX_HEADER_DEPTH = 64
 
 _CORE_TAGS = frozenset(
     "tag:yaml.org,2002:" + name
@@ -28,6 +34,69 @@ class _Fault(Exception):
     def __init__(self, code: str, line: int, col: int, message: str) -> None:
         super().__init__(message)
         self.code, self.line, self.col, self.message = code, line, col, message
+
+
+class _Lines:
+    """File line and column of an offset into the YAML text, counting only ``\\n`` as a line
+    break: PyYAML also breaks lines at ``\\r``, U+0085, U+2028 and U+2029, which are line
+    content in bbox/1 (DECISIONS §1), so its own line numbers can point past the file."""
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.first_line = first_line
+        self.starts = [0]
+        self.starts.extend(m.end() for m in re.finditer("\n", text))
+
+    def at(self, index: int) -> tuple[int, int]:
+        row = bisect.bisect_right(self.starts, index) - 1
+        return self.first_line + row, index - self.starts[row] + 1
+
+    def mark(self, mark: Any) -> tuple[int, int]:
+        return self.at(mark.index) if mark is not None else (self.first_line, 1)
+
+
+_FLOW = re.compile(r"""[\[\]{}"'#]""")
+_BLOCK_ENTRY = re.compile(r"(?:[-?:][ \t]+)+")
+
+
+def _too_deep(text: str) -> tuple[int, int, int] | None:
+    """Where the nesting of ``text`` first goes past :data:`MAX_HEADER_DEPTH`, as (offset,
+    depth) plus the limit, or None. A conservative, linear estimate made before any YAML
+    is read: block levels by indentation and by ``- ``/``? ``/``: `` entries at a line's
+    start, flow levels by brackets outside quotes and comments."""
+    indents: list[int] = []
+    flow = 0
+    offset = 0
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        if body and not body.startswith("#") and flow == 0:
+            indent = len(line) - len(body)
+            while indents and indents[-1] >= indent:
+                indents.pop()
+            indents.append(indent)
+            entries = _BLOCK_ENTRY.match(body)
+            depth = len(indents) + (entries[0].count(" ") + entries[0].count("\t") if entries else 0)
+            if depth > MAX_HEADER_DEPTH:
+                return offset + indent, depth, MAX_HEADER_DEPTH
+        quote = ""
+        for match in _FLOW.finditer(line):
+            char = match[0]
+            if quote:
+                if char == quote:
+                    quote = ""
+                continue
+            if char in "\"'":
+                quote = char
+            elif char == "#":
+                if match.start() == 0 or line[match.start() - 1] in " \t":
+                    break
+            elif char in "[{":
+                flow += 1
+                if flow + len(indents) > MAX_HEADER_DEPTH:
+                    return offset + match.start(), flow + len(indents), MAX_HEADER_DEPTH
+            elif flow:
+                flow -= 1
+        offset += len(line) + 1
+    return None
 
 
 def _is_null(event: yaml.ScalarEvent) -> bool:
@@ -52,24 +121,28 @@ def read_header(yaml_text: str, first_line: int, open_line: int | None, close_li
     key_lines: dict[str, int] = {}
     nulls: set[str] = set()
     duplicates: list[tuple[str, int, int, str]] = []
+    lines = _Lines(yaml_text, first_line)
+    deep = _too_deep(yaml_text)
+    if deep is not None:
+        offset, depth, limit = deep
+        line, col = lines.at(offset)
+        message = f"header nesting goes {depth} levels deep here, over the limit of {limit}; not read"
+        faults.append(("E017", line, col, message))
+        return Header({}, {}, open_line, close_line, frozenset(), tuple(faults))
     try:
         events = list(yaml.parse(yaml_text, Loader=yaml.SafeLoader))
-        value = _build(events, first_line, fields, key_lines, nulls, duplicates)
+        value = _build(events, lines, fields, key_lines, nulls, duplicates)
         if value is not None and not isinstance(value, dict):
             faults.append(("E007", first_line, 1, "the header is not a mapping of keys to values"))
     except _Fault as fault:
         faults.append((fault.code, fault.line, fault.col, fault.message))
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = first_line + mark.line if mark else first_line
-        col = mark.column + 1 if mark else 1
+        line, col = lines.mark(error.problem_mark or error.context_mark)
         problem = error.problem or error.context or "invalid YAML"
         faults.append(("E006", line, col, f"header YAML: {problem}"))
     except yaml.reader.ReaderError as error:
         # A character YAML does not accept (a control character; invalid bytes are E001).
-        before = yaml_text[: error.position]
-        line = first_line + before.count("\n")
-        col = error.position - (before.rfind("\n") + 1) + 1
+        line, col = lines.at(error.position)
         char = error.character
         shown = f"U+{char:04X}" if isinstance(char, int) else f"U+{ord(char):04X}"
         faults.append(("E006", line, col, f"header YAML: character {shown} is not allowed"))
@@ -79,86 +152,88 @@ def read_header(yaml_text: str, first_line: int, open_line: int | None, close_li
     return Header(fields, key_lines, open_line, close_line, frozenset(nulls), tuple(faults))
 
 
-def _check_event(event: Any, first_line: int) -> None:
-    line = first_line + event.start_mark.line
-    col = event.start_mark.column + 1
+def _check_event(event: Any, lines: _Lines) -> None:
     if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+        line, col = lines.mark(event.start_mark)
         raise _Fault("E008", line, col, "anchors and aliases are not allowed in the header")
     tag = getattr(event, "tag", None)
     if tag and tag not in _CORE_TAGS and tag not in ("!", "?"):
+        line, col = lines.mark(event.start_mark)
         raise _Fault("E015", line, col, f"YAML tag {tag!r} is not allowed in the header")
+
+
+class _Mapping:
+    """A mapping being built: its dict, and the key whose value comes next."""
+
+    __slots__ = ("key", "key_event", "value")
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        self.value = value
+        self.key: str | None = None
+        self.key_event: Any = None
 
 
 def _build(
     events: list[Any],
-    first_line: int,
+    lines: _Lines,
     top: dict[str, Any],
     key_lines: dict[str, int],
     nulls: set[str],
     duplicates: list[tuple[str, int, int, str]],
 ) -> Any:
-    """Turn the event stream into strings, lists and dicts; return the document's value."""
-    position = 0
+    """Turn the event stream into strings, lists and dicts; return the document's value.
+    Built with an explicit stack, never recursion: depth costs nothing but memory."""
+    documents = 0
+    result: Any = None
+    # Open containers: a list, or a _Mapping. The outermost mapping is ``top``.
+    stack: list[list[Any] | _Mapping] = []
 
-    def node(depth: int) -> Any:
-        nonlocal position
-        event = events[position]
-        position += 1
-        _check_event(event, first_line)
-        if isinstance(event, yaml.ScalarEvent):
-            return event.value  # the source text, even for null (``~`` stays "~")
-        if isinstance(event, yaml.SequenceStartEvent):
-            items = []
-            while not isinstance(events[position], yaml.SequenceEndEvent):
-                items.append(node(depth + 1))
-            position += 1
-            return items
-        if isinstance(event, yaml.MappingStartEvent):
-            mapping: dict[str, Any] = top if depth == 0 else {}
-            while not isinstance(events[position], yaml.MappingEndEvent):
-                key_event = events[position]
-                key = node(depth + 1)
-                key_text = key if isinstance(key, str) else str(key)
-                value_start = events[position]
-                value = node(depth + 1)
-                if depth == 0:
-                    line = first_line + key_event.start_mark.line
-                    if key_text in mapping:
-                        duplicates.append(
-                            (
-                                "W026",
-                                line,
-                                key_event.start_mark.column + 1,
-                                f"header key {key_text!r} repeats; the first value is kept",
-                            )
-                        )
-                        continue
-                    key_lines[key_text] = line
-                    if isinstance(value_start, yaml.ScalarEvent) and _is_null(value_start):
-                        nulls.add(key_text)
-                if key_text not in mapping:
-                    mapping[key_text] = value
-            position += 1
-            return mapping
-        raise _Fault(
-            "E006",
-            first_line + event.start_mark.line,
-            event.start_mark.column + 1,
-            "header YAML: unexpected content",
-        )
+    def add(value: Any, event: Any) -> None:
+        nonlocal result
+        if not stack:
+            result = value
+            return
+        parent = stack[-1]
+        if isinstance(parent, list):
+            parent.append(value)
+            return
+        if parent.key is None:
+            parent.key = value if isinstance(value, str) else str(value)
+            parent.key_event = event
+            return
+        key, key_event = parent.key, parent.key_event
+        parent.key = None
+        if len(stack) == 1:  # a top-level key
+            line, col = lines.mark(key_event.start_mark)
+            if key in parent.value:
+                message = f"header key {key!r} repeats; the first value is kept"
+                duplicates.append(("W026", line, col, message))
+                return
+            key_lines[key] = line
+            if isinstance(event, yaml.ScalarEvent) and _is_null(event):
+                nulls.add(key)
+        parent.value.setdefault(key, value)
 
-    while position < len(events):
-        event = events[position]
+    for event in events:
+        if isinstance(event, (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)):
+            continue
         if isinstance(event, yaml.DocumentStartEvent):
-            position += 1
-            value = node(0)
-            if position < len(events) and isinstance(events[position], yaml.DocumentEndEvent):
-                position += 1
-            rest = [e for e in events[position:] if not isinstance(e, yaml.StreamEndEvent)]
-            if rest:
-                raise _Fault(
-                    "E006", first_line + rest[0].start_mark.line, 1, "header YAML: more than one document"
-                )
-            return value
-        position += 1
-    return None
+            documents += 1
+            if documents > 1:
+                line, _ = lines.mark(event.start_mark)
+                raise _Fault("E006", line, 1, "header YAML: more than one document")
+            continue
+        _check_event(event, lines)
+        if isinstance(event, yaml.ScalarEvent):
+            add(event.value, event)  # the source text, even for null (``~`` stays "~")
+        elif isinstance(event, yaml.SequenceStartEvent):
+            stack.append([])
+        elif isinstance(event, yaml.MappingStartEvent):
+            stack.append(_Mapping(top if not stack and result is None else {}))
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            done = stack.pop()
+            add(done if isinstance(done, list) else done.value, event)
+        else:
+            line, col = lines.mark(event.start_mark)
+            raise _Fault("E006", line, col, "header YAML: unexpected content")
+    return result

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from bbox_lark.ast import BlobPointer, Field, QuoteFault, Redaction, Result
+from bbox_lark.values import to_int
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +67,24 @@ def patterns() -> Patterns:
     )
 
 
-_TOKEN_START = frozenset(" \t\f\v\r=[,")
+#: Characters other than whitespace after which a quote opens a string (DECISIONS §9).
+_OPENERS = frozenset("=[,")
+
+
+def opens_string(text: str, index: int) -> bool:
+    """True when a ``"`` at ``text[index]`` stands at the start of a token: at the start of
+    the text, or after whitespace (the grammar's ``\\s``: ``str.isspace``, Unicode spaces
+    such as U+00A0 included, DECISIONS §11), ``=``, ``[`` or ``,``."""
+    if index == 0:
+        return True
+    before = text[index - 1]
+    return before in _OPENERS or before.isspace()
+
+
 _ESCAPES = {'\\"': '"', "\\\\": "\\", "\\n": "\n", "\\t": "\t"}
 _ESCAPE = re.compile(r"\\.")
-_LIST_ITEM = re.compile(r'\s*("(?:[^"\\]|\\.)*"|[^,]*?)\s*(?:,|$)')
+_LIST_SPACE = re.compile(r"\s*")
+_LIST_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def unquote(text: str) -> str:
@@ -87,18 +102,32 @@ def quote(value: str) -> str:
 
 
 def split_list(text: str) -> tuple[str, ...]:
-    """The items of a bracketed list ``[a, "b c", d]``."""
+    """The items of a bracketed list ``[a, "b c", d]``: split at commas, each item stripped;
+    an item that is one complete quoted string (then only whitespace before its comma) is
+    unquoted, and so is an unquoted item that starts and ends with a quote. Linear: every
+    character is looked at a bounded number of times."""
     inner = text[1:-1]
     if not inner.strip():
         return ()
-    items = []
-    for match in _LIST_ITEM.finditer(inner):
-        if match.start() == len(inner):
-            break
-        item = match[1]
+    items: list[str] = []
+    end = len(inner)
+    pos = 0
+    while pos < end:
+        start = _LIST_SPACE.match(inner, pos).end()  # type: ignore[union-attr]
+        quoted = _LIST_QUOTED.match(inner, start)
+        if quoted is not None:
+            after = _LIST_SPACE.match(inner, quoted.end()).end()  # type: ignore[union-attr]
+            if after == end or inner[after] == ",":
+                items.append(unquote(quoted[0]))
+                pos = after + 1 if after < end else end
+                continue
+        comma = inner.find(",", start)
+        stop = end if comma < 0 else comma
+        item = inner[start:stop].rstrip()
         if item.startswith('"') and len(item) > 1 and item.endswith('"'):
             item = unquote(item)
         items.append(item)
+        pos = end if comma < 0 else comma + 1
     return tuple(items)
 
 
@@ -155,7 +184,7 @@ def scan_items(
             end = start + len(quoted_token)
             if not want_args:
                 continue
-            if start == 0 or text[start - 1] in _TOKEN_START:
+            if opens_string(text, start):
                 args.append(unquote(quoted_token))
             else:
                 # Right after another item (`[a]"b c"`) a quote opens nothing (DECISIONS §9):
@@ -171,7 +200,7 @@ def scan_items(
                 continue
             # A quote opens a string only at a token start (DECISIONS §9): after whitespace,
             # `=`, `[` or `,`, or at the start of the text; elsewhere it is a character.
-            if word[0] == '"' and not free_text and (start == 0 or text[start - 1] in _TOKEN_START):
+            if word[0] == '"' and not free_text and opens_string(text, start):
                 faults.append(QuoteFault(col + start, False, after_arrow))
             args.append(word)
     return Scan(fields, args, faults)
@@ -226,7 +255,7 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
     kind = pats.head_kinds[group] or head[1:-1]
     if kind == "count":
         count = _COUNT.fullmatch(head)
-        number = int(count[1]) if count else None
+        number = to_int(count[1]) if count else None
         unit = count[2].strip() if count and count[2] else None
         return Result(kind, text, text_col, head, rest, number=number, unit=unit)
     if kind == "error":
@@ -235,7 +264,7 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
     if kind == "retry":
         retry = _RETRY.fullmatch(head)
         assert retry is not None
-        return Result(kind, text, text_col, head, rest, number=int(retry[1]), total=int(retry[2]))
+        return Result(kind, text, text_col, head, rest, number=to_int(retry[1]), total=to_int(retry[2]))
     if kind == "selected":
         return Result(kind, text, text_col, head, rest, choices=_choices(head[10:-1]))
     if kind == "auto_choice":

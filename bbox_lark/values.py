@@ -12,6 +12,27 @@ _ATTEMPT = re.compile(r"(\d+)(?:/(\d+))?")
 
 LEVELS = ("debug", "info", "warn", "error")
 
+#: The largest typed integer (``step``, ``latency_ms``, ``attempt``, counts, blob sizes,
+#: elapsed hours): a signed 64-bit integer, what JSON readers and the interchange formats
+#: take. A longer digit string is malformed, and it is never handed to ``int()`` (Python
+#: refuses strings of more than 4,300 digits, and converting a long one is slow).
+MAX_INT = 2**63 - 1
+_MAX_DIGITS = len(str(MAX_INT))
+
+
+def to_int(digits: str) -> int | None:
+    """The value of a string of ASCII digits, or None when it is over :data:`MAX_INT`.
+    The caller has checked that ``digits`` is only digits."""
+    if len(digits) > _MAX_DIGITS:
+        return None
+    number = int(digits)
+    return number if number <= MAX_INT else None
+
+
+def is_oversized_int(value: object) -> bool:
+    """True for a digit string that is well-formed but over :data:`MAX_INT`."""
+    return isinstance(value, str) and _INT.fullmatch(value) is not None and to_int(value) is None
+
 
 def parse_timestamp(value: str) -> datetime | None:
     """An ISO 8601 date-time with a zone (``2025-12-18T03:21:11Z``), else None."""
@@ -26,14 +47,15 @@ def parse_timestamp(value: str) -> datetime | None:
 def parse_elapsed(value: str) -> int | None:
     """``HH:MM:SS`` as seconds, else None."""
     match = _ELAPSED.fullmatch(value)
-    if match is None:
+    hours = to_int(match[1]) if match is not None else None
+    if match is None or hours is None:
         return None
-    return int(match[1]) * 3600 + int(match[2]) * 60 + int(match[3])
+    return hours * 3600 + int(match[2]) * 60 + int(match[3])
 
 
 def parse_int(value: object) -> int | None:
     """A non-negative decimal integer, else None."""
-    return int(value) if isinstance(value, str) and _INT.fullmatch(value) else None
+    return to_int(value) if isinstance(value, str) and _INT.fullmatch(value) else None
 
 
 def parse_attempt(value: object) -> tuple[int, int | None] | None:
@@ -43,7 +65,10 @@ def parse_attempt(value: object) -> tuple[int, int | None] | None:
     match = _ATTEMPT.fullmatch(value)
     if match is None:
         return None
-    number, total = int(match[1]), (int(match[2]) if match[2] is not None else None)
+    number = to_int(match[1])
+    total = to_int(match[2]) if match[2] is not None else None
+    if number is None or (match[2] is not None and total is None):
+        return None
     if total is not None and number > total:
         return None
     return number, total

@@ -15,12 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 import bbox_lark
 from bbox_lark import Diagnostic, Document
+from bbox_lark.source import DEFAULT_MAX_LINE
+
+# Property tests are deterministic (a fixed seed, no example database), so CI and every local
+# run see the same examples; `BBOX_LARK_FUZZ=N` asks for a long randomized run instead. A
+# failure either kind finds is kept as an `@example` or a corpus case.
+settings.register_profile("deterministic", derandomize=True, database=None, deadline=None)
+settings.register_profile("random", deadline=None)
+settings.load_profile("random" if os.environ.get("BBOX_LARK_FUZZ") else "deterministic")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT / "corpus"
@@ -50,8 +59,14 @@ class CorpusFile:
 
     @property
     def code(self) -> str:
-        """For ``invalid/`` files: the code the file is named after."""
-        return self.path.name[:4]
+        """For ``invalid/`` and ``hostile/`` files: the code the file is named after
+        (``clean`` for a hostile file that must give no error or warning)."""
+        return "clean" if self.path.name.startswith("clean-") else self.path.name[:4]
+
+    @property
+    def max_line(self) -> int:
+        """The line limit (corpus/README.md, "Line limit"): the default for ``hostile/``."""
+        return DEFAULT_MAX_LINE if self.folder == "hostile" else CORPUS_MAX_LINE
 
     @property
     def blobs(self) -> Path:
@@ -68,7 +83,7 @@ class CorpusFile:
 
 @cache
 def _parse(file: CorpusFile) -> Document:
-    doc = bbox_lark.parse(file.data(), blobs=file.blobs, max_line=CORPUS_MAX_LINE)
+    doc = bbox_lark.parse(file.data(), blobs=file.blobs, max_line=file.max_line)
     return portable(doc)
 
 

@@ -18,7 +18,9 @@ from bbox_lark.jsonout import document_to_json
 
 VALID = corpus_files("valid")
 INVALID = corpus_files("invalid")
-ALL = VALID + INVALID
+#: Inputs a fuzzer or an attack found (corpus/README.md, "Hostile inputs").
+HOSTILE = corpus_files("hostile")
+ALL = VALID + INVALID + HOSTILE
 
 
 def ids(files: list[CorpusFile]) -> list[str]:
@@ -64,6 +66,16 @@ def test_invalid_file_reports_its_code(file: CorpusFile) -> None:
     assert file.code in bbox_lark.registry(), f"{file.path.name} is not named after a registered code"
     codes = {d.code for d in file.parse().diagnostics}
     assert file.code in codes
+
+
+@pytest.mark.parametrize("file", HOSTILE, ids=ids(HOSTILE))
+def test_hostile_file_gets_its_verdict(file: CorpusFile) -> None:
+    found = {d.code for d in file.parse().diagnostics if d.severity != "info"}
+    if file.code == "clean":
+        assert found == set()
+    else:
+        assert file.code in bbox_lark.registry(), f"{file.path.name} is not named after a registered code"
+        assert file.code in found
 
 
 @pytest.mark.parametrize("file", ALL, ids=ids(ALL))

@@ -134,3 +134,171 @@ def test_subprocess_sanity() -> None:
     # The CLI runs as a real program too (used by the output-encoding tests below).
     done = subprocess.run([sys.executable, "-m", "bbox_lark.cli", "--help"], capture_output=True, text=True)
     assert done.returncode == 0
+
+
+# -- crashers: each once raised out of parse ----------------------------------------------
+
+BIG = "9" * 5000  # over Python's 4,300-digit limit on int("...")
+HEADER_START = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (HEADER + f"t:curl api latency_ms={BIG}\n", {"W014"}),
+        (HEADER + f"t:curl api attempt={BIG}\n", {"W014"}),
+        (HEADER + f"t:curl api attempt=1/{BIG}\n", {"W014"}),
+        (HEADER + f"a: hi step={BIG}\n", {"W014"}),
+        (HEADER + f"t:read big.log → @blob sha256={'ab' * 32} bytes={BIG}\n", {"W017"}),
+        (HEADER + f"t:grep x → [{BIG}]\n", set()),
+        (HEADER + f"t:grep x → [{BIG} matches]\n", set()),
+        (HEADER + f"t:curl api → [retry {BIG}/1]\n", set()),
+        (HEADER + f"a: hi step=1\n# metrics step={BIG}\n", {"W014"}),
+        (HEADER + f"# t={BIG}:00:00\n", {"W019"}),
+        (HEADER_START + "k: " + "[" * 1000 + "]" * 1000 + "\n---\n", {"E017"}),
+        (HEADER_START + "k: " + "{a: " * 1000 + "}" * 1000 + "\n---\n", {"E017"}),
+        (HEADER_START + "k:\n  " + "- " * 1000 + "x\n---\n", {"E017"}),
+        (HEADER_START + "k: " + "[" * 30000 + "\n---\n", {"E017"}),
+    ],
+    ids=[
+        "latency",
+        "attempt",
+        "attempt-total",
+        "step",
+        "blob-bytes",
+        "count",
+        "count-unit",
+        "retry",
+        "metrics-step",
+        "elapsed",
+        "header-flow-seq",
+        "header-flow-map",
+        "header-block-seq",
+        "header-unclosed",
+    ],
+)
+def test_crasher_is_a_finding(text: str, expected: set[str]) -> None:
+    document = assert_sound(text)
+    assert codes(document) - {"I004", "I006"} == expected
+
+
+def test_huge_numbers_are_not_typed() -> None:
+    document = bbox_lark.parse(HEADER + f"t:x step={BIG} → [{BIG} lines]\nt:y → [retry {BIG}/{BIG}]\n")
+    first, second = document.events
+    assert first.step is None and first.result is not None and first.result.number is None
+    assert first.result.kind == "count" and first.result.unit == "lines"
+    assert second.result is not None and second.result.number is None and second.result.total is None
+    assert bbox_lark.parse(HEADER + "a: x step=9223372036854775807\n").events[0].step == 2**63 - 1
+    assert bbox_lark.parse(HEADER + "a: x step=9223372036854775808\n").events[0].step is None
+
+
+def test_a_deep_header_is_refused_before_the_yaml_is_read() -> None:
+    deep = HEADER_START + "notes: " + "[" * 65 + "]" * 65 + "\n---\na: the body -> [ok]\n"
+    document = bbox_lark.parse(deep)
+    found = [(d.code, d.line, d.col) for d in document.diagnostics]
+    # The 64th bracket: with the top-level mapping, the 65th level (on the `notes:` line).
+    assert ("E017", 6, 8 + 63) in found
+    assert ("W013", 8, 15) not in found  # `a:` is free text: no ASCII arrow there
+    assert document.header == {}
+    assert len(document.events) == 1  # the body is still read
+    shallow = HEADER_START + "notes: " + "[" * 60 + "]" * 60 + "\n---\n"
+    assert "E017" not in codes(bbox_lark.parse(shallow))
+
+
+# -- header positions: only "\n" ends a line ------------------------------------------------
+
+
+@pytest.mark.parametrize("breaker", ["\r", "\u0085", "\u2028", "\u2029"])
+def test_header_findings_stay_inside_the_file(breaker: str) -> None:
+    text = f"---\nformat: bbox/1{breaker}{breaker}{breaker}\nid: s\nrepo_sha: [215db51\n---\n"
+    document = assert_sound(text)
+    yaml_error = [d for d in document.diagnostics if d.code == "E006"]
+    assert yaml_error and all(d.line <= 5 for d in yaml_error), yaml_error
+
+
+def test_header_key_lines_count_newlines_only() -> None:
+    document = bbox_lark.parse("---\nformat: bbox/1\nid: 's\u2028\rx'\nrepo_sha: 215db51\nrunner: r\n---\n")
+    assert document.header_info is not None
+    assert document.header_info.key_lines["repo_sha"] == 4  # PyYAML alone would say 6
+
+
+# -- linear time: each shape that was quadratic -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "n"),
+    [
+        (lambda n: HEADER + "t:read x=[a" + " " * n + "b]\n", 16000),
+        (lambda n: HEADER + "u: " + "[redacted:" * n + "\n", 4000),
+        (lambda n: HEADER + "o: → " + "[ok " * n + "\n", 4000),
+        (lambda n: HEADER + "t:x " + "[ok " * n + "\n", 4000),
+        (lambda n: HEADER + "# " + "[ok " * n + "\n", 4000),
+        (lambda n: HEADER + "a: x=" + "[" * n + "\n", 4000),
+        (lambda n: HEADER + "t:x " + '"\\' * n + "\n", 4000),
+    ],
+    ids=["list-spaces", "redaction-openers", "result-openers", "call-openers", "comment", "field", "escapes"],
+)
+def test_long_line_is_linear(make: Callable[[int], str], n: int) -> None:
+    assert_linear(make, n)
+
+
+def _starts(n: int) -> str:
+    return HEADER + "".join(f"t!:read id=x{i} → [running]\n" for i in range(n)) + "t~:bash\n" * n
+
+
+@pytest.mark.parametrize(
+    ("make", "n"),
+    [
+        (_starts, 3000),
+        (lambda n: HEADER + "t!:read id=x → [running]\n" * n + "t~:read id=x\n" * n, 3000),
+        (lambda n: HEADER + "x:explore id=x → [running]\n" * n + "o: id=x → [ok]\n" * n, 1500),
+        (lambda n: HEADER + "t!:read\n" * n + "t~:read\n" * n + "t:read\n" * n, 1500),
+    ],
+    ids=["distinct-ids-progress", "same-id-progress", "same-id-observations", "anonymous"],
+)
+def test_open_calls_are_indexed(make: Callable[[int], str], n: int) -> None:
+    assert_linear(make, n, bbox_lark.check)
+
+
+def test_list_items_split_in_linear_time() -> None:
+    from bbox_lark.scan import split_list
+
+    assert split_list('[a, "b, c" , d e ,"x" y, ]') == ("a", "b, c", "d e", '"x" y', "")
+    assert_linear(lambda n: "[a" + " " * n + "b]", 50000, split_list)
+
+
+# -- output that the terminal's encoding cannot show ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["parse"],
+        ["parse", "--json"],
+        ["stats"],
+        ["stats", "--json"],
+        ["check"],
+        ["check", "--format", "json"],
+    ],
+    ids=lambda args: "-".join(args),
+)
+def test_output_encoding_is_escaped_not_fatal(args: list[str], tmp_path: Path) -> None:
+    path = tmp_path / "s.bbox"
+    path.write_bytes((HEADER + "t:read a.rs → [1 lines] 😀\na: caf\xe9 ✓\n").encode() + b"u: \xff\n")
+    env = {"PYTHONIOENCODING": "latin-1", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bbox_lark.cli", *args, str(path)], capture_output=True, env=env, timeout=60
+    )
+    assert b"Traceback" not in done.stderr, done.stderr.decode("latin-1")
+    assert done.returncode == 1  # the invalid byte is an error
+    if "--json" in args or "json" in args:
+        json.loads(done.stdout.decode("latin-1"))
+
+
+def test_explain_with_a_latin1_terminal() -> None:
+    env = {"PYTHONIOENCODING": "latin-1", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bbox_lark.cli", "explain", "W013"], capture_output=True, env=env, timeout=60
+    )
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    assert b"\\u2192" in done.stdout  # `→` escaped, not fatal

@@ -87,6 +87,13 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(escape, text)
 
 
+def shorten(text: str, limit: int = 100) -> str:
+    """``text`` for a message: a long value is cut, with its length given."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}… ({len(text):,} characters)"
+
+
 Rule = Callable[[Context], None]
 
 REGISTRY: dict[str, CheckInfo] = {}

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bbox_lark.ast import BlobPointer, Document
-from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.checks import Context, describe, example, rule, shorten
 from bbox_lark.scan import find_blobs
+from bbox_lark.values import MAX_INT, is_oversized_int
 
 FAMILY = "blobs"
 
@@ -114,13 +115,15 @@ def blob_checks(ctx: Context) -> None:
         if sha is None or sha == "":
             ctx.report("W017", line, col, "blob pointer without sha256=")
         elif not _HEX.fullmatch(sha):
-            ctx.report("W016", line, col, f"blob sha256 {sha!r} is not hexadecimal")
+            ctx.report("W016", line, col, f"blob sha256 {shorten(sha)!r} is not hexadecimal")
             sha = None
         elif len(sha) < 6:
-            ctx.report("W006", line, col, f"blob sha256 {sha!r} has fewer than 6 hex digits")
+            ctx.report("W006", line, col, f"blob sha256 {shorten(sha)!r} has fewer than 6 hex digits")
             sha = None
         elif len(sha) < _FULL:
-            ctx.report("I008", line, col, f"blob sha256 {sha!r} is abbreviated and cannot be verified")
+            ctx.report(
+                "I008", line, col, f"blob sha256 {shorten(sha)!r} is abbreviated and cannot be verified"
+            )
             sha = None
         elif len(sha) > _FULL:
             ctx.report("W017", line, col, f"blob sha256 has {len(sha)} hex digits, more than 64")
@@ -128,9 +131,10 @@ def blob_checks(ctx: Context) -> None:
         if blob.size is None:
             ctx.report("W017", line, col, "blob pointer without bytes=")
         elif blob.size_int is None:
-            ctx.report("W017", line, col, f"blob bytes={blob.size} is not an integer")
+            problem = f"is over {MAX_INT}" if is_oversized_int(blob.size) else "is not an integer"
+            ctx.report("W017", line, col, f"blob bytes={shorten(blob.size)} {problem}")
         if blob.mime is not None and not _MIME.fullmatch(blob.mime):
-            ctx.report("W017", line, col, f"blob mime={blob.mime} is not type/subtype")
+            ctx.report("W017", line, col, f"blob mime={shorten(blob.mime)} is not type/subtype")
         if folder is None or sha is None:
             continue
         path = blob_path(folder, sha.lower())
@@ -141,4 +145,9 @@ def blob_checks(ctx: Context) -> None:
         if hashlib.sha256(data).hexdigest() != sha.lower():
             ctx.report("E014", line, col, f"blob {sha[:12]}… content does not match its sha256")
         elif blob.size_int is not None and blob.size_int != len(data):
-            ctx.report("E014", line, col, f"blob {sha[:12]}… is {len(data)} bytes, pointer says {blob.size}")
+            ctx.report(
+                "E014",
+                line,
+                col,
+                f"blob {sha[:12]}… is {len(data)} bytes, pointer says {shorten(blob.size or '')}",
+            )

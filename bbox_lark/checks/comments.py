@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bbox_lark.checks import Context, describe, example, rule
-from bbox_lark.values import parse_elapsed
+from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.values import MAX_INT, is_oversized_int, parse_elapsed
 
 FAMILY = "comments"
 
@@ -39,8 +39,12 @@ def elapsed_checks(ctx: Context) -> None:
         col = event.text_col + 2
         seconds = parse_elapsed(value)
         if seconds is None:
-            ctx.report("W019", event.line, col, f"elapsed time {value!r} is not HH:MM:SS")
+            hours = value.split(":", 1)[0]
+            problem = f"has more hours than {MAX_INT}" if is_oversized_int(hours) else "is not HH:MM:SS"
+            ctx.report("W019", event.line, col, f"elapsed time {shorten(value)!r} {problem}")
             continue
         if last is not None and seconds < last:
-            ctx.report("W020", event.line, col, f"elapsed time {value} is earlier than the one before it")
+            ctx.report(
+                "W020", event.line, col, f"elapsed time {shorten(value)} is earlier than the one before it"
+            )
         last = seconds if last is None else max(last, seconds)

@@ -7,7 +7,7 @@ The pairing itself (what opens a call, what completes it, which key it goes by) 
 from __future__ import annotations
 
 from bbox_lark.ast import Event
-from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.checks import Context, describe, example, rule, shorten
 from bbox_lark.correlate import Key, call_key, pair_calls
 
 FAMILY = "correlation"
@@ -88,7 +88,7 @@ def correlation_checks(ctx: Context) -> None:
     pairing = pair_calls(ctx.events)
     for event in pairing.orphan_progress:
         key = call_key(event)
-        what = f"{key[0]}={key[1]}" if key else f"tool {event.name!r}"
+        what = f"{key[0]}={shorten(key[1])}" if key else f"tool {shorten(event.name or '')!r}"
         ctx.report("W001", event.line, _key_col(event, key), f"progress for {what} with no open start")
     for event in pairing.unknown_observations:
         key = call_key(event)
@@ -104,6 +104,8 @@ def correlation_checks(ctx: Context) -> None:
         )
     for event in pairing.open_starts:
         if event.prefix == "t!":
-            ctx.report("W007", event.line, 1, f"tool start `t!:{event.name}` is never completed")
+            ctx.report(
+                "W007", event.line, 1, f"tool start `t!:{shorten(event.name or '')}` is never completed"
+            )
         else:
             ctx.report("W025", event.line, 1, f"`{event.prefix}:` call started here is never completed")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Field
-from bbox_lark.checks import Context, describe, example, rule
-from bbox_lark.values import LEVELS, parse_attempt, parse_int, parse_timestamp
+from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.values import LEVELS, MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
 FAMILY = "fields"
 
@@ -69,8 +69,12 @@ def _typed_problem(key: str, value: object) -> str | None:
         ok = isinstance(value, str) and parse_timestamp(value) is not None
         return None if ok else "is not an ISO 8601 date-time with a zone"
     if key in ("step", "latency_ms"):
+        if is_oversized_int(value):
+            return f"is over the largest integer a typed field takes ({MAX_INT})"
         return None if parse_int(value) is not None else "is not a non-negative integer"
     if key == "attempt":
+        if isinstance(value, str) and any(is_oversized_int(part) for part in value.split("/", 1)):
+            return f"is over the largest integer a typed field takes ({MAX_INT})"
         return None if parse_attempt(value) is not None else "is not N or N/M with N <= M"
     if key == "level":
         return None if value in LEVELS else f"is not one of {', '.join(LEVELS)}"
@@ -81,7 +85,7 @@ def _typed(ctx: Context, line: int, node: Field) -> None:
     problem = _typed_problem(node.key, node.value)
     if problem is not None:
         code = "W005" if node.key == "ts" else "W014"
-        ctx.report(code, line, node.value_col, f"{node.key}={node.raw_value} {problem}")
+        ctx.report(code, line, node.value_col, f"{node.key}={shorten(node.raw_value)} {problem}")
 
 
 _TYPED = frozenset({"ts", "step", "latency_ms", "attempt", "level"})
@@ -113,7 +117,9 @@ def field_checks(ctx: Context) -> None:
         highest = _order(ctx, event, highest, steps)
     for line, node in references:
         if steps and parse_int(node.value) not in steps:
-            ctx.report("I009", line, node.value_col, f"step={node.value} refers to a step no line has")
+            ctx.report(
+                "I009", line, node.value_col, f"step={shorten(node.raw_value)} refers to a step no line has"
+            )
 
 
 def _order(ctx: Context, event: Event, highest: int | None, steps: set[int]) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.checks import Context, describe, example, rule, shorten
 
 FAMILY = "header"
 
@@ -122,6 +122,17 @@ describe(
     family=FAMILY,
 )
 describe(
+    "E017",
+    "header-too-deep",
+    "error",
+    "The header nests lists and maps more than 64 levels deep.",
+    "Headers are flat; deep nesting is an attack on YAML readers (they recurse per level and"
+    " slow down with every open bracket). The header is not read; the body is still checked.",
+    _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: " + "[" * 65 + "]" * 65 + "\n"),
+    _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: [[a]]\n"),
+    family=FAMILY,
+)
+describe(
     "W008",
     "unexpected-format-version",
     "warning",
@@ -204,7 +215,7 @@ def header_checks(ctx: Context) -> None:
         ctx.report("E005", info.open_line or 1, 1, "the header's `---` is never closed")
     for code, line, col, message in info.faults:
         ctx.report(code, line, col, message)
-    if any(code in ("E006", "E007", "E008", "E009", "E015") for code, *_ in info.faults):
+    if any(code in ("E006", "E007", "E008", "E009", "E015", "E017") for code, *_ in info.faults):
         return  # the fields cannot be trusted; the YAML error says why
     fields = info.fields
 
@@ -221,20 +232,20 @@ def header_checks(ctx: Context) -> None:
     if isinstance(fmt, str) and fmt and "format" not in info.null_keys:
         family, slash, version = fmt.partition("/")
         if not slash or family not in ("bbox", "rlog"):
-            ctx.report("E011", where("format"), 1, f"format {fmt!r} does not start with `bbox/`")
+            ctx.report("E011", where("format"), 1, f"format {shorten(fmt)!r} does not start with `bbox/`")
         else:
             if family == "rlog":
-                ctx.report("W010", where("format"), 1, f"format {fmt!r} is the later name of bbox/")
+                ctx.report("W010", where("format"), 1, f"format {shorten(fmt)!r} is the later name of bbox/")
             if version not in _VERSIONS:
-                ctx.report("W008", where("format"), 1, f"format {fmt!r} is not bbox/1")
+                ctx.report("W008", where("format"), 1, f"format {shorten(fmt)!r} is not bbox/1")
     sha = fields.get("repo_sha")
     present = isinstance(sha, str) and bool(sha.strip()) and "repo_sha" not in info.null_keys
     if present and isinstance(sha, str) and not (6 <= len(sha) <= 40 and _HEX.fullmatch(sha)):
-        ctx.report("W009", where("repo_sha"), 1, f"repo_sha {sha!r} is not 6 to 40 hex digits")
+        ctx.report("W009", where("repo_sha"), 1, f"repo_sha {shorten(sha)!r} is not 6 to 40 hex digits")
     if fields.get("mode") == "auto" and "sandbox_id" not in fields:
         ctx.report("I003", where("mode"), 1, "mode: auto without sandbox_id")
     if "runner" not in fields:
         ctx.report("I004", 1, 1, "no runner in the header")
     for key in fields:
         if key not in KNOWN and not key.startswith("extra."):
-            ctx.report("I006", where(key), 1, f"unknown header key {key!r} (kept)")
+            ctx.report("I006", where(key), 1, f"unknown header key {shorten(key)!r} (kept)")

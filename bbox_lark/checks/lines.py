@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Event
-from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.checks import Context, describe, example, rule, shorten
 
 FAMILY = "lines"
 
@@ -148,11 +148,17 @@ def _check_event(ctx: Context, event: Event) -> None:
     if kind == "lifecycle":
         name = event.name or ""
         if name not in LIFECYCLE:
-            ctx.report("W021", event.line, 2, f"unknown lifecycle primitive `@{name}`")
+            ctx.report("W021", event.line, 2, f"unknown lifecycle primitive `@{shorten(name)}`")
         elif name == "phase":
             phase = event.args[0] if event.args else None
             if not isinstance(phase, str) or phase not in PHASES:
-                shown = "no phase" if phase is None else f"phase {phase!r}"
+                shown = (
+                    "no phase"
+                    if phase is None
+                    else f"phase {shorten(str(phase))!r}"
+                    if isinstance(phase, str)
+                    else f"phase {phase!r}"
+                )
                 col = event.text_col if phase is not None else len(event.raw) + 1
                 ctx.report(
                     "W022",

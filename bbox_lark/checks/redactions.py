@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bbox_lark.ast import Document, Event, Redaction
-from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.checks import Context, describe, example, rule, shorten
 from bbox_lark.scan import find_redactions
 from bbox_lark.values import parse_int
 
@@ -54,5 +54,5 @@ def redaction_checks(ctx: Context) -> None:
                 "W018",
                 event.line,
                 node.value_col,
-                f"redactions={node.raw_value} but the body has {count} marker(s)",
+                f"redactions={shorten(node.raw_value)} but the body has {count} marker(s)",
             )
