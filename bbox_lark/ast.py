@@ -37,6 +37,9 @@ PREFIX_KINDS: dict[str, str] = {
     "td": "todos",
 }
 KIND_PREFIXES: dict[str, str] = {kind: prefix for prefix, kind in PREFIX_KINDS.items()}
+#: Prefixes whose text is free text (DECISIONS §3, §9): only `→` splits, and `fmt` keeps
+#: the text's inner spacing (§10).
+FREE_TEXT_PREFIXES = frozenset({"u", "a", "th", "td"})
 
 #: Every value ``Event.kind`` can take.
 EVENT_KINDS: tuple[str, ...] = (*PREFIX_KINDS.values(), "comment", "lifecycle", "unknown")

@@ -594,9 +594,18 @@ def _escape_unencodable_output() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. A bug that escapes every command's own handling still
+    ends in one clear line and exit 2, never a traceback (the per-file handling in
+    :mod:`bbox_lark.workflow` keeps ``check`` going file by file)."""
     _escape_unencodable_output()
-    app()
+    try:
+        app()
+    except Exception as error:  # the last resort: the bug is ours, say so
+        from bbox_lark.workflow import internal_error
+
+        err.print("[bold red]error:[/] ", end="")
+        err.print(_safe(internal_error(error).message), markup=False)
+        raise SystemExit(EXIT_USAGE) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,7 +23,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Document, Event, Field, Line, Result
+from bbox_lark.ast import (
+    FREE_TEXT_PREFIXES,
+    BlankLine,
+    Continuation,
+    Diagnostic,
+    Document,
+    Event,
+    Field,
+    Line,
+    Result,
+)
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
 #: Prefixes whose name follows the colon with no space (DECISIONS §3, §10).
@@ -124,14 +134,22 @@ def canonical_line(event: Event) -> str:
     out = [head]
     end = head_end
     if event.text:
-        out += [" ", _words(raw, event.text_col - 1, len(event.text))]
-        end = event.text_col - 1 + len(event.text)
+        start = event.text_col - 1
+        # The text of `u a th td` lines keeps its inner spacing (DECISIONS §10); the items of
+        # a call part are separated by one space.
+        if event.prefix in FREE_TEXT_PREFIXES:
+            out += [" ", raw[start : start + len(event.text)]]
+        else:
+            out += [" ", _words(raw, start, len(event.text))]
+        end = start + len(event.text)
     result = event.result
     if event.arrow is not None and event.arrow_col is not None:
         out.append(" " + ARROW)
         end = event.arrow_col - 1 + len(event.arrow)
         if result is not None and result.text:
-            out += [" ", _words(raw, result.col - 1, len(result.text))]
+            # Result text is never squeezed (tool output is often aligned): one space after
+            # the arrow, the text as written.
+            out += [" ", result.text]
             end = result.col - 1 + len(result.text)
     if event.metrics is not None:
         tail = raw[end:]

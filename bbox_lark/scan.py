@@ -95,6 +95,11 @@ def unquote(text: str) -> str:
     return _ESCAPE.sub(lambda m: _ESCAPES.get(m[0], m[0]), inner)
 
 
+def quoted_at(text: str, index: int) -> re.Match[str] | None:
+    """The complete quoted string that starts at ``text[index]``, or None."""
+    return patterns().quoted.match(text, index)
+
+
 def quote(value: str) -> str:
     """A double-quoted string for ``value`` that :func:`unquote` reads back."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
@@ -129,6 +134,25 @@ def split_list(text: str) -> tuple[str, ...]:
         items.append(item)
         pos = end if comma < 0 else comma + 1
     return tuple(items)
+
+
+def list_quote_faults(text: str, col: int) -> list[int]:
+    """Columns of the quotes in a bracketed list ``text`` (at column ``col``) that open an
+    item and never close (DECISIONS §11: E012 in a call part)."""
+    if '"' not in text:
+        return []
+    inner, found = text[1:-1], []
+    pos, end = 0, len(text) - 2
+    while pos <= end:
+        start = _LIST_SPACE.match(inner, pos).end()  # type: ignore[union-attr]
+        quoted = _LIST_QUOTED.match(inner, start) if start < end and inner[start] == '"' else None
+        if start < end and inner[start] == '"' and quoted is None:
+            found.append(col + 1 + start)
+        comma = inner.find(",", quoted.end() if quoted is not None else start)
+        if comma < 0:
+            break
+        pos = comma + 1
+    return found
 
 
 @dataclass(slots=True)
@@ -179,6 +203,10 @@ def scan_items(
                 ):
                     # `KEY=[redacted:kind]` is a redacted value, not a one-item list.
                     value = split_list(raw_value)
+                    if not (free_text or after_arrow):
+                        faults.extend(
+                            QuoteFault(c, False, False) for c in list_quote_faults(raw_value, value_col)
+                        )
             fields.append(Field(key, value, raw_value, col + start, value_col, quoted, after_arrow))
         elif quoted_token:
             end = start + len(quoted_token)
@@ -192,6 +220,8 @@ def scan_items(
                 args.extend(quoted_token.split())
         elif list_token:
             end = start + len(list_token)
+            if not (free_text or after_arrow):
+                faults.extend(QuoteFault(c, False, False) for c in list_quote_faults(list_token, col + start))
             if want_args:
                 args.append(split_list(list_token))
         else:

@@ -12,8 +12,17 @@ from typing import Any
 
 from lark import Token, Transformer
 
-from bbox_lark.ast import PREFIX_KINDS, BlankLine, Continuation, Event, Field, Line, QuoteFault
-from bbox_lark.scan import classify_result, scan_items
+from bbox_lark.ast import (
+    FREE_TEXT_PREFIXES,
+    PREFIX_KINDS,
+    BlankLine,
+    Continuation,
+    Event,
+    Field,
+    Line,
+    QuoteFault,
+)
+from bbox_lark.scan import classify_result, quoted_at, scan_items, unquote
 
 _COMMENT_KINDS = {
     "KW_ELAPSED": "elapsed",
@@ -52,7 +61,6 @@ class LineToken(str):
 
 
 _NAMED = frozenset({"t", "t!", "t~", "s", "p", "x", "c"})
-_FREE = frozenset({"u", "a", "th", "td"})
 
 # Parts of a line, as the shaper hands them over:
 #   ("blank",) ("continuation",) ("unknown",)
@@ -180,6 +188,7 @@ _NAME = re.compile(r"\s*([^\s→]+)")
 def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
     what, head, (text_token, result_token, metrics_token) = parts
     spaced = False
+    leading_args: list[Any] = []
     text_start = text_token.start_pos if text_token is not None else len(raw)
     call = str(text_token) if text_token is not None else ""
     if what == "lifecycle":
@@ -195,21 +204,37 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
         elif name == "" and prefix in _NAMED and call.strip():
             # `t: read ...`: a space before the name (warned about by a check).
             match = _NAME.match(call)
+            if match is not None and match[1].startswith('"'):
+                # `t: "read a.rs"`: the quote opens a string (DECISIONS §11). The name is the
+                # string's first word if the string closes (the rest of it is the first
+                # argument); an unclosed one is E012 (from the item scanner) and no name.
+                quoted = quoted_at(call, match.start(1))
+                match = None
+                if quoted is not None:
+                    words = unquote(quoted[0]).split(None, 1)
+                    if words:
+                        name, spaced = words[0], True
+                        inside = quoted[0][1:]
+                        name_col = text_start + quoted.start() + 2 + len(inside) - len(inside.lstrip())
+                        if len(words) > 1:
+                            leading_args.append(words[1])
+                        call = call[quoted.end() :]
+                        text_start += quoted.end()
             if match is not None:
                 name, name_col, spaced = match[1], text_start + match.start(1) + 1, True
                 call = call[match.end() :]
                 text_start += match.end()
         if not name:
             name, name_col = None, None
-    free = prefix in _FREE
+    free = prefix in FREE_TEXT_PREFIXES
     nodes: list[Field] = []
-    args: list[Any] = []
+    args: list[Any] = list(leading_args)
     faults: list[QuoteFault] = []
     text = call.strip()
     text_col = text_start + 1 + (len(call) - len(call.lstrip())) if text else len(raw) + 1
     if call and (not free or "=" in call):
         scan = scan_items(call, text_start + 1, free_text=free, want_args=not free)
-        nodes, args, faults = scan.fields, scan.args, scan.faults
+        nodes, args, faults = scan.fields, leading_args + scan.args, scan.faults
     result = None
     arrow_text = arrow_col = None
     if result_token is not None:

@@ -49,7 +49,7 @@ LINES = [
     ("m: auto", "m:auto"),
     ("m:   auto   afk=true", "m:auto afk=true"),
     ("u:hello", "u: hello"),
-    ("a:   hello   there", "a: hello there"),
+    ("a:   hello   there", "a: hello   there"),  # free text keeps its inner spacing
     ("th:thinking", "th: thinking"),
     ("td:[pending] x", "td: [pending] x"),
     ("o:id=1→[ok]", "o: id=1 → [ok]"),
@@ -64,15 +64,16 @@ LINES = [
     ("t:x a=1 \u00a0 b=2", "t:x a=1 b=2"),
     # quoted strings and lists are untouched
     ('c:gh q="a  b"  →  [2]', 'c:gh q="a  b" → [2]'),
-    ('u: he said "a   b"   twice', 'u: he said "a   b" twice'),
+    ('u: he said "a   b"   twice', 'u: he said "a   b"   twice'),
     ("t:x [a,   b]  l=[1,  2]", "t:x [a,   b] l=[1,  2]"),
     ('t:x "a → b"   c', 't:x "a → b" c'),
-    ('t:x → "quoted  result"   rest', 't:x → "quoted  result" rest'),
+    ('t:x → "quoted  result"   rest', 't:x → "quoted  result"   rest'),
     ('@end summary="a  b"  prs=[1,  2]', '@end summary="a  b" prs=[1,  2]'),
-    # results: words collapse like everywhere else; a bracket form is a list, kept
-    ("t:test → [ok]   128   tests", "t:test → [ok] 128 tests"),
+    # results: one space after the arrow, the text as written (DECISIONS §10)
+    ("t:test  →   [ok]   128   tests", "t:test → [ok]   128   tests"),
     ("q: → [selected:  yes,  no]", "q: → [selected:  yes,  no]"),
-    ("t:read x → [186  lines]  more", "t:read x → [186  lines] more"),
+    ("t:read x → [186  lines]  more", "t:read x → [186  lines]  more"),
+    ("td:  [pending] Read  [pending] Fix", "td: [pending] Read  [pending] Fix"),
     # trailing metrics comments
     ("a: hi   # metrics   prompt=1   cost=2  ", "a: hi # metrics prompt=1 cost=2"),
     ("t:x → [ok]\t# metrics a=1", "t:x → [ok] # metrics a=1"),
@@ -138,8 +139,8 @@ def test_line_endings_bom_and_final_newline_are_kept() -> None:
 
 
 def test_invalid_bytes_survive() -> None:
-    data = HEADER.encode() + b"u:caf\xe9   x\n"
-    assert encode(fmt(data)) == HEADER.encode() + b"u: caf\xe9 x\n"
+    data = HEADER.encode() + b"t:caf\xe9   x\n"
+    assert encode(fmt(data)) == HEADER.encode() + b"t:caf\xe9 x\n"
 
 
 # -- formatter pairs ---------------------------------------------------------------------
@@ -235,7 +236,7 @@ def test_fmt_output(file: CorpusFile, snapshot_text: SnapshotAssertion) -> None:
 
 # -- the command -------------------------------------------------------------------------
 
-MESSY = HEADER + "u:Fix   it\nt:test→[ok]\n"
+MESSY = HEADER + "u:Fix it\nt:test→[ok]\n"
 CLEAN = HEADER + "u: Fix it\nt:test → [ok]\n"
 BROKEN = HEADER + 't:grep "open  → [ok]\n'
 
@@ -304,7 +305,7 @@ def test_fmt_diff_prints_a_unified_diff_and_writes_nothing(files: dict[str, Path
     name = str(files["messy"])
     assert result.stdout == (
         f"--- a/{name}\n+++ b/{name}\n@@ -4,5 +4,5 @@\n repo_sha: 215db51\n runner: local\n"
-        " ---\n-u:Fix   it\n-t:test→[ok]\n+u: Fix it\n+t:test → [ok]\n"
+        " ---\n-u:Fix it\n-t:test→[ok]\n+u: Fix it\n+t:test → [ok]\n"
     )
     assert files["messy"].read_text() == MESSY
 
@@ -344,10 +345,10 @@ def test_fmt_stdin_to_stdout() -> None:
 
 
 def test_fmt_stdin_keeps_invalid_bytes() -> None:
-    data = HEADER.encode() + b"u:caf\xe9   x\r\n"
+    data = HEADER.encode() + b"t:caf\xe9   x\r\n"
     result = runner.invoke(app, ["fmt", "--force", "-"], input=data)
     assert result.exit_code == 0
-    assert result.stdout_bytes == HEADER.encode() + b"u: caf\xe9 x\r\n"
+    assert result.stdout_bytes == HEADER.encode() + b"t:caf\xe9 x\r\n"
 
 
 def test_fmt_directory(tmp_path: Path) -> None:

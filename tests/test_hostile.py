@@ -302,3 +302,22 @@ def test_explain_with_a_latin1_terminal() -> None:
     )
     assert done.returncode == 0 and b"Traceback" not in done.stderr
     assert b"\\u2192" in done.stdout  # `→` escaped, not fatal
+
+
+def test_a_bug_in_any_command_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    # The last resort in `main()`: whatever escapes a command is reported, not a traceback.
+    script = (
+        "import sys, bbox_lark.api\n"
+        "def boom(*a, **k): raise KeyError('boom')\n"
+        "bbox_lark.api.parse = boom\n"
+        "from bbox_lark import cli\n"
+        "sys.argv = ['bbox-lark', 'stats', sys.argv[1]]\n"
+        "cli.main()\n"
+    )
+    path = tmp_path / "s.bbox"
+    path.write_text(HEADER)
+    command = [sys.executable, "-c", script, str(path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "internal error (KeyError" in done.stderr and "Please report this bug" in done.stderr

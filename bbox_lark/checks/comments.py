@@ -21,8 +21,10 @@ describe(
     "W020",
     "elapsed-decreasing",
     "warning",
-    "An elapsed-time comment is earlier than the one before it.",
-    "Elapsed time only grows within a session; going back means reordered or merged logs.",
+    "An elapsed-time comment is earlier than the previous `# t=` mark.",
+    "Elapsed time only grows within a session; going back means reordered or merged logs."
+    " Each mark is compared with the previous one (DECISIONS §11), so a session that resets"
+    " its clock warns once, at the reset, not on every later mark.",
     example("# t=00:10:00\na: hello\n# t=00:05:00\n"),
     example("# t=00:05:00\na: hello\n# t=00:10:00\n"),
     family=FAMILY,
@@ -32,6 +34,7 @@ describe(
 @rule
 def elapsed_checks(ctx: Context) -> None:
     last: int | None = None
+    last_value = ""
     for event in ctx.events:
         if event.kind != "comment" or event.name != "elapsed":
             continue
@@ -44,7 +47,8 @@ def elapsed_checks(ctx: Context) -> None:
             ctx.report("W019", event.line, col, f"elapsed time {shorten(value)!r} {problem}")
             continue
         if last is not None and seconds < last:
-            ctx.report(
-                "W020", event.line, col, f"elapsed time {shorten(value)} is earlier than the one before it"
+            message = (
+                f"elapsed time {shorten(value)} is earlier than the previous mark, {shorten(last_value)}"
             )
-        last = seconds if last is None else max(last, seconds)
+            ctx.report("W020", event.line, col, message)
+        last, last_value = seconds, value
