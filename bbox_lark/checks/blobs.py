@@ -26,6 +26,7 @@ describe(
     "So short a hash cannot even be looked up in a blob store.",
     example("t:read a.rs → @blob sha256=ab12 bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Write the blob's full sha256 (64 hex digits).",
     family=FAMILY,
 )
 describe(
@@ -36,6 +37,7 @@ describe(
     "An abbreviated hash can find a blob but cannot verify its content.",
     example("t:read a.rs → @blob sha256=9f86d081 bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Write the blob's full sha256 (64 hex digits) so that it can be verified.",
     family=FAMILY,
 )
 describe(
@@ -46,6 +48,7 @@ describe(
     "The hash names the blob's file; a placeholder like `ab12cd34...` names nothing.",
     example("t:read a.rs → @blob sha256=ab12cd34... bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Write the blob's sha256 in hex digits.",
     family=FAMILY,
 )
 describe(
@@ -56,6 +59,7 @@ describe(
     "Readers need the hash to find the blob and the size to check it.",
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=big\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4 mime=text/plain\n"),
+    fix="Write the pointer as `@blob sha256=<64 hex digits> bytes=<size> [mime=type/subtype]`.",
     family=FAMILY,
 )
 describe(
@@ -66,6 +70,8 @@ describe(
     "The log claims output that nobody can read back.",
     example(f"t:read a.rs → @blob sha256={'0' * 64} bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Put the blob in the blob folder as a file named by its sha256, or give the right folder"
+    " with `--blobs DIR`.",
     family=FAMILY,
 )
 describe(
@@ -76,6 +82,7 @@ describe(
     "A blob that changed after the session was logged cannot be trusted.",
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=5\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Store the blob the pointer names, or correct the pointer's `sha256=` and `bytes=`.",
     family=FAMILY,
 )
 
