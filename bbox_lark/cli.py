@@ -10,14 +10,16 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from bbox_lark.api import parse
 from bbox_lark.ast import Diagnostic
@@ -25,11 +27,51 @@ from bbox_lark.inputs import InputError, collect_inputs, read_input
 from bbox_lark.jsonout import diagnostic_to_json
 from bbox_lark.source import DEFAULT_MAX_LINE
 
+
+def _tidy_help(params: list[Any]) -> list[Any]:
+    """Help pages without type noise: a flag shows no ``<bool>`` and a list of arguments no
+    ``<list[str]>`` (its name already ends in ``...``); a repeatable option shows its item
+    type. Applied to every command's parameters (help option included) as the group hands
+    the command out, so a new option needs nothing here."""
+    for param in params:
+        if getattr(param, "metavar", None) is not None:
+            continue
+        if getattr(param, "is_flag", False) and not getattr(param, "count", False):
+            param.metavar = ""
+        elif getattr(param, "multiple", False) and hasattr(param, "display_type"):
+            try:
+                label = str(param.display_type(None))
+            except Exception:  # another Typer: leave its help as it is
+                continue
+            param.metavar = re.sub(r"^<list\[(.*)\]>$", r"<\1>", label)
+        elif getattr(param, "param_type_name", "") == "argument" and param.nargs != 1:
+            setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
+    return params
+
+
+class _Group(TyperGroup):
+    """The root command: tidies each command's help page (:func:`_tidy_help`, paragraphs
+    reflowed) as it hands the command out."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _tidy_help(super().get_params(ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _tidy_help(command.get_params(ctx))
+            if command.help:  # docstring paragraphs reflow to the terminal's width
+                paragraphs = inspect.cleandoc(command.help).split("\n\n")
+                command.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+        return command
+
+
 app = typer.Typer(
     name="bbox-lark",
+    cls=_Group,
     help="Check, inspect, format and convert BlackBox (bbox/1) session logs.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
@@ -43,9 +85,15 @@ MaxLine = Annotated[int, typer.Option(help="Longest line parsed, in characters."
 
 
 class OutputFormat(StrEnum):
-    text = "text"
+    """``check --output-format`` (``bbox_lark.report``); ``text`` is ``concise``'s old name."""
+
+    full = "full"
+    concise = "concise"
     json = "json"
     github = "github"
+    sarif = "sarif"
+    junit = "junit"
+    text = "text"
 
 
 def fail_usage(message: str) -> typer.Exit:
@@ -56,7 +104,6 @@ def fail_usage(message: str) -> typer.Exit:
 
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-_GITHUB = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _safe(text: str) -> str:
@@ -67,12 +114,23 @@ def _safe(text: str) -> str:
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
 
 
-def _escape_github(text: str) -> str:
-    return _safe(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+def _show_version(value: bool) -> None:
+    if value:
+        from bbox_lark import __version__
+
+        out.print(f"bbox-lark {__version__}", markup=False)
+        raise typer.Exit(EXIT_OK)
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """Check, inspect, format and convert BlackBox (bbox/1) session logs."""
 
 
@@ -84,9 +142,30 @@ def check(
     ],
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")] = False,
     output: Annotated[
-        OutputFormat,
-        typer.Option("--format", "-f", help="text (path:line:col: CODE message), json or github."),
-    ] = OutputFormat.text,
+        OutputFormat | None,
+        typer.Option(
+            "--output-format",
+            "--format",
+            "-f",
+            help="full (the default on a terminal: each finding with its source line and what to do),"
+            " concise (path:line:col: CODE message, the default otherwise; text is its old name),"
+            " json, github, sarif or junit.",
+            show_default=False,
+        ),
+    ] = None,
+    statistics: Annotated[
+        bool, typer.Option("--statistics", help="Count the findings per code instead of listing them.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print the findings only: no summary, no progress bar.")
+    ] = False,
+    exit_zero: Annotated[
+        bool,
+        typer.Option(
+            "--exit-zero",
+            help="Exit 0 even when findings fail (an unreadable input or a bbox-lark bug is still 2).",
+        ),
+    ] = False,
     blobs: Annotated[
         Path | None,
         typer.Option(
@@ -102,58 +181,117 @@ def check(
     """Validate bbox/1 files and report every finding with its line and column."""
     from bbox_lark.workflow import check_paths
 
-    code = EXIT_OK
-    report: list[dict[str, object]] = []
-    totals = {"error": 0, "warning": 0, "info": 0}
-    count = 0
-    for file_report in check_paths(paths, blobs=blobs, select=select, ignore=ignore, max_line=max_line):
-        count += 1
-        code = max(code, file_report.exit_code(strict))
-        if file_report.error is not None:
-            err.print("[bold red]error:[/] ", end="")
-            err.print(_safe(file_report.error), markup=False)
-            report.append(
-                {"path": file_report.path, "readable": False, "error": file_report.error, "diagnostics": []}
+    reports = check_paths(paths, blobs=blobs, select=select, ignore=ignore, max_line=max_line)
+    raise typer.Exit(
+        _report_check(reports, output, strict=strict, statistics=statistics, quiet=quiet, exit_zero=exit_zero)
+    )
+
+
+def _report_check(
+    reports: Iterator[Any],
+    output: OutputFormat | None,
+    *,
+    strict: bool,
+    statistics: bool,
+    quiet: bool,
+    exit_zero: bool,
+) -> int:
+    """Render a check run (``bbox_lark.report``) on stdout as it goes, unreadable inputs and the
+    summary on stderr, a progress bar on a terminal; return the exit code."""
+    from bbox_lark.ansi import wants_color
+    from bbox_lark.report import ReportOptions, Tally, render, render_statistics
+
+    if output is None:
+        output = OutputFormat.full if _isatty(sys.stdout) else OutputFormat.concise
+    options = ReportOptions(strict=strict, exit_zero=exit_zero, color=wants_color(sys.stdout))
+    tally = Tally(options)
+    progress = _Progress(enabled=not quiet and _isatty(sys.stderr))
+
+    def watched() -> Iterator[Any]:
+        for report in tally.watch(reports):
+            if report.error is not None:
+                err.print("[bold red]error:[/] ", end="")
+                err.print(_safe(report.error), markup=False)
+            progress.advance()
+            yield report
+
+    if statistics:
+        chunks = render_statistics(watched(), options, as_json=output is OutputFormat.json)
+    else:
+        chunks = render(watched(), output.value, options)
+    with progress:
+        for chunk in chunks:
+            _write_out(chunk)
+    if not quiet and (statistics or output in (OutputFormat.full, OutputFormat.concise, OutputFormat.text)):
+        err.print(("[red]✗[/] " if tally.worst else "[green]✓[/] ") + tally.summary())
+    return tally.exit_code
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _write_out(text: str) -> None:
+    """Text on stdout, as it comes (``text`` never holds lone surrogates: renderers escape)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+class _Progress:
+    """A progress bar on stderr for a run that takes more than a second: shown only when
+    ``enabled`` (stderr is a terminal and the run is not ``--quiet``), from the first file
+    done after the first second; removed when the run ends. While it shows, what is written
+    on stdout goes above it when stdout is the terminal too, and straight to stdout otherwise
+    (``check DIR > report.txt`` keeps every finding in the file)."""
+
+    DELAY = 1.0
+
+    def __init__(self, enabled: bool, console: Console | None = None) -> None:
+        import time
+
+        self.enabled = enabled
+        self.console = console or err
+        self.started = time.monotonic()
+        self.done = 0
+        self.bar: Any = None
+        self.task: Any = None
+
+    def advance(self) -> None:
+        import time
+
+        self.done += 1
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.started < self.DELAY:
+                return
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(
+                SpinnerColumn(),
+                TextColumn("checking"),
+                BarColumn(),
+                TextColumn("{task.completed} file(s)"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+                redirect_stdout=_isatty(sys.stdout),
+                redirect_stderr=False,
             )
-            continue
-        diagnostics = list(file_report.diagnostics)
-        for diagnostic in diagnostics:
-            totals[diagnostic.severity] += 1
-        shown = _safe(file_report.shown)
-        if output is OutputFormat.json:
-            report.append(
-                {"path": shown, "readable": True, "diagnostics": [diagnostic_to_json(d) for d in diagnostics]}
-            )
-        elif output is OutputFormat.github:
-            for d in diagnostics:
-                kind = _GITHUB[d.severity]
-                title = f"{d.code} {d.name}"
-                where = f"file={shown},line={d.line},col={d.col},title={title}"
-                out.print(f"::{kind} {where}::{_escape_github(d.message)}", markup=False)
-        else:
-            for d in diagnostics:
-                out.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
-                out.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
-                out.print(_safe(d.message), markup=False)
-    if output is OutputFormat.json:
-        document_json = {
-            "version": 1,
-            "exit_code": code,
-            "strict": strict,
-            "files": report,
-            "totals": {**totals, "files": count},
-        }
-        _write_json(document_json)
-    elif output is OutputFormat.text:
-        unreadable = sum(1 for entry in report if entry.get("readable") is False)
-        summary = (
-            f"{count - unreadable} file(s): {totals['error']} error(s), {totals['warning']} warning(s),"
-            f" {totals['info']} info"
-        )
-        if unreadable:
-            summary += f"; {unreadable} path(s) could not be read"
-        err.print(("[red]✗[/] " if code else "[green]✓[/] ") + summary)
-    raise typer.Exit(code)
+            self.task = self.bar.add_task("check", total=None, completed=self.done)
+            self.bar.start()
+        self.bar.update(self.task, completed=self.done)
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
 
 # -- inspecting: parse, stats, explain, docs --------------------------------------------
@@ -248,20 +386,47 @@ def stats(
 
 @app.command()
 def explain(
-    code: Annotated[str, typer.Argument(help="A diagnostic code (W003) or its name (unknown-line).")],
+    code: Annotated[
+        str | None, typer.Argument(help="A diagnostic code (W003) or its name (unknown-line).")
+    ] = None,
+    list_all: Annotated[
+        bool, typer.Option("--list", help="List every code with its severity, name and summary.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --list: a JSON list (code, name, severity, summary, fix).")
+    ] = False,
 ) -> None:
-    """Print what a diagnostic code means, why, and a failing and a passing example."""
+    """Print what a diagnostic code means, why, what to do, and a failing and a passing example;
+    --list lists every code."""
     import difflib
 
     from bbox_lark.checks import registry
-    from bbox_lark.docsgen import check_section, find_check
+    from bbox_lark.docsgen import check_section, code_table, find_check
 
+    if list_all:
+        if code is not None:
+            raise fail_usage("give a CODE or --list, not both")
+        codes = list(registry().values())
+        if as_json:
+            keys = ("code", "name", "severity", "summary", "fix", "retired")
+            _write_json([{key: getattr(info, key) for key in keys} for info in codes])
+        else:
+            _write_out(code_table(codes))
+        raise typer.Exit(EXIT_OK)
+    if as_json:
+        raise fail_usage("--json goes with --list")
+    if code is None:
+        raise fail_usage("give a diagnostic CODE (or its name), or --list for every code")
     info = find_check(code)
     if info is None:
         known = [*registry(), *(i.name for i in registry().values())]
         close = difflib.get_close_matches(code.upper() if code[:1].isalpha() else code, known, n=3)
         close += [c for c in difflib.get_close_matches(code.lower(), known, n=3) if c not in close]
-        hint = f"; did you mean {', '.join(close)}?" if close else "; docs/checks.md lists every code"
+        hint = (
+            f"; did you mean {', '.join(close)}?"
+            if close
+            else "; `bbox-lark explain --list` lists every code"
+        )
         raise fail_usage(f"unknown diagnostic code {code!r}{hint}")
     out.print(check_section(info).rstrip("\n"), markup=False)
 
@@ -318,9 +483,11 @@ def fmt_command(
     force: Annotated[bool, typer.Option("--force", help="Rewrite files even when they have errors.")] = False,
     max_line: MaxLine = DEFAULT_MAX_LINE,
 ) -> None:
-    """Rewrite files in canonical form (docs/fmt.md): → arrows, one space between words and
-    fields, no trailing whitespace; the header, continuation lines, quoted text and line
-    endings are kept. --check and --diff never write; - reads stdin and writes stdout."""
+    """Rewrite files in canonical form (docs/fmt.md).
+
+    → arrows, one space between words and fields, no trailing whitespace; the header,
+    continuation lines, quoted text and line endings are kept. --check and --diff never
+    write; - reads stdin and writes stdout."""
     from bbox_lark.atomic import write_atomic
     from bbox_lark.fix.framework import unified_diff
     from bbox_lark.printer import format_text
@@ -361,7 +528,7 @@ def fmt_command(
             continue
         counts["changed" if result.changed else "unchanged"] += 1
         if item == "-":
-            _write_diff(result.new)  # stdout, byte for byte
+            _write_text(result.new)  # stdout, byte for byte
         elif result.changed:
             try:
                 write_atomic(item, encode(result.new))
@@ -405,9 +572,12 @@ def _with_fixer_flags(command: Callable[..., None]) -> Callable[..., None]:
 
 def _write_diff(diff: str) -> None:
     """The diff on stdout, byte for byte (CRLF and undecodable input bytes included), so that
-    ``patch`` and ``git apply`` take it."""
+    ``patch`` and ``git apply`` take it; coloured on a terminal (``bbox_lark.ansi``)."""
+    from bbox_lark.ansi import color_diff, wants_color
     from bbox_lark.source import encode
 
+    if wants_color(sys.stdout):
+        diff = color_diff(diff)
     sys.stdout.flush()
     stream = getattr(sys.stdout, "buffer", None)
     if stream is None:  # a text-only stream (tests capturing stdout)
@@ -429,8 +599,10 @@ def fix_command(
     max_line: MaxLine = DEFAULT_MAX_LINE,
     **chosen: bool,
 ) -> None:
-    """Repair a file with the chosen fixers. A dry run by default: prints a unified diff and
-    what would change; --write or --output applies it."""
+    """Repair a file with the chosen fixers (docs/fix.md).
+
+    A dry run by default: prints a unified diff and what would change; --write or --output
+    applies it."""
     from bbox_lark.atomic import write_atomic
     from bbox_lark.fix import FIXERS, FixError, apply_fixes
     from bbox_lark.source import encode

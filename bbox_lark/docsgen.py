@@ -12,7 +12,7 @@ import html
 import io
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ GRAMMAR_FILE = "grammar.html"
 
 #: Section headings of every code's page, in order (ruff style).
 SECTION_PARTS = ("### What it does", "### Why is this bad?", "### Example", "### Use instead")
+#: The section after them that says what to do about a finding, for codes with a fix hint.
+FIX_PART = "### How to fix"
 
 #: Example lines longer than this are shortened in the docs.
 LONG_LINE = 120
@@ -108,7 +110,22 @@ def check_section(info: CheckInfo) -> str:
             "",
         ]
     out += [SECTION_PARTS[3], "", "```bbox", show_example(info.good), "```", ""]
+    if info.fix:
+        out += [FIX_PART, "", info.fix, ""]
     return "\n".join(out)
+
+
+def code_table(infos: Iterable[CheckInfo]) -> str:
+    """One line per code: code, severity, name and summary in aligned columns (``explain
+    --list``); a retired code says so."""
+    rows = [(i.code, i.severity, i.name, ("(retired) " if i.retired else "") + i.summary) for i in infos]
+    if not rows:
+        return ""
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    return "".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + f"  {row[3]}\n"
+        for row in rows
+    )
 
 
 def checks_markdown() -> str:

@@ -7,10 +7,11 @@ Code scheme (codes are never reused; a retired code stays in the registry as a t
 * New warnings continue at ``W010``, new infos at ``I005``; errors are ``E001`` onwards.
 
 Adding a check is one small addition to a family module: a :func:`describe` call (code,
-kebab-case name, severity, summary, rationale, a failing and a passing example) and the
-code that reports it from a :func:`rule`. The registry drives ``docs/checks.md``, the
-``explain`` command, and the tests that run every example and that require an
-``corpus/invalid`` file for every code.
+kebab-case name, severity, summary, rationale, a failing and a passing example, and ``fix``:
+what to do about a finding) and the code that reports it from a :func:`rule`. The registry
+drives ``docs/checks.md``, the ``explain`` command, the ``full``, SARIF and JUnit outputs of
+``check``, and the tests that run every example and that require an ``corpus/invalid`` file
+for every code.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ class CheckInfo:
     #: Reported by the runner, not by a rule (an internal error): no document triggers it,
     #: so ``bad`` describes the situation instead of being an example to run.
     internal: bool = False
+    #: One line: what to do about a finding (a command to run, what to write instead);
+    #: empty when there is nothing to do. Shown by ``check --output-format full``, SARIF and
+    #: JUnit output, and ``explain``.
+    fix: str = ""
 
 
 @dataclass(slots=True)
@@ -110,6 +115,7 @@ def describe(
     good: str,
     *,
     family: str,
+    fix: str = "",
     internal: bool = False,
 ) -> None:
     """Register a diagnostic code."""
@@ -117,7 +123,9 @@ def describe(
         raise ValueError(f"diagnostic code {code} registered twice")
     if severity not in SEVERITIES:
         raise ValueError(f"unknown severity {severity!r}")
-    REGISTRY[code] = CheckInfo(code, name, severity, summary, rationale, bad, good, family, internal=internal)
+    REGISTRY[code] = CheckInfo(
+        code, name, severity, summary, rationale, bad, good, family, fix=fix, internal=internal
+    )
 
 
 def rule(function: Rule) -> Rule:

@@ -27,6 +27,7 @@ describe(
     "So short a hash cannot even be looked up in a blob store.",
     example("t:read a.rs → @blob sha256=ab12 bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Write the blob's full sha256 (64 hex digits).",
     family=FAMILY,
 )
 describe(
@@ -37,6 +38,7 @@ describe(
     "An abbreviated hash can find a blob but cannot verify its content.",
     example("t:read a.rs → @blob sha256=9f86d081 bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Write the blob's full sha256 (64 hex digits) so that it can be verified.",
     family=FAMILY,
 )
 describe(
@@ -47,6 +49,7 @@ describe(
     "The hash names the blob's file; a placeholder like `ab12cd34...` names nothing.",
     example("t:read a.rs → @blob sha256=ab12cd34... bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Write the blob's sha256 in hex digits.",
     family=FAMILY,
 )
 describe(
@@ -57,6 +60,7 @@ describe(
     "Readers need the hash to find the blob and the size to check it.",
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=big\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4 mime=text/plain\n"),
+    fix="Write the pointer as `@blob sha256=<64 hex digits> bytes=<size> [mime=type/subtype]`.",
     family=FAMILY,
 )
 describe(
@@ -67,6 +71,8 @@ describe(
     "The log claims output that nobody can read back.",
     example(f"t:read a.rs → @blob sha256={'0' * 64} bytes=4\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Put the blob in the blob folder as a file named by its sha256, or give the right folder"
+    " with `--blobs DIR`.",
     family=FAMILY,
 )
 describe(
@@ -77,6 +83,7 @@ describe(
     "A blob that changed after the session was logged cannot be trusted.",
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=5\n"),
     example(f"t:read a.rs → @blob sha256={_SHA} bytes=4\n"),
+    fix="Store the blob the pointer names, or correct the pointer's `sha256=` and `bytes=`.",
     family=FAMILY,
 )
 

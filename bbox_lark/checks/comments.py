@@ -15,6 +15,7 @@ describe(
     "Elapsed marks are how people scan a long session; a malformed one cannot be ordered.",
     example("# t=5m\na: hello\n"),
     example("# t=00:05:00\na: hello\n"),
+    fix="Write the mark as `# t=HH:MM:SS`.",
     family=FAMILY,
 )
 describe(
@@ -27,6 +28,7 @@ describe(
     " its clock warns once, at the reset, not on every later mark.",
     example("# t=00:10:00\na: hello\n# t=00:05:00\n"),
     example("# t=00:05:00\na: hello\n# t=00:10:00\n"),
+    fix="Keep marks in order; a session whose clock restarted warns once here and can ignore it.",
     family=FAMILY,
 )
 

@@ -24,6 +24,7 @@ describe(
         "t~:test span=t200 [64/128 passed]\n"
         "t:test span=t200 → [ok]\n"
     ),
+    fix="Give the `t~` line the id (or span) of an earlier `t!` start of the same call.",
     family=FAMILY,
 )
 describe(
@@ -34,6 +35,7 @@ describe(
     "An observation must follow the call it reports on; an unknown id is a typo or a lost line.",
     example("o: id=call_9 → [ok]\n"),
     example("t:test id=call_9 → [running]\no: id=call_9 → [ok]\n"),
+    fix="Give the `o:` line the id (or span) of an earlier call it reports on.",
     family=FAMILY,
 )
 describe(
@@ -44,6 +46,7 @@ describe(
     "A start without an end means the log was cut off or a result was lost.",
     example("t!:test id=call_1 cargo test → [running]\n"),
     example("t!:test id=call_1 cargo test → [running]\no: id=call_1 → [ok]\n"),
+    fix="Complete the start: a later `t:` line (or an `o:` with a final result) with the same id or span.",
     family=FAMILY,
 )
 describe(
@@ -61,6 +64,7 @@ describe(
         "t!:Read id=toolu_01a a.rs → [running]\nt!:Read id=toolu_01b b.rs → [running]\n"
         "o: id=toolu_01a → [ok]\no: id=toolu_01b → [ok]\n"
     ),
+    fix="Give every call its own id; complete the earlier call before reusing its id.",
     family=FAMILY,
 )
 describe(
@@ -72,6 +76,7 @@ describe(
     " (`t!` starts have their own code, W007.)",
     example('x:explore id=sub_1 "find auth failures" → [launched]\n'),
     example('x:explore id=sub_1 "find auth failures" → [launched]\no: id=sub_1 → summary="3 found"\n'),
+    fix="Complete the call: an `o:` line (or a later line of the same kind) with its id and a final result.",
     family=FAMILY,
 )
 

@@ -17,6 +17,7 @@ describe(
     " counter. `bbox-lark fix --renumber-steps` repairs the numbering.",
     example("a: first step=2\na: second step=1\n"),
     example("a: first step=1\na: second step=2\n"),
+    fix="Run `bbox-lark fix --renumber-steps` to renumber the steps in order.",
     family=FAMILY,
 )
 describe(
@@ -27,6 +28,7 @@ describe(
     "Timestamps join logs with dashboards; without a zone they are ambiguous.",
     example("a: hello ts=2025-12-18T03:21:08\n"),
     example("a: hello ts=2025-12-18T03:21:08Z\n"),
+    fix="Write `ts=` as ISO 8601 with a zone, e.g. `ts=2025-06-18T09:00:00Z`.",
     family=FAMILY,
 )
 describe(
@@ -38,6 +40,8 @@ describe(
     "Typed fields feed statistics and converters; a malformed value is dropped from them.",
     example("t:curl api.example.com attempt=4/3 → [ok]\n"),
     example("t:curl api.example.com attempt=2/3 → [ok]\n"),
+    fix="Write the value in the field's type: an integer `step` or `latency_ms`, `attempt=N` or"
+    " `N/M`, `level=debug|info|warn|error`.",
     family=FAMILY,
 )
 describe(
@@ -49,6 +53,7 @@ describe(
     " `bbox-lark fix --renumber-steps` closes them.",
     example("a: first step=1\na: second step=5\n"),
     example("a: first step=1\na: second step=2\n"),
+    fix="Run `bbox-lark fix --renumber-steps` to number the steps 1..N.",
     family=FAMILY,
 )
 describe(
@@ -59,6 +64,7 @@ describe(
     "Per-step metrics and anchors point at an event; a step nobody has cannot be joined.",
     example("a: hello step=1\n# metrics step=2 prompt_tokens=5\n"),
     example("a: hello step=1\n# metrics step=1 prompt_tokens=5\n"),
+    fix="Point the comment at a step an event has, or remove the reference.",
     family=FAMILY,
 )
 

@@ -37,6 +37,7 @@ describe(
     " replayed. The body is still checked.",
     "a: hello\n",
     example("a: hello\n"),
+    fix="Start the file with a header: `---`, `format: bbox/1`, `id: …`, `repo_sha: …`, then `---`.",
     family=FAMILY,
 )
 describe(
@@ -48,6 +49,7 @@ describe(
     " blank line or body-like line).",
     "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n\na: hello\n",
     example("\na: hello\n"),
+    fix="Add the closing `---` line after the header's last key.",
     family=FAMILY,
 )
 describe(
@@ -58,6 +60,8 @@ describe(
     "The header is YAML; a syntax error means no field in it can be trusted.",
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: [unclosed\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: [closed]\n"),
+    fix="Correct the YAML at the reported line (quote a value that holds `: ` or starts with"
+    " `[`, `{`, `&`, `*` or `!`).",
     family=FAMILY,
 )
 describe(
@@ -68,6 +72,7 @@ describe(
     "Header fields are looked up by key; a list or a scalar has no keys.",
     _doc("- format: bbox/1\n- id: s\n"),
     example(""),
+    fix="Write the header as `key: value` lines.",
     family=FAMILY,
 )
 describe(
@@ -78,6 +83,7 @@ describe(
     "Aliases let a few bytes expand to gigabytes (an alias bomb); bbox headers never need them.",
     _doc("format: bbox/1\nid: &name s\nrepo_sha: 215db51\nrunner: local\nslug: *name\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nslug: s\n"),
+    fix="Write each value out in full instead of an `&anchor` and `*alias`.",
     family=FAMILY,
 )
 describe(
@@ -88,6 +94,7 @@ describe(
     "The header is small metadata; large structures belong in body lines or blobs.",
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: " + "x" * 70000 + "\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: short\n"),
+    fix="Move large values out of the header, into body lines or blobs.",
     family=FAMILY,
 )
 describe(
@@ -99,6 +106,7 @@ describe(
     " `null` count as missing (real writers leave `id:` empty).",
     _doc("format: bbox/1\nid:\nrepo_sha: 215db51\nrunner: local\n"),
     _doc("format: bbox/1\nid: sess_1\nrepo_sha: 215db51\nrunner: local\n"),
+    fix="Give the field a non-empty value (`format: bbox/1`, `id: <session id>`, `repo_sha: <commit sha>`).",
     family=FAMILY,
 )
 describe(
@@ -109,6 +117,7 @@ describe(
     "The format field is how tools know they are reading a bbox log at all.",
     _doc("format: json\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
+    fix="Write `format: bbox/1`.",
     family=FAMILY,
 )
 describe(
@@ -119,6 +128,7 @@ describe(
     "Tags can make YAML loaders run code; the header is data only.",
     _doc("format: bbox/1\nid: !!python/name:os.system s\nrepo_sha: 215db51\nrunner: local\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
+    fix="Remove the tag (`!!python/…`) and write the value as plain YAML.",
     family=FAMILY,
 )
 describe(
@@ -140,6 +150,7 @@ describe(
     "This tool implements bbox/1; a later version may mean lines it does not understand.",
     _doc("format: bbox/2\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
+    fix="Write `format: bbox/1`, or check the file with a bbox-lark that knows its version.",
     family=FAMILY,
 )
 describe(
@@ -150,6 +161,7 @@ describe(
     "A commit sha that cannot be resolved makes the session impossible to replay.",
     _doc("format: bbox/1\nid: s\nrepo_sha: abc\nrunner: local\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: abc123\nrunner: local\n"),
+    fix="Write the commit's sha: 6 to 40 hex digits.",
     family=FAMILY,
 )
 describe(
@@ -160,6 +172,7 @@ describe(
     "rlog/1 is bbox/1 renamed; it is read the same way, but other bbox tools may not know the name.",
     _doc("format: rlog/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
+    fix="Write `format: bbox/1`.",
     family=FAMILY,
 )
 describe(
@@ -170,6 +183,7 @@ describe(
     "YAML loaders disagree on which duplicate wins; the header should say it once.",
     _doc("format: bbox/1\nid: s\nid: t\nrepo_sha: 215db51\nrunner: local\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
+    fix="Remove the repeated key; the first value is the one read.",
     family=FAMILY,
 )
 describe(
@@ -180,6 +194,7 @@ describe(
     "Autonomous sessions should record the sandbox they ran in, for replay and audit.",
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nmode: auto\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nmode: auto\nsandbox_id: dtn_1\n"),
+    fix="Add `sandbox_id:` to the header.",
     family=FAMILY,
 )
 describe(
@@ -190,6 +205,7 @@ describe(
     "The runner (local, daytona, ...) is recommended for deterministic replay.",
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n"),
+    fix="Add `runner:` (where the session ran: `local`, `daytona`, …) to the header.",
     family=FAMILY,
 )
 describe(
@@ -200,6 +216,7 @@ describe(
     "Unknown keys are often typos of known ones; custom data belongs under `extra.`.",
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nrunnr: x\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nextra.runnr: x\n"),
+    fix="Correct the key if it is a typo; put custom data under `extra.` (`extra.team: …`).",
     family=FAMILY,
 )
 

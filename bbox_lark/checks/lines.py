@@ -25,6 +25,7 @@ describe(
     " (`tool:` for `t:`) is the usual cause.",
     example("tool: read src/main.rs\n"),
     example("t:read src/main.rs\n"),
+    fix="Correct the prefix (`t:`, `a:`, `u:`, …), or make the line a comment with `#`.",
     family=FAMILY,
 )
 describe(
@@ -36,6 +37,7 @@ describe(
     " removes the space.",
     example("t: read src/main.rs\n"),
     example("t:read src/main.rs\n"),
+    fix="Remove the space (`t:read`); `bbox-lark fmt` does it.",
     family=FAMILY,
 )
 describe(
@@ -46,6 +48,7 @@ describe(
     "Without the name (`t:read`, `m:auto`) the event cannot be counted or correlated.",
     example("t: → [ok]\n"),
     example("t:read → [ok]\n"),
+    fix="Put the name right after the colon: `t:read`, `s:pdf`, `c:github.issues`, `m:auto`.",
     family=FAMILY,
 )
 describe(
@@ -57,6 +60,7 @@ describe(
     " and cannot be mistaken for text. `bbox-lark fmt` and `fix --arrows` rewrite it.",
     example("t:read src/main.rs -> [200 lines]\n"),
     example("t:read src/main.rs → [200 lines]\n"),
+    fix="Run `bbox-lark fmt` or `bbox-lark fix --arrows` to rewrite it as `→`.",
     family=FAMILY,
 )
 describe(
@@ -68,6 +72,7 @@ describe(
     " read, as if the quote were an ordinary character.",
     example('t:grep "TODO src → [3 matches]\n'),
     example('t:grep "TODO" src → [3 matches]\n'),
+    fix='Close the string with `"`, or remove the stray quote.',
     family=FAMILY,
 )
 describe(
@@ -78,6 +83,7 @@ describe(
     "Real writers truncate long text; the value is read up to the next space.",
     example('x:explore id=sub_1 → summary="Found 3 failures\n'),
     example('x:explore id=sub_1 → summary="Found 3 failures"\n'),
+    fix='Close the value with `"`, or write it without quotes.',
     family=FAMILY,
 )
 describe(
@@ -88,6 +94,7 @@ describe(
     "Known primitives: " + ", ".join(sorted(LIFECYCLE)) + ". Others are parsed generically.",
     example("@restart reason=crash\n"),
     example("@resume reason=crash\n"),
+    fix="Use a defined primitive (`bbox-lark explain W021` lists them), or make the line a comment.",
     family=FAMILY,
 )
 describe(
@@ -98,6 +105,7 @@ describe(
     "Plan mode has exactly five phases; another word is usually a typo.",
     example("@phase planning\n"),
     example("@phase design\n"),
+    fix="Write `@phase` with one of explore, design, review, final, exit.",
     family=FAMILY,
 )
 describe(
@@ -108,6 +116,7 @@ describe(
     "Continuations extend the line before them; at the start of the body there is none.",
     example("  stray text\na: hello\n"),
     example("a: hello\n  more text\n"),
+    fix="Remove the indentation, or move the line under the line it continues.",
     family=FAMILY,
 )
 

@@ -21,6 +21,7 @@ describe(
     " the count is stale.",
     example("t:read .env → API_KEY=[redacted:env_var]\n# redactions=2\n"),
     example("t:read .env → API_KEY=[redacted:env_var]\n# redactions=1\n"),
+    fix="Correct the count so that it matches the `[redacted:…]` markers.",
     family=FAMILY,
 )
 

@@ -17,6 +17,7 @@ describe(
     "No document is meant to trigger it; when checking a file raises an unexpected exception,"
     " `bbox-lark check` reports",
     example("a: hello\n"),
+    fix="Nothing to change in the file: report the bug to bbox-lark with the file and the message.",
     family=FAMILY,
     internal=True,
 )

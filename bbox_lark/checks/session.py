@@ -17,6 +17,7 @@ describe(
     "Long sessions should mark their start (budget, duration) so they can be resumed and audited.",
     example("".join(f"a: line {n}\n" for n in range(LONG_SESSION + 1))),
     example("@start\n" + "".join(f"a: line {n}\n" for n in range(LONG_SESSION + 1)) + "@end\n"),
+    fix="Add an `@start` line where the session begins.",
     family=FAMILY,
 )
 describe(
@@ -27,6 +28,7 @@ describe(
     "A session without `@end` was cut off or is still running; its totals are incomplete.",
     example("@start\na: working\n"),
     example("@start\na: working\n@end\n"),
+    fix="Add an `@end` line when the session ends.",
     family=FAMILY,
 )
 

@@ -15,6 +15,7 @@ describe(
     " no reader can be sure what they meant.",
     example("a: caf\udce9\n"),
     example("a: café\n"),
+    fix="Re-encode the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`), and make its writer write UTF-8.",
     family=FAMILY,
 )
 describe(
@@ -25,6 +26,7 @@ describe(
     "A NUL byte marks a binary file or a corrupted write; text tools stop reading at it.",
     example("a: done\x00\n"),
     example("a: done\n"),
+    fix="Remove the NUL bytes; binary output belongs in a blob (`@blob sha256=… bytes=…`).",
     family=FAMILY,
 )
 describe(
@@ -36,6 +38,8 @@ describe(
     " every tool slow. Raise the limit with --max-line if the file is trusted.",
     example("a: " + "x" * (1024 * 1024) + "\n"),
     example("t:read big.log → @blob sha256=" + "ab" * 32 + " bytes=1048576\n"),
+    fix="Move the content into a blob (`@blob sha256=… bytes=…`), or raise the limit with"
+    " `--max-line N` if the file is trusted.",
     family=FAMILY,
 )
 describe(
