@@ -141,6 +141,7 @@ describe(
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: " + "[" * 65 + "]" * 65 + "\n"),
     _doc("format: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\nnotes: [[a]]\n"),
     family=FAMILY,
+    fix="Flatten the header: keep large structures in body lines or a blob, never in the header.",
 )
 describe(
     "W008",
