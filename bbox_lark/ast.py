@@ -16,75 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bbox_lark.values import LEVELS, parse_attempt, parse_int, parse_timestamp
-
-#: Event kinds, by line prefix (DECISIONS §8).
-PREFIX_KINDS: dict[str, str] = {
-    "u": "user",
-    "a": "agent",
-    "t": "tool",
-    "t!": "tool_start",
-    "t~": "tool_progress",
-    "o": "observation",
-    "s": "skill",
-    "p": "plan",
-    "m": "mode",
-    "r": "recall",
-    "x": "subagent",
-    "c": "mcp",
-    "q": "question",
-    "th": "thinking",
-    "td": "todos",
-}
-KIND_PREFIXES: dict[str, str] = {kind: prefix for prefix, kind in PREFIX_KINDS.items()}
-#: Prefixes whose text is free text (DECISIONS §3, §9): only `→` splits, and `fmt` keeps
-#: the text's inner spacing (§10).
-FREE_TEXT_PREFIXES = frozenset({"u", "a", "th", "td"})
-
-#: Every value ``Event.kind`` can take.
-EVENT_KINDS: tuple[str, ...] = (*PREFIX_KINDS.values(), "comment", "lifecycle", "unknown")
-
-#: Every value ``Result.kind`` can take (DECISIONS §10).
-RESULT_KINDS: tuple[str, ...] = (
-    "ok",
-    "skip",
-    "pending",
-    "running",
-    "started",
-    "launched",
-    "loaded",
-    "auto",
-    "count",
-    "error",
-    "retry",
-    "selected",
-    "auto_choice",
-    "blob",
-    "fields",
-    "redacted",
-    "text",
-    "empty",
-)
-
-#: Result kinds that open a call instead of completing it (DECISIONS §6).
-START_RESULT_KINDS = frozenset({"running", "pending", "started", "launched"})
-
-#: Structured comment kinds (``Event.name`` of a comment).
-COMMENT_KINDS: tuple[str, ...] = (
-    "elapsed",
-    "metrics",
-    "budget",
-    "notes",
-    "model",
-    "condense",
-    "anchor",
-    "memory",
-    "redactions",
-    "file-snapshot",
-    "queue",
-    "summary",
-)
-
+from bbox_lark.grammar import vocabulary
+from bbox_lark.values import parse_attempt, parse_int, parse_timestamp
 
 FieldValue = str | tuple[str, ...]
 
@@ -142,7 +75,7 @@ class Redaction:
 class Result:
     """What stands after the result arrow."""
 
-    #: One of :data:`RESULT_KINDS`.
+    #: One of ``bbox_lark.grammar.vocabulary().result_kinds`` (DECISIONS §10).
     kind: str
     #: The raw text after the arrow, stripped, without a trailing ``# metrics`` comment.
     text: str
@@ -285,7 +218,7 @@ class Event:
     @property
     def level(self) -> str | None:
         value = self._get("level")
-        return value if value in LEVELS else None
+        return value if value is not None and value in vocabulary().levels else None
 
     @property
     def id(self) -> str | None:

@@ -4,8 +4,8 @@ This is the correlation semantics of :mod:`bbox_lark.checks.correlation` as a pl
 function, so that statistics (and any other consumer) count calls exactly the way the
 checks pair them:
 
-* Ids register on ``t t! x c q s p`` lines only. The key is ``id`` if present, else
-  ``span``; the two are separate namespaces. Keys match earlier lines only.
+* Ids register on ``t t! x c q s p`` lines only (the kinds in :data:`FAMILIES`). The key
+  is ``id`` if present, else ``span``; the two are separate namespaces. Keys match earlier lines only.
 * A call is *open* from a start (a ``t!`` line, or a call whose result is ``[running]``,
   ``[pending]``, ``[started]`` or ``[launched]``) until a completion: an ``o:`` with a final
   result, or a later line of the same family with the same key (``t!``/``t`` -> ``t``,
@@ -25,12 +25,21 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bbox_lark.ast import START_RESULT_KINDS, Event
+from bbox_lark.ast import Event
+from bbox_lark.grammar import vocabulary
 
-#: Prefixes whose lines are calls and whose ids register.
-REGISTERING = frozenset({"t", "t!", "x", "c", "q", "s", "p"})
-#: Prefix -> family: a completion must be of the start's family.
-FAMILIES = {"t": "t", "t!": "t", "x": "x", "q": "q", "c": "c", "s": "s", "p": "p"}
+#: Line kind -> correlation family, for the kinds whose lines are calls and whose ids
+#: register (DECISIONS §6, §9): a completion must be of its start's family (a tool start is
+#: completed by a tool line). The kinds are the grammar's line kinds (DECISIONS §8).
+FAMILIES = {
+    "tool": "tool",
+    "tool_start": "tool",
+    "subagent": "subagent",
+    "question": "question",
+    "mcp": "mcp",
+    "skill": "skill",
+    "plan": "plan",
+}
 
 Key = tuple[str, str]
 
@@ -49,15 +58,14 @@ def call_key(event: Event) -> Key | None:
 def is_start(event: Event) -> bool:
     """True for a line that opens a call: ``t!``, or a registering line whose result is a
     start form (``[running]``, ``[pending]``, ``[started]``, ``[launched]``)."""
-    if event.prefix == "t!":
+    if event.kind == "tool_start":
         return True
-    return (
-        event.prefix in REGISTERING and event.result is not None and event.result.kind in START_RESULT_KINDS
-    )
+    starts = vocabulary().start_statuses
+    return event.kind in FAMILIES and event.result is not None and event.result.kind in starts
 
 
 def _is_final(event: Event) -> bool:
-    return event.result is not None and event.result.kind not in START_RESULT_KINDS
+    return event.result is not None and event.result.kind not in vocabulary().start_statuses
 
 
 @dataclass(slots=True)
@@ -112,12 +120,12 @@ class _OpenCalls:
         if key is not None:
             self.by_key[key].append(call)
             self.by_key_family[(key, call.family)].append(call)
-        if call.event.prefix == "t!":
+        if call.event.kind == "tool_start":
             self.open_tool_starts[call.event.name] += 1
 
     def close(self, call: _Open) -> Event:
         call.open = False
-        if call.event.prefix == "t!":
+        if call.event.kind == "tool_start":
             self.open_tool_starts[call.event.name] -= 1
         return call.event
 
@@ -144,8 +152,8 @@ def pair_calls(events: Iterable[Event]) -> Pairing:
     ambiguous: list[Event] = []
 
     for event in events:
-        prefix = event.prefix
-        if prefix == "o":
+        kind = event.kind
+        if kind == "observation":
             key = call_key(event)
             if key is None:
                 continue
@@ -156,25 +164,25 @@ def pair_calls(events: Iterable[Event]) -> Pairing:
                 if started is not None:
                     completes[event.line] = started.line
             continue
-        if prefix == "t~":
+        if kind == "tool_progress":
             key = call_key(event)
             if key is not None:
-                if not index.any_open(key, "t"):
+                if not index.any_open(key, "tool"):
                     orphans.append(event)
             elif index.open_tool_starts.get(event.name, 0) <= 0:
                 orphans.append(event)
             continue
-        if prefix not in REGISTERING:
+        family = FAMILIES.get(kind)
+        if family is None:
             continue
-        family = FAMILIES[prefix]
         key = call_key(event)
         if key is None:
-            if prefix == "t!":
+            if kind == "tool_start":
                 call = _Open(event, family)
                 anonymous[event.name].append(call)
                 index.add(call, None)
                 starts.append(call)
-            elif prefix == "t":
+            elif kind == "tool":
                 queue = anonymous.get(event.name)
                 while queue:
                     call = queue.popleft()

@@ -219,9 +219,9 @@ def _source_blocks(text: str) -> dict[str, tuple[str, str]]:
 
 def grammar_definitions() -> list[Definition]:
     """Every rule and terminal of the loaded grammar, in source order."""
-    from bbox_lark.parser import grammar_text, plain_parser
+    from bbox_lark.grammar import build_lark, grammar_text
 
-    grammar = plain_parser().grammar
+    grammar = build_lark(cached=False).grammar
     blocks = _source_blocks(grammar_text())
     found: list[Definition] = []
     for rule_name, _params, tree, _options in grammar.rule_defs:

@@ -7,63 +7,27 @@ grammar analysis cached on disk between runs (``Lark(cache=...)``).
 from __future__ import annotations
 
 import gc
-import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from functools import cache
-from importlib.resources import files
-from pathlib import Path
 from typing import Any, cast
 
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
 
 from bbox_lark.ast import BlankLine, Continuation, Document, Event, HeaderLine, Line
+from bbox_lark.grammar import build_lark, compiled
 from bbox_lark.header import read_header
 from bbox_lark.source import DEFAULT_MAX_LINE, read_source
 from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
 
 _SURROGATES = re.compile("[\udc80-\udcff]")
 
-#: The grammar's start rules: one body line, the two second-level rules, the header fence.
-STARTS = ["line", "items", "result", "header_fence"]
-
-
-@cache
-def grammar_text() -> str:
-    """The text of ``grammar/bbox.lark`` as shipped in the package."""
-    return files("bbox_lark").joinpath("grammar/bbox.lark").read_text(encoding="utf-8")
-
-
-def _cache_file(text: str) -> str | bool:
-    import lark
-
-    key = hashlib.sha256(f"{lark.__version__}\0{text}".encode()).hexdigest()[:16]
-    folder = os.environ.get("BBOX_LARK_CACHE") or tempfile.gettempdir()
-    try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return False
-    return str(Path(folder) / f"bbox-lark-{key}.lark-cache")
-
 
 @cache
 def lark_parser() -> Lark:
     """The Lark parser for every start rule, with the line shaper inlined."""
-    text = grammar_text()
-    options = dict(parser="lalr", lexer="contextual", start=STARTS, maybe_placeholders=False)
-    try:
-        return Lark(text, transformer=LineShaper(), cache=_cache_file(text), **options)
-    except OSError:  # an unwritable cache folder never stops parsing
-        return Lark(text, transformer=LineShaper(), **options)
-
-
-@cache
-def plain_parser() -> Lark:
-    """The same grammar without the shaper: parse trees, for tools and tests."""
-    return Lark(grammar_text(), parser="lalr", lexer="contextual", start=STARTS, maybe_placeholders=False)
+    return cast(Lark, build_lark(LineShaper()))
 
 
 class LineDriver:
@@ -76,7 +40,7 @@ class LineDriver:
     back to ``Lark.parse``; ``tests/test_grammar.py`` checks that both agree.
     """
 
-    __slots__ = ("_end", "_fallback", "_scanners", "_start", "_table")
+    __slots__ = ("_end", "_fallback", "_keywords", "_scanners", "_start", "_table")
 
     def __init__(self, lark: Lark, start: str = "line") -> None:
         frontend = lark.parser
@@ -97,10 +61,20 @@ class LineDriver:
         }
         lexers = frontend.lexer.lexers
         self._scanners = {state: tuple(lexer.scanner._mres) for state, lexer in lexers.items()}
+        # Keywords Lark embedded in a wider pattern (`@start` in AT_OTHER's `@name`): after
+        # a match, the token's text is looked up among them (Lark's UnlessCallback).
+        self._keywords: dict[int, dict[str, dict[str, str]]] = {
+            state: {
+                name: {term.pattern.value: term.name for term in callback.scanner.terminals}
+                for name, callback in lexer.callback.items()
+            }
+            for state, lexer in lexers.items()
+            if lexer.callback
+        }
         self._fallback = lark
 
     def parse(self, text: str) -> Parts:
-        table, scanners = self._table, self._scanners
+        table, scanners, keywords = self._table, self._scanners, self._keywords
         stack = [self._start]
         values: list[Any] = []
         pos, end = 0, len(text)
@@ -114,7 +88,12 @@ class LineDriver:
                         break
                 else:
                     return cast(Parts, self._fallback.parse(text, start="line"))
-                token = make_token(match.lastgroup, match.group(), pos)
+                kind = match.lastgroup
+                value = match.group()
+                renames = keywords.get(state)
+                if renames is not None and kind in renames:
+                    kind = renames[kind].get(value, kind)
+                token = make_token(kind, value, pos)
                 pos = match.end()
             else:
                 token = _END
@@ -148,24 +127,13 @@ def line_driver() -> LineDriver:
     return LineDriver(lark_parser())
 
 
-def terminal_pattern(name: str) -> str:
-    """The regular expression of one of the grammar's terminals."""
-    return str(lark_parser().get_terminal(name).pattern.to_regexp())
-
-
-def _line_parser() -> object:
-    return lark_parser().parse
-
-
 def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:
     """Parse one body line's text (without its ending) into its AST node."""
     return build_line(line_driver().parse(raw), raw, line, eol)
 
 
 def _is_fence(raw: str) -> bool:
-    from bbox_lark.scan import patterns
-
-    return patterns().fence.fullmatch(raw) is not None
+    return compiled("FENCE").fullmatch(raw) is not None
 
 
 def _starts_like_body(raw: str) -> bool:

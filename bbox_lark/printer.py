@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from bbox_lark.ast import (
-    FREE_TEXT_PREFIXES,
     BlankLine,
     Continuation,
     Diagnostic,
@@ -34,10 +33,9 @@ from bbox_lark.ast import (
     Line,
     Result,
 )
+from bbox_lark.grammar import compiled, terminal_pattern, vocabulary
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
-#: Prefixes whose name follows the colon with no space (DECISIONS §3, §10).
-NAMED_PREFIXES = frozenset({"t", "t!", "t~", "s", "p", "x", "c", "m"})
 #: The canonical result arrow.
 ARROW = "→"
 
@@ -137,7 +135,7 @@ def canonical_line(event: Event) -> str:
         start = event.text_col - 1
         # The text of `u a th td` lines keeps its inner spacing (DECISIONS §10); the items of
         # a call part are separated by one space.
-        if event.prefix in FREE_TEXT_PREFIXES:
+        if event.prefix in vocabulary().free_text_prefixes:
             out += [" ", raw[start : start + len(event.text)]]
         else:
             out += [" ", _words(raw, start, len(event.text))]
@@ -171,7 +169,7 @@ def _head(event: Event) -> tuple[str, int]:
         name = event.name or ""
         return "@" + name, 1 + len(name)
     prefix = event.prefix
-    if prefix in NAMED_PREFIXES and event.name is not None and event.name_col is not None:
+    if prefix in vocabulary().named_prefixes and event.name is not None and event.name_col is not None:
         return f"{prefix}:{event.name}", event.name_col - 1 + len(event.name)
     return f"{prefix}:", len(prefix) + 1
 
@@ -189,8 +187,6 @@ def _openings() -> tuple[re.Pattern[str], re.Pattern[str]]:
       (a quoted value or a list may hold whitespace).
 
     Every pattern is a terminal of ``grammar/bbox.lark``."""
-    from bbox_lark.parser import terminal_pattern
-
     quoted = terminal_pattern("QUOTED")
     line_level = re.compile(rf"(?:^|(?<=[\s=\[,])){quoted}")
     alternatives = "|".join(terminal_pattern(name) for name in ("FIELD", "QUOTED", "LIST", "WORD"))
@@ -213,16 +209,9 @@ def _protected(segment: str) -> list[tuple[int, int]]:
     return merged
 
 
-@cache
-def _fence() -> re.Pattern[str]:
-    from bbox_lark.parser import terminal_pattern
-
-    return re.compile(terminal_pattern("FENCE"))
-
-
 def is_fence(text: str) -> bool:
     """True when ``text`` would be read as a header fence (``---``)."""
-    return _fence().fullmatch(text) is not None
+    return compiled("FENCE").fullmatch(text) is not None
 
 
 _is_fence = is_fence

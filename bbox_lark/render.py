@@ -19,6 +19,7 @@ from rich.text import Text
 
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Document, Event, HeaderLine, Result
 from bbox_lark.docsgen import visible
+from bbox_lark.grammar import vocabulary
 from bbox_lark.stats import CallCounts, Stats, Totals
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -78,7 +79,7 @@ def _event_details(event: Event) -> Text:
             parts.append(Text(_fields(event.fields)))
         elif event.text:
             parts.append(Text(quote(event.text)))
-    elif event.prefix in ("u", "a", "th", "td"):
+    elif event.prefix in vocabulary().free_text_prefixes:
         if event.text:
             parts.append(Text(quote(event.text)))
         if event.fields:

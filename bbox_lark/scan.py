@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from bbox_lark.ast import BlobPointer, Field, QuoteFault, Redaction, Result
+from bbox_lark.grammar import opens_string, terminal_pattern, vocabulary
 from bbox_lark.values import to_int
 
 
@@ -27,26 +28,12 @@ class Patterns:
     redaction: re.Pattern[str]
     blob: re.Pattern[str]
     fence: re.Pattern[str]
-    #: Result-head terminal name -> result kind (None: decided from the text).
-    head_kinds: dict[str, str | None]
-
-
-_HEADS = {
-    "R_STATUS": None,
-    "R_COUNT": "count",
-    "R_ERROR": "error",
-    "R_RETRY": "retry",
-    "R_SELECTED": "selected",
-    "R_AUTO_CHOICE": "auto_choice",
-    "REDACTION": "redacted",
-    "BLOB": "blob",
-}
+    #: Result-head terminal name -> result kind.
+    head_kinds: dict[str, str]
 
 
 @cache
 def patterns() -> Patterns:
-    from bbox_lark.parser import terminal_pattern
-
     def alternation(names: dict[str, str]) -> str:
         return "|".join(f"(?P<{group}>{terminal_pattern(name)})" for group, name in names.items())
 
@@ -54,7 +41,8 @@ def patterns() -> Patterns:
     # quoted, list, word) so ``findall`` gives plain tuples (no match objects).
     parts = "|".join(f"({terminal_pattern(name)})" for name in ("FIELD", "QUOTED", "LIST", "WORD"))
     item = f"({terminal_pattern('ITEM_WS')})?(?:{parts})"
-    heads = alternation({name: name for name in _HEADS})
+    head_kinds = vocabulary().result_heads
+    heads = alternation({name: name for name in head_kinds})
     return Patterns(
         item=re.compile(item),
         quoted=re.compile(terminal_pattern("QUOTED")),
@@ -63,22 +51,8 @@ def patterns() -> Patterns:
         redaction=re.compile(terminal_pattern("REDACTION")),
         blob=re.compile(terminal_pattern("BLOB")),
         fence=re.compile(terminal_pattern("FENCE")),
-        head_kinds=dict(_HEADS),
+        head_kinds=dict(head_kinds),
     )
-
-
-#: Characters other than whitespace after which a quote opens a string (DECISIONS §9).
-_OPENERS = frozenset("=[,")
-
-
-def opens_string(text: str, index: int) -> bool:
-    """True when a ``"`` at ``text[index]`` stands at the start of a token: at the start of
-    the text, or after whitespace (the grammar's ``\\s``: ``str.isspace``, Unicode spaces
-    such as U+00A0 included, DECISIONS §11), ``=``, ``[`` or ``,``."""
-    if index == 0:
-        return True
-    before = text[index - 1]
-    return before in _OPENERS or before.isspace()
 
 
 _ESCAPES = {'\\"': '"', "\\\\": "\\", "\\n": "\n", "\\t": "\t"}
@@ -282,7 +256,7 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
     group = match.lastgroup or ""
     head = match[group]
     rest = raw[match.end() :].strip()
-    kind = pats.head_kinds[group] or head[1:-1]
+    kind = pats.head_kinds[group]
     if kind == "count":
         count = _COUNT.fullmatch(head)
         number = to_int(count[1]) if count else None

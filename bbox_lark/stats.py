@@ -36,10 +36,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from bbox_lark.ast import EVENT_KINDS, Document, Event
+from bbox_lark.ast import Document, Event
 from bbox_lark.checks.blobs import iter_blobs
 from bbox_lark.checks.redactions import iter_redactions
-from bbox_lark.correlate import REGISTERING, pair_calls
+from bbox_lark.correlate import FAMILIES, pair_calls
+from bbox_lark.grammar import vocabulary
 
 STATS_VERSION = 1
 
@@ -70,8 +71,9 @@ HEADER_TOTALS: dict[str, str] = {
     "tokens_cached": "cached",
 }
 
-#: Line prefixes whose ``id=``/``span=`` values are call ids.
-CALL_ID_PREFIXES = REGISTERING | {"t~", "o"}
+#: Line kinds whose ``id=``/``span=`` values are call ids: every call, its progress and
+#: its observations.
+CALL_ID_KINDS = frozenset(FAMILIES) | {"tool_progress", "observation"}
 
 Tally = tuple[tuple[str, int], ...]
 
@@ -364,9 +366,9 @@ def _line_counts(document: Document) -> LineCounts:
     )
 
 
-def _calls(calls: Iterable[Event], open_starts: Iterable[Event], prefixes: frozenset[str]) -> CallCounts:
-    names = Counter(event.name or "(none)" for event in calls if event.prefix in prefixes)
-    still_open = sum(1 for event in open_starts if event.prefix in prefixes)
+def _calls(calls: Iterable[Event], open_starts: Iterable[Event], family: str) -> CallCounts:
+    names = Counter(event.name or "(none)" for event in calls if FAMILIES.get(event.kind) == family)
+    still_open = sum(1 for event in open_starts if FAMILIES.get(event.kind) == family)
     return CallCounts(total=sum(names.values()), open=still_open, by_name=_tally(names))
 
 
@@ -389,7 +391,7 @@ def compute_stats(document: Document) -> Stats:
     ids: set[str] = set()
     spans: set[str] = set()
     for event in events:
-        if event.prefix in CALL_ID_PREFIXES:
+        if event.kind in CALL_ID_KINDS:
             if event.id:
                 ids.add(event.id)
             if event.span:
@@ -409,13 +411,13 @@ def compute_stats(document: Document) -> Stats:
     return Stats(
         header=_header_scalars(document.header),
         lines=_line_counts(document),
-        events=tuple((kind, kinds[kind]) for kind in EVENT_KINDS),
+        events=tuple((kind, kinds[kind]) for kind in vocabulary().event_kinds),
         lifecycle=_tally(lifecycle),
         steps=step_range,
         timestamps=sum(1 for event in events if event.ts is not None),
-        tools=_calls(pairing.calls, pairing.open_starts, frozenset({"t", "t!"})),
-        mcp=_calls(pairing.calls, pairing.open_starts, frozenset({"c"})),
-        subagents=_calls(pairing.calls, pairing.open_starts, frozenset({"x"})),
+        tools=_calls(pairing.calls, pairing.open_starts, "tool"),
+        mcp=_calls(pairing.calls, pairing.open_starts, "mcp"),
+        subagents=_calls(pairing.calls, pairing.open_starts, "subagent"),
         call_ids=len(ids),
         spans=len(spans),
         redactions=Redactions(sum(redaction_kinds.values()), _tally(redaction_kinds)),

@@ -13,8 +13,6 @@ from typing import Any
 from lark import Token, Transformer
 
 from bbox_lark.ast import (
-    FREE_TEXT_PREFIXES,
-    PREFIX_KINDS,
     BlankLine,
     Continuation,
     Event,
@@ -22,22 +20,8 @@ from bbox_lark.ast import (
     Line,
     QuoteFault,
 )
+from bbox_lark.grammar import vocabulary
 from bbox_lark.scan import classify_result, quoted_at, scan_items, unquote
-
-_COMMENT_KINDS = {
-    "KW_ELAPSED": "elapsed",
-    "KW_METRICS": "metrics",
-    "KW_BUDGET": "budget",
-    "KW_NOTES": "notes",
-    "KW_MODEL": "model",
-    "KW_CONDENSE": "condense",
-    "KW_ANCHOR": "anchor",
-    "KW_MEMORY": "memory",
-    "KW_REDACTIONS": "redactions",
-    "KW_FILE_SNAPSHOT": "file-snapshot",
-    "KW_QUEUE": "queue",
-    "KW_SUMMARY": "summary",
-}
 
 
 class LineToken(str):
@@ -60,17 +44,29 @@ class LineToken(str):
         return token
 
 
-_NAMED = frozenset({"t", "t!", "t~", "s", "p", "x", "c"})
-
 # Parts of a line, as the shaper hands them over:
 #   ("blank",) ("continuation",) ("unknown",)
 #   ("comment", comment kind or None, column of the body, body text)
-#   ("event" | "lifecycle", head token, (call text, result, metrics) tokens or None)
+#   ("event", line kind, head token, (call text, result, metrics) tokens or None)
+#   ("lifecycle", "lifecycle", primitive token, (call text, result, metrics))
 Parts = tuple[Any, ...]
 
 
 class LineShaper(Transformer[Token, Parts]):
-    """Inline transformer: one callback per line rule of ``grammar/bbox.lark``."""
+    """Inline transformer: one callback per line rule of ``grammar/bbox.lark``.
+
+    Each prefixed alternative of ``line`` is aliased to its line kind (``tool``,
+    ``user``, ...); :meth:`__getattr__` answers for every kind the grammar names, so a new
+    prefix is a change to the grammar alone."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in vocabulary().head_kinds.values():
+
+            def event(children: list[Any]) -> Parts:
+                return ("event", name, children[0], children[1])
+
+            return event
+        raise AttributeError(name)
 
     def blank(self, _children: list[Any]) -> Parts:
         return ("blank",)
@@ -95,18 +91,13 @@ class LineShaper(Transformer[Token, Parts]):
 
     free_tail = call_tail
 
-    def named_event(self, children: list[Any]) -> Parts:
-        return ("event", children[0], children[1])
+    def primitive(self, children: list[Token]) -> Token:
+        return children[0]
 
-    mode_event = named_event
-
-    def call_event(self, children: list[Any]) -> Parts:
-        return ("event", children[0], children[1])
-
-    text_event = call_event
+    unknown_primitive = primitive
 
     def lifecycle(self, children: list[Any]) -> Parts:
-        return ("lifecycle", children[0], children[1])
+        return ("lifecycle", "lifecycle", children[0], children[1])
 
     def comment_keyword(self, children: list[Token]) -> Token:
         return children[0]
@@ -120,11 +111,11 @@ class LineShaper(Transformer[Token, Parts]):
             return ("comment", None, len(children[0]) + 1, "")
         if isinstance(body, str):
             # A lone keyword (`# metrics`, `# model:`) is still a structured comment.
-            kind = _COMMENT_KINDS.get(getattr(body, "type", ""))
+            kind = vocabulary().comment_kinds.get(getattr(body, "type", ""))
             return ("comment", kind, (getattr(body, "start_pos", 0) or 0) + 1, str(body))
         keyword = body[0]
         text = "".join(body)
-        return ("comment", _COMMENT_KINDS[keyword.type], (keyword.start_pos or 0) + 1, text)
+        return ("comment", vocabulary().comment_kinds[keyword.type], (keyword.start_pos or 0) + 1, text)
 
 
 def _is_ws(child: Any) -> bool:
@@ -160,7 +151,7 @@ def _build_comment(parts: Parts, raw: str, line: int, eol: str) -> Event:
     nodes: list[Field] = []
     if "=" in text:
         start = 0
-        if name is not None and name not in ("elapsed", "redactions", "summary"):
+        if name is not None and name not in vocabulary().field_comment_kinds:
             # Skip the keyword itself ("metrics", "budget:", ...).
             start = len(text.split(None, 1)[0])
         nodes = scan_items(text[start:], body_col + start, free_text=True, want_args=False).fields
@@ -186,22 +177,21 @@ _NAME = re.compile(r"\s*([^\s→]+)")
 
 
 def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
-    what, head, (text_token, result_token, metrics_token) = parts
+    what, kind, head, (text_token, result_token, metrics_token) = parts
     spaced = False
     leading_args: list[Any] = []
     text_start = text_token.start_pos if text_token is not None else len(raw)
     call = str(text_token) if text_token is not None else ""
     if what == "lifecycle":
-        kind, prefix, name, name_col = "lifecycle", "@", head[1:], 2
+        prefix, name, name_col = "@", head[1:], 2
     else:
         prefix, _, name = str(head).partition(":")
-        kind = PREFIX_KINDS[prefix]
         name_col = len(prefix) + 2
         if kind == "mode":
             stripped = name.lstrip()
             name_col += len(name) - len(stripped)
             name = stripped
-        elif name == "" and prefix in _NAMED and call.strip():
+        elif name == "" and prefix in vocabulary().named_prefixes and call.strip():
             # `t: read ...`: a space before the name (warned about by a check).
             match = _NAME.match(call)
             if match is not None and match[1].startswith('"'):
@@ -226,7 +216,7 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
                 text_start += match.end()
         if not name:
             name, name_col = None, None
-    free = prefix in FREE_TEXT_PREFIXES
+    free = prefix in vocabulary().free_text_prefixes
     nodes: list[Field] = []
     args: list[Any] = list(leading_args)
     faults: list[QuoteFault] = []

@@ -1,16 +1,15 @@
-"""Typed values inside fields: timestamps, attempts, elapsed times, integers."""
+"""Typed values inside fields: timestamps, attempts, elapsed times, integers.
+
+Their syntax is the grammar's (``TS_VALUE``, ``ELAPSED_VALUE``, ``INT``, ``ATTEMPT_VALUE``
+in ``grammar/bbox.lark``); what this module adds is meaning: the value, and the rules a
+pattern cannot say (a real date, N <= M, the integer range).
+"""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)")
-_ELAPSED = re.compile(r"(\d{2,}):([0-5]\d):([0-5]\d)")
-_INT = re.compile(r"\d+")
-_ATTEMPT = re.compile(r"(\d+)(?:/(\d+))?")
-
-LEVELS = ("debug", "info", "warn", "error")
+from bbox_lark.grammar import compiled
 
 #: The largest typed integer (``step``, ``latency_ms``, ``attempt``, counts, blob sizes,
 #: elapsed hours): a signed 64-bit integer, what JSON readers and the interchange formats
@@ -23,7 +22,7 @@ _MAX_DIGITS = len(str(MAX_INT))
 def to_int(digits: str) -> int | None:
     """The value of a string of ASCII digits, or None when it is over :data:`MAX_INT`.
     The caller has checked that ``digits`` is only digits."""
-    if len(digits) > _MAX_DIGITS:
+    if len(digits) > _MAX_DIGITS or not digits.isascii():
         return None
     number = int(digits)
     return number if number <= MAX_INT else None
@@ -31,12 +30,12 @@ def to_int(digits: str) -> int | None:
 
 def is_oversized_int(value: object) -> bool:
     """True for a digit string that is well-formed but over :data:`MAX_INT`."""
-    return isinstance(value, str) and _INT.fullmatch(value) is not None and to_int(value) is None
+    return isinstance(value, str) and compiled("INT").fullmatch(value) is not None and to_int(value) is None
 
 
 def parse_timestamp(value: str) -> datetime | None:
     """An ISO 8601 date-time with a zone (``2025-12-18T03:21:11Z``), else None."""
-    if not _TIMESTAMP.fullmatch(value):
+    if not compiled("TS_VALUE").fullmatch(value):
         return None
     try:
         return datetime.fromisoformat(value.replace(",", "."))
@@ -46,7 +45,7 @@ def parse_timestamp(value: str) -> datetime | None:
 
 def parse_elapsed(value: str) -> int | None:
     """``HH:MM:SS`` as seconds, else None."""
-    match = _ELAPSED.fullmatch(value)
+    match = compiled("ELAPSED_VALUE").fullmatch(value)
     hours = to_int(match[1]) if match is not None else None
     if match is None or hours is None:
         return None
@@ -55,19 +54,19 @@ def parse_elapsed(value: str) -> int | None:
 
 def parse_int(value: object) -> int | None:
     """A non-negative decimal integer, else None."""
-    return to_int(value) if isinstance(value, str) and _INT.fullmatch(value) else None
+    return to_int(value) if isinstance(value, str) and compiled("INT").fullmatch(value) else None
 
 
 def parse_attempt(value: object) -> tuple[int, int | None] | None:
     """``N`` or ``N/M`` with N <= M, else None."""
     if not isinstance(value, str):
         return None
-    match = _ATTEMPT.fullmatch(value)
-    if match is None:
+    if compiled("ATTEMPT_VALUE").fullmatch(value) is None:
         return None
-    number = to_int(match[1])
-    total = to_int(match[2]) if match[2] is not None else None
-    if number is None or (match[2] is not None and total is None):
+    first, slash, second = value.partition("/")
+    number = to_int(first)
+    total = to_int(second) if slash else None
+    if number is None or (slash and total is None):
         return None
     if total is not None and number > total:
         return None

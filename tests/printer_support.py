@@ -12,12 +12,13 @@ import os
 import re
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 
-from bbox_lark.parser import plain_parser, terminal_pattern
+from bbox_lark.grammar import build_lark, terminal_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -178,7 +179,7 @@ def explicit_terminals() -> dict[str, st.SearchStrategy[str]]:
 @cache
 def grammar_lines() -> st.SearchStrategy[str]:
     """Body lines drawn from ``grammar/bbox.lark``'s ``line`` rule."""
-    return from_lark(plain_parser(), start="line", explicit=explicit_terminals(), alphabet=_chars)
+    return from_lark(_uncached_parser(), start="line", explicit=explicit_terminals(), alphabet=_chars)
 
 
 #: Lines written by hand that reach the corners: arrows without spaces, ASCII arrows,
@@ -258,3 +259,10 @@ def documents(draw: st.DrawFn) -> str:
     if draw(st.booleans()):
         text = "\ufeff" + text
     return text
+
+
+@cache
+def _uncached_parser() -> Any:
+    """The grammar loaded afresh: Hypothesis's Lark strategy reads ``Lark.grammar``, which a
+    parser loaded from Lark's cache does not keep."""
+    return build_lark(cached=False)

@@ -26,9 +26,9 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner, Result
 
 import bbox_lark
-from bbox_lark.ast import EVENT_KINDS, RESULT_KINDS
 from bbox_lark.cli import app
 from bbox_lark.docsgen import check_section
+from bbox_lark.grammar import vocabulary
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_MD = REPO / "docs" / "cli.md"
@@ -254,10 +254,10 @@ def test_schemas_reject_what_the_code_does_not_write() -> None:
 def test_schema_enumerations_follow_the_code() -> None:
     parse_schema = json.loads((SCHEMAS / "parse.schema.json").read_text(encoding="utf-8"))
     event = parse_schema["$defs"]["event"]["properties"]
-    assert event["kind"]["enum"] == list(EVENT_KINDS)
-    assert parse_schema["$defs"]["result"]["properties"]["kind"]["enum"] == list(RESULT_KINDS)
+    assert event["kind"]["enum"] == list(vocabulary().event_kinds)
+    assert parse_schema["$defs"]["result"]["properties"]["kind"]["enum"] == list(vocabulary().result_kinds)
     stats_schema = json.loads((SCHEMAS / "stats.schema.json").read_text(encoding="utf-8"))
-    assert stats_schema["properties"]["events"]["required"] == list(EVENT_KINDS)
+    assert stats_schema["properties"]["events"]["required"] == list(vocabulary().event_kinds)
 
 
 # -- commands ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import bbox_lark
 from bbox_lark.correlate import pair_calls
+from bbox_lark.grammar import vocabulary
 from bbox_lark.stats import Stats, Totals, compute_stats
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
@@ -66,7 +67,7 @@ def test_empty_file() -> None:
 def test_event_counts_include_every_kind() -> None:
     stats = stats_of("u: a\nu: b\na: c\nt:read x\nt!:test → [running]\nt~:test\nt:test → [ok]\n# c\n@start\n")
     events = dict(stats.events)
-    assert list(events) == list(bbox_lark.ast.EVENT_KINDS)
+    assert list(events) == list(vocabulary().event_kinds)
     assert events["user"] == 2
     assert events["agent"] == 1
     assert events["tool"] == 2

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from bbox_lark.ast import Event, Field
 from bbox_lark.checks import Context, describe, example, rule, shorten
-from bbox_lark.values import LEVELS, MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
+from bbox_lark.grammar import vocabulary
+from bbox_lark.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
 FAMILY = "fields"
 
@@ -69,21 +70,34 @@ describe(
 )
 
 
+#: What a typed value must be, by the grammar terminal that gives its syntax. Values of the
+#: other typed fields (ids: any non-empty value) are not checked.
+_SYNTAX = {
+    "TS_VALUE": "is not an ISO 8601 date-time with a zone",
+    "STEP_VALUE": "is not a non-negative integer",
+    "LATENCY_MS_VALUE": "is not a non-negative integer",
+    "ATTEMPT_VALUE": "is not N or N/M with N <= M",
+    "LEVEL_VALUE": "is not one of {levels}",
+}
+_TOO_LARGE = f"is over the largest integer a typed field takes ({MAX_INT})"
+
+
 def _typed_problem(key: str, value: object) -> str | None:
-    """Why a typed field's value is malformed, or None when it is fine."""
-    if key == "ts":
-        ok = isinstance(value, str) and parse_timestamp(value) is not None
-        return None if ok else "is not an ISO 8601 date-time with a zone"
-    if key in ("step", "latency_ms"):
-        if is_oversized_int(value):
-            return f"is over the largest integer a typed field takes ({MAX_INT})"
-        return None if parse_int(value) is not None else "is not a non-negative integer"
-    if key == "attempt":
-        if isinstance(value, str) and any(is_oversized_int(part) for part in value.split("/", 1)):
-            return f"is over the largest integer a typed field takes ({MAX_INT})"
-        return None if parse_attempt(value) is not None else "is not N or N/M with N <= M"
-    if key == "level":
-        return None if value in LEVELS else f"is not one of {', '.join(LEVELS)}"
+    """Why a typed field's value is malformed, or None when it is fine (or not checked).
+    The syntax is the grammar's; the range, N <= M and a real date are checked here."""
+    vocab = vocabulary()
+    terminal = vocab.typed_field_terminals.get(key)
+    if terminal not in _SYNTAX:
+        return None
+    problem = _SYNTAX[terminal].format(levels=", ".join(vocab.levels))
+    if not isinstance(value, str) or vocab.typed_fields[key].fullmatch(value) is None:
+        return problem
+    if any(is_oversized_int(part) for part in value.split("/", 1)):
+        return _TOO_LARGE
+    if key == "ts" and parse_timestamp(value) is None:
+        return problem
+    if key == "attempt" and parse_attempt(value) is None:
+        return problem
     return None
 
 
@@ -94,12 +108,10 @@ def _typed(ctx: Context, line: int, node: Field) -> None:
         ctx.report(code, line, node.value_col, f"{node.key}={shorten(node.raw_value)} {problem}")
 
 
-_TYPED = frozenset({"ts", "step", "latency_ms", "attempt", "level"})
-_STEP_COMMENTS = frozenset({"metrics", "anchor"})
-
-
 @rule
 def field_checks(ctx: Context) -> None:
+    vocab = vocabulary()
+    typed = vocab.typed_fields
     highest: int | None = None
     steps: set[int] = set()
     references: list[tuple[int, Field]] = []
@@ -107,18 +119,18 @@ def field_checks(ctx: Context) -> None:
         if event.kind == "unknown":
             continue
         if event.kind == "comment":
-            if event.name in _STEP_COMMENTS:
+            if event.name in vocab.step_reference_comments:
                 for node in event.field_nodes:
-                    if node.key in _TYPED:
+                    if node.key in typed:
                         _typed(ctx, event.line, node)
                     if node.key == "step" and parse_int(node.value) is not None:
                         references.append((event.line, node))
             continue
         for node in event.field_nodes:
-            if node.key in _TYPED:
+            if node.key in typed:
                 _typed(ctx, event.line, node)
         for node in event.metric_nodes:
-            if node.key in _TYPED:
+            if node.key in typed:
                 _typed(ctx, event.line, node)
         highest = _order(ctx, event, highest, steps)
     for line, node in references:

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Event
 from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.grammar import vocabulary
 
 FAMILY = "lines"
 
-LIFECYCLE = frozenset(
-    {
-        "start", "checkpoint", "pause", "resume", "end", "assess", "notify", "wait",
-        "wait-approval", "escalate", "batch", "snapshot", "rotate", "compact", "phase", "init",
-    }
-)  # fmt: skip
-PHASES = frozenset({"explore", "design", "review", "final", "exit"})
-NAMED = frozenset({"t", "t!", "t~", "s", "p", "x", "c", "m"})
 
 describe(
     "W003",
@@ -91,7 +84,9 @@ describe(
     "unknown-lifecycle",
     "warning",
     "A lifecycle line uses a primitive the format does not define.",
-    "Known primitives: " + ", ".join(sorted(LIFECYCLE)) + ". Others are parsed generically.",
+    "Known primitives (the grammar's `primitive` rule): "
+    + ", ".join(sorted(vocabulary().primitives))
+    + ". Others are parsed generically.",
     example("@restart reason=crash\n"),
     example("@resume reason=crash\n"),
     fix="Use a defined primitive (`bbox-lark explain W021` lists them), or make the line a comment.",
@@ -143,7 +138,7 @@ def _check_event(ctx: Context, event: Event) -> None:
         return
     if event.spaced_name:
         ctx.report("W011", event.line, len(event.prefix) + 2, f"space between `{event.prefix}:` and the name")
-    if event.name is None and event.prefix in NAMED:
+    if event.name is None and event.prefix in vocabulary().named_prefixes:
         what = "mode word" if event.prefix == "m" else "name"
         ctx.report("W012", event.line, len(event.prefix) + 2, f"`{event.prefix}:` line without a {what}")
     if event.arrow == "->" and event.arrow_col is not None:
@@ -156,11 +151,12 @@ def _check_event(ctx: Context, event: Event) -> None:
             ctx.report("E012", event.line, fault.col, "unterminated quoted string in the call part")
     if kind == "lifecycle":
         name = event.name or ""
-        if name not in LIFECYCLE:
+        if name not in vocabulary().primitives:
             ctx.report("W021", event.line, 2, f"unknown lifecycle primitive `@{shorten(name)}`")
         elif name == "phase":
             phase = event.args[0] if event.args else None
-            if not isinstance(phase, str) or phase not in PHASES:
+            phases = vocabulary().phases
+            if not isinstance(phase, str) or phase not in phases:
                 shown = (
                     "no phase"
                     if phase is None
@@ -173,5 +169,5 @@ def _check_event(ctx: Context, event: Event) -> None:
                     "W022",
                     event.line,
                     col,
-                    f"@phase with {shown}; expected one of {', '.join(sorted(PHASES))}",
+                    f"@phase with {shown}; expected one of {', '.join(sorted(phases))}",
                 )

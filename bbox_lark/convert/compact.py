@@ -47,6 +47,7 @@ from pathlib import Path
 from bbox_lark.api import parse
 from bbox_lark.ast import BlankLine, Continuation, Document, Event, Line
 from bbox_lark.convert.base import Format, Report
+from bbox_lark.grammar import vocabulary
 from bbox_lark.printer import is_fence, single_spaced
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, split_lines
 
@@ -58,8 +59,6 @@ EXTENSION = ".cbox"
 #: Fields the lossy summary drops: correlation ids and timing.
 LOSSY_FIELDS = ("id", "step", "ts", "tid", "span", "parent", "latency_ms")
 
-#: Prefixes whose name follows the colon (DECISIONS §3); the others take text right after it.
-_NAMED = frozenset({"t", "t!", "t~", "s", "p", "x", "c", "m"})
 _ARROW = "→"
 _METRICS = "# metrics"
 _WS = re.compile(r"\s+")
@@ -220,13 +219,13 @@ def _head(event: Event) -> str:
     """``t:read``, ``u:``, ``@start``, and the separator before the call text."""
     if event.kind == "lifecycle":
         return "@" + (event.name or "")
-    if event.prefix in _NAMED and event.name is not None:
+    if event.prefix in vocabulary().named_prefixes and event.name is not None:
         return f"{event.prefix}:{event.name}"
     return f"{event.prefix}:"
 
 
 def _text_gap(event: Event) -> str:
-    return " " if event.kind == "lifecycle" or event.prefix in _NAMED else ""
+    return " " if event.kind == "lifecycle" or event.prefix in vocabulary().named_prefixes else ""
 
 
 def _metrics_tail(event: Event) -> str | None:

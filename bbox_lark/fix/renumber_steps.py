@@ -28,10 +28,8 @@ from collections.abc import Iterator
 
 from bbox_lark.ast import Document, Event, Field
 from bbox_lark.fix.framework import Edit, Fixer, FixResult, Note, plural
+from bbox_lark.grammar import vocabulary
 from bbox_lark.values import parse_int
-
-#: Comment kinds whose ``step=`` refers to an event's step.
-REFERENCE_COMMENTS = frozenset({"metrics", "anchor"})
 
 
 def _has_steps(event: Event) -> bool:
@@ -88,7 +86,7 @@ class RenumberSteps(Fixer):
 
         for event in events:
             if event.kind == "comment":
-                if event.name in REFERENCE_COMMENTS:
+                if event.name in vocabulary().step_reference_comments:
                     for node in _steps(event.field_nodes):
                         remap(event, node)
                 continue
