@@ -44,7 +44,8 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 MaxLine = Annotated[
     int | None,
     typer.Option(
-        help="Longest line parsed, in characters [default: 1048576, or max-line from the configuration].",
+        help="Longest line parsed, in characters (default 1048576; check, fmt, fix and stats read"
+        " max-line from the configuration).",
         show_default=False,
     ),
 ]
@@ -54,8 +55,8 @@ ConfigFile = Annotated[
     Path | None,
     typer.Option(
         "--config",
-        help="Use this configuration file (bbox-lark.toml, or pyproject.toml with [tool.bbox-lark])"
-        " for every path instead of searching for one.",
+        help="Use this configuration file (a bbox-lark.toml, or a pyproject.toml with a tool.bbox-lark"
+        " table) for every path instead of searching for one.",
     ),
 ]
 Isolated = Annotated[bool, typer.Option("--isolated", help="Read no configuration file.")]

@@ -15,8 +15,8 @@
   and ``.gitignore`` apply to both.
 * A path found twice (named twice, or inside two named folders) is read once: the first
   time. ``-`` (standard input) is read once too.
-* A folder with nothing to check, or a glob that matches nothing, is an input problem
-  (exit 2); the other paths are still used.
+* A folder with nothing to check, a glob that matches nothing, or a folder that cannot be
+  listed is an input problem (exit 2); the other paths are still used.
 """
 
 from __future__ import annotations
@@ -134,6 +134,8 @@ class Walker:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.git = GitIgnores()
+        #: Folders that could not be listed, as (shown path, why), in the order met.
+        self.unreadable: list[tuple[str, str]] = []
 
     def _excluded(
         self, path: Path, is_dir: bool, excludes: tuple[Glob, ...], layers: tuple[Layer, ...]
@@ -170,8 +172,10 @@ class Walker:
                 excludes_for[settings.excludes] = excludes
             layers = _without_rules_matching(self.git.layers(folder), root)
             try:
-                entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-            except OSError:
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
+            except OSError as error:
+                self.unreadable.append((str(shown), error.strerror or str(error)))
                 continue
             for entry in entries:
                 if entry.name == GIT_DIR:
@@ -235,11 +239,14 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Inp
                 )
                 continue
             files, skipped = walker.walk(path, raw)
-            if not files:
+            if not files and not walker.unreadable:
                 problem = f"{raw}: no *.bbox, *.blackbox or *.rlog files in this directory{_nothing(skipped)}"
                 out.append(Input(raw, resolver.for_folder(path), problem))
             for shown, file in files:
                 add(shown, file)
+            for shown, why in walker.unreadable:
+                out.append(Input(shown, resolver.for_folder(path), f"{shown}: cannot read: {why}"))
+            walker.unreadable.clear()
         elif is_magic(raw) and not path.exists():
             base, rest = split_glob(raw)
             folder = resolver.absolute(base or ".")
@@ -249,6 +256,9 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Inp
                 out.append(Input(raw, resolver.for_path("-"), problem))
             for shown, file in files:
                 add(shown, file)
+            for shown, why in walker.unreadable:
+                out.append(Input(shown, resolver.for_path("-"), f"{shown}: cannot read: {why}"))
+            walker.unreadable.clear()
         else:
             add(raw, path)
     return out

@@ -303,3 +303,21 @@ def test_shutil_copies_of_the_repo_behave_the_same(
     shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git"))
     os.chdir(copy)
     assert "build/out.bbox" in found(["."])
+
+
+def test_a_folder_that_cannot_be_listed_is_an_input_error(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree(here, "logs/a.bbox", "logs/locked/b.bbox")
+    real = os.scandir
+
+    def scandir(path: str | os.PathLike[str]) -> object:
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = invoke(["check", "logs"])
+    assert result.exit_code == 2
+    assert "error: logs/locked: cannot read: Permission denied" in result.stderr
+    assert "logs/a.bbox:8:13: W013" in result.stdout  # the rest is still checked
