@@ -12,18 +12,21 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
+if TYPE_CHECKING:
+    from bbox_lark.discover import Input
+
 from bbox_lark.api import parse
 from bbox_lark.ast import Diagnostic
-from bbox_lark.inputs import InputError, collect_inputs, read_input
+from bbox_lark.inputs import InputError, read_input
 from bbox_lark.jsonout import diagnostic_to_json
 from bbox_lark.source import DEFAULT_MAX_LINE
 
@@ -81,7 +84,37 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 #: ``--max-line``, shared by every command that parses.
-MaxLine = Annotated[int, typer.Option(help="Longest line parsed, in characters.")]
+MaxLine = Annotated[
+    int | None,
+    typer.Option(
+        help="Longest line parsed, in characters (default 1048576; check, fmt, fix and stats read"
+        " max-line from the configuration).",
+        show_default=False,
+    ),
+]
+#: The configuration and discovery options of ``check``, ``fmt``, ``fix`` and ``stats``
+#: (docs/configuration.md).
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Use this configuration file (a bbox-lark.toml, or a pyproject.toml with a tool.bbox-lark"
+        " table) for every path instead of searching for one.",
+    ),
+]
+Isolated = Annotated[bool, typer.Option("--isolated", help="Read no configuration file.")]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        help="Skip these paths when searching folders (gitignore-style patterns, repeatable or"
+        " comma-separated); replaces the default and configured exclude.",
+    ),
+]
+ExtendExclude = Annotated[
+    list[str] | None,
+    typer.Option("--extend-exclude", help="Skip these paths too (gitignore-style patterns)."),
+]
 
 
 class OutputFormat(StrEnum):
@@ -101,6 +134,59 @@ def fail_usage(message: str) -> typer.Exit:
     err.print("[bold red]error:[/] ", end="")
     err.print(_safe(message), markup=False)  # a path may hold `[`: never markup
     return typer.Exit(EXIT_USAGE)
+
+
+def _print_error(message: str) -> None:
+    """One input problem on stderr (the command goes on; it exits 2 in the end)."""
+    err.print("[bold red]error:[/] ", end="")
+    err.print(_safe(message), markup=False)
+
+
+def _find_inputs(
+    paths: list[str],
+    *,
+    config: Path | None,
+    isolated: bool,
+    exclude: list[str] | None,
+    extend_exclude: list[str] | None,
+    max_line: int | None,
+) -> list[Input]:
+    """The inputs of a command that searches folders, each with its settings; exits 2 on a
+    bad option value or configuration file (one line naming it)."""
+    from bbox_lark.config import ConfigError, resolver_from_options
+    from bbox_lark.discover import discover
+
+    try:
+        resolver = resolver_from_options(
+            config=config,
+            isolated=isolated,
+            exclude=exclude,
+            extend_exclude=extend_exclude,
+            max_line=max_line,
+        )
+        return discover(paths, resolver)
+    except ConfigError as error:
+        raise fail_usage(str(error)) from None
+
+
+def _max_line(value: int | None) -> int:
+    """``--max-line`` for a command that reads no configuration (exits 2 below 1)."""
+    from bbox_lark.config import ConfigError, check_max_line
+
+    if value is None:
+        return DEFAULT_MAX_LINE
+    try:
+        return check_max_line(value, "--max-line")
+    except ConfigError as error:
+        raise fail_usage(str(error)) from None
+
+
+def _print_findings(shown: str, diagnostics: Iterable[Diagnostic]) -> None:
+    """Findings as ``check`` shows them, on stderr (writing commands keep stdout for data)."""
+    for d in diagnostics:
+        err.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
+        err.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
+        err.print(_safe(d.message), markup=False)
 
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -140,7 +226,14 @@ def check(
         list[str],
         typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
     ],
-    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")] = False,
+    strict: Annotated[
+        bool | None,
+        typer.Option(
+            "--strict/--no-strict",
+            help="Warnings fail too (exit 1); --no-strict overrides strict = true in the configuration.",
+            show_default=False,
+        ),
+    ] = None,
     output: Annotated[
         OutputFormat | None,
         typer.Option(
@@ -176,12 +269,30 @@ def check(
         list[str] | None, typer.Option(help="Only report these codes (or code prefixes, e.g. W0).")
     ] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Never report these codes (or prefixes).")] = None,
-    max_line: MaxLine = DEFAULT_MAX_LINE,
+    max_line: MaxLine = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    exclude: Exclude = None,
+    extend_exclude: ExtendExclude = None,
 ) -> None:
     """Validate bbox/1 files and report every finding with its line and column."""
+    from bbox_lark.config import ConfigError, check_blobs, resolver_from_options
     from bbox_lark.workflow import check_paths
 
-    reports = check_paths(paths, blobs=blobs, select=select, ignore=ignore, max_line=max_line)
+    try:
+        resolver = resolver_from_options(
+            config=config,
+            isolated=isolated,
+            select=select,
+            ignore=ignore,
+            strict=strict,
+            exclude=exclude,
+            extend_exclude=extend_exclude,
+            max_line=max_line,
+        )
+        reports = check_paths(paths, blobs=check_blobs(blobs), settings=resolver)
+    except ConfigError as error:
+        raise fail_usage(str(error)) from None
     raise typer.Exit(
         _report_check(reports, output, strict=strict, statistics=statistics, quiet=quiet, exit_zero=exit_zero)
     )
@@ -191,7 +302,7 @@ def _report_check(
     reports: Iterator[Any],
     output: OutputFormat | None,
     *,
-    strict: bool,
+    strict: bool | None,
     statistics: bool,
     quiet: bool,
     exit_zero: bool,
@@ -303,8 +414,7 @@ def _read_one(file: str) -> tuple[str, bytes]:
     if file != "-" and Path(file).is_dir():
         raise fail_usage(f"{file}: is a directory; give one file (or - for stdin)")
     try:
-        items = collect_inputs([file])
-        data = read_input(items[0])
+        data = read_input(file)
     except InputError as error:
         raise fail_usage(str(error)) from None
     return ("<stdin>" if file == "-" else _safe(file)), data
@@ -339,7 +449,7 @@ def parse_command(
     as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/parse.schema.json).")] = False,
     header_only: Annotated[bool, typer.Option("--header", help="Only the header.")] = False,
     body_only: Annotated[bool, typer.Option("--body", help="Only the body.")] = False,
-    max_line: MaxLine = DEFAULT_MAX_LINE,
+    max_line: MaxLine = None,
 ) -> None:
     """Show every line with its parsed kind, name, fields and result."""
     from bbox_lark.jsonout import document_to_json
@@ -347,6 +457,7 @@ def parse_command(
 
     if header_only and body_only:
         raise fail_usage("--header and --body exclude each other; give one or neither")
+    max_line = _max_line(max_line)
     shown, data = _read_one(file)
     document = parse(data, path=None if file == "-" else Path(file), max_line=max_line)
     header, body = not body_only, not header_only
@@ -366,22 +477,78 @@ def parse_command(
 
 @app.command()
 def stats(
-    file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/stats.schema.json).")] = False,
-    max_line: MaxLine = DEFAULT_MAX_LINE,
+    max_line: MaxLine = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    exclude: Exclude = None,
+    extend_exclude: ExtendExclude = None,
 ) -> None:
-    """Count lines, events, calls, steps, ids, blobs, redactions, tokens and cost."""
+    """Count lines, events, calls, steps, ids, blobs, redactions, tokens and cost; over
+    several files, each file and the totals."""
+    from bbox_lark.discover import names_one_file
     from bbox_lark.render import stats_group
-    from bbox_lark.stats import compute_stats
+    from bbox_lark.stats import Stats, combine_stats, compute_stats, stats_run_json
 
-    shown, data = _read_one(file)
-    document = parse(data, path=None if file == "-" else Path(file), max_line=max_line)
-    result = compute_stats(document)
-    if as_json:
-        _write_json({"path": shown, **result.to_json()})
-    else:
-        out.print(stats_group(result, shown))
-    raise typer.Exit(_errors_exit(document.diagnostics, shown))
+    inputs = _find_inputs(
+        paths,
+        config=config,
+        isolated=isolated,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        max_line=max_line,
+    )
+    one_file = names_one_file(paths)
+    code = EXIT_OK
+    results: list[tuple[str, Stats]] = []
+    unreadable: list[dict[str, str]] = []
+    for item in inputs:
+        shown = _safe(item.shown)
+        try:
+            if item.problem is not None:
+                raise InputError(item.problem)
+            data = read_input(item.path)
+        except InputError as error:
+            if one_file:
+                raise fail_usage(str(error)) from None
+            _print_error(str(error))
+            unreadable.append({"path": shown, "error": _safe(str(error))})
+            code = EXIT_USAGE
+            continue
+        path = None if item.stdin else Path(item.path)
+        settings = item.settings
+        document = parse(
+            data,
+            path=path,
+            max_line=settings.max_line,
+            select=settings.select,
+            ignore=settings.ignore_for(path),
+        )
+        result = compute_stats(document)
+        results.append((shown, result))
+        if not as_json:
+            if len(results) > 1:
+                out.print()
+            out.print(stats_group(result, shown))
+        code = max(code, _errors_exit(document.diagnostics, shown))
+    if one_file and results:
+        if as_json:
+            shown, result = results[0]
+            _write_json({"path": shown, **result.to_json()})
+    elif as_json:
+        _write_json(stats_run_json(results, unreadable))
+    elif results:
+        out.print()
+        out.print(
+            stats_group(
+                combine_stats([result for _, result in results]), f"{len(results)} file(s)", title="Total"
+            )
+        )
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -478,63 +645,89 @@ def fmt_command(
         bool, typer.Option("--check", help="Write nothing; list the files that would change and exit 1.")
     ] = False,
     diff: Annotated[
-        bool, typer.Option("--diff", help="Write nothing; print a unified diff instead.")
+        bool,
+        typer.Option(
+            "--diff", help="Write nothing; print a unified diff instead (exit 1 when it shows a change)."
+        ),
     ] = False,
-    force: Annotated[bool, typer.Option("--force", help="Rewrite files even when they have errors.")] = False,
-    max_line: MaxLine = DEFAULT_MAX_LINE,
+    force: Annotated[
+        bool, typer.Option("--force", help="Rewrite files even when they cannot be read faithfully.")
+    ] = False,
+    max_line: MaxLine = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    exclude: Exclude = None,
+    extend_exclude: ExtendExclude = None,
 ) -> None:
     """Rewrite files in canonical form (docs/fmt.md).
 
     → arrows, one space between words and fields, no trailing whitespace; the header,
     continuation lines, quoted text and line endings are kept. --check and --diff never
-    write; - reads stdin and writes stdout."""
+    write (exit 1 when a file would change); - reads stdin and writes stdout.
+
+    A file that cannot be read faithfully (invalid UTF-8, NUL, a line over the limit, an
+    unterminated quote in a call, an unreadable header) is left alone unless --force; other
+    errors are shown and the file is formatted."""
     from bbox_lark.atomic import write_atomic
     from bbox_lark.fix.framework import unified_diff
     from bbox_lark.printer import format_text
     from bbox_lark.source import encode
+    from bbox_lark.writepolicy import write_verdict
 
+    inputs = _find_inputs(
+        paths,
+        config=config,
+        isolated=isolated,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        max_line=max_line,
+    )
     code = EXIT_OK
     counts = {"changed": 0, "unchanged": 0, "refused": 0}
-    for item in collect_inputs(paths):
-        shown = "<stdin>" if item == "-" else _safe(item)
+    for item in inputs:
+        shown = _safe(item.shown)
         try:
-            data = read_input(item)
+            if item.problem is not None:
+                raise InputError(item.problem)
+            data = read_input(item.path)
         except InputError as error:
-            err.print("[bold red]error:[/] ", end="")
-            err.print(_safe(str(error)), markup=False)
+            _print_error(str(error))
             code = max(code, EXIT_USAGE)
             continue
-        result = format_text(data, path=None if item == "-" else Path(item), max_line=max_line)
+        path = None if item.stdin else Path(item.path)
+        result = format_text(data, path=path, max_line=item.settings.max_line)
         if check_only or diff:
             counts["changed" if result.changed else "unchanged"] += 1
             if result.changed and diff:
                 _write_diff(unified_diff(result.old, result.new, shown))
             if result.changed and check_only:
                 err.print(f"would reformat {shown}", markup=False)
+            if result.changed:
                 code = max(code, EXIT_FINDINGS)
             continue
-        if result.errors and not force:
-            for d in result.errors:
-                out.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
-                out.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
-                out.print(_safe(d.message), markup=False)
+        verdict = write_verdict(result.document.diagnostics, settings=item.settings, path=path, force=force)
+        _print_findings(shown, verdict.errors)
+        if verdict.refused:
             err.print("[red]✗[/] ", end="")
             err.print(
-                f"{shown}: {len(result.errors)} error(s); not formatted (fix them first, or pass --force)",
+                f"{shown}: {len(verdict.refusing)} error(s); not formatted (fix them first, or pass --force)",
                 markup=False,
             )
             counts["refused"] += 1
             code = max(code, EXIT_FINDINGS)
             continue
+        if verdict.refusing:
+            err.print(
+                f"! {shown}: {len(verdict.refusing)} error(s); formatted anyway (--force)", markup=False
+            )
         counts["changed" if result.changed else "unchanged"] += 1
-        if item == "-":
+        if item.stdin:
             _write_text(result.new)  # stdout, byte for byte
         elif result.changed:
             try:
-                write_atomic(item, encode(result.new))
+                write_atomic(item.path, encode(result.new))
             except OSError as error:
-                err.print("[bold red]error:[/] ", end="")
-                err.print(f"{shown}: cannot write: {error.strerror or error}", markup=False)
+                _print_error(f"{shown}: cannot write: {error.strerror or error}")
                 code = max(code, EXIT_USAGE)
                 continue
             err.print(f"reformatted {shown}", markup=False)
@@ -590,73 +783,134 @@ def _write_diff(diff: str) -> None:
 @app.command("fix")
 @_with_fixer_flags
 def fix_command(
-    file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
-    write: Annotated[bool, typer.Option("--write", help="Rewrite FILE in place (atomically).")] = False,
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
+    ],
+    write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the fixed file to this path (atomically).")
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the fixed file to this path (atomically); one input only."
+        ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Write even when the input has errors.")] = False,
-    max_line: MaxLine = DEFAULT_MAX_LINE,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
+    ] = False,
+    max_line: MaxLine = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    exclude: Exclude = None,
+    extend_exclude: ExtendExclude = None,
     **chosen: bool,
 ) -> None:
-    """Repair a file with the chosen fixers (docs/fix.md).
+    """Repair files with the chosen fixers (docs/fix.md).
 
-    A dry run by default: prints a unified diff and what would change; --write or --output
-    applies it."""
+    A dry run by default: prints a unified diff and what would change; --write (each file
+    in place) or --output (one file) applies it."""
     from bbox_lark.atomic import write_atomic
     from bbox_lark.fix import FIXERS, FixError, apply_fixes
     from bbox_lark.source import encode
+    from bbox_lark.writepolicy import write_verdict
 
     fixers = [fixer for name, fixer in FIXERS.items() if chosen.get(name.replace("-", "_"))]
     if not fixers:
         raise fail_usage("choose at least one fixer: " + ", ".join(f"--{name}" for name in FIXERS))
     if write and output is not None:
         raise fail_usage("--write and --output exclude each other; give one or neither")
-    if write and file == "-":
+    if write and "-" in paths:
         raise fail_usage("--write rewrites FILE in place; with - (stdin) use --output PATH")
-    shown, data = _read_one(file)
-    path = None if file == "-" else Path(file)
-    try:
-        outcome = apply_fixes(data, fixers, path=path, label=shown, max_line=max_line)
-    except FixError as error:  # a fixer bug, never the input's fault: say so, write nothing
-        err.print("[bold red]error:[/] ", end="")
-        err.print(f"{shown}: {error}; nothing written", markup=False)
-        raise typer.Exit(EXIT_FINDINGS) from None
-    target = path if write else output
-    errors = [d for d in outcome.document.diagnostics if d.severity == "error"]
-    if target is not None and errors and not force:
-        for d in errors:
-            out.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
-            out.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
-            out.print(_safe(d.message), markup=False)
-        err.print("[red]✗[/] ", end="")
-        err.print(
-            f"{shown}: {len(errors)} error(s); not written (fix them first, or pass --force)", markup=False
+    inputs = _find_inputs(
+        paths,
+        config=config,
+        isolated=isolated,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        max_line=max_line,
+    )
+    if output is not None and len(inputs) != 1:
+        raise fail_usage(
+            f"--output writes one file, but {len(inputs)} inputs were given; --write rewrites each in place"
         )
-        raise typer.Exit(EXIT_FINDINGS)
-    if target is None and outcome.diff:
-        _write_diff(outcome.diff)
-    for note in outcome.notes:
-        err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
-        err.print("[cyan]note[/] ", end="")
-        err.print(_safe(note.message), markup=False)
-    for fixer in fixers:
-        err.print("[green]✓[/] ", end="")
-        err.print(fixer.summary(outcome.changes[fixer.name]), markup=False)
-    if target is None:
-        if outcome.changed:
-            err.print("! Dry run: nothing written; --write or --output PATH applies it", markup=False)
-        raise typer.Exit(EXIT_OK if force else _errors_exit(outcome.document.diagnostics, shown))
-    if errors:
-        err.print(f"! {shown}: {len(errors)} error(s); written anyway (--force)", markup=False)
-    if write and not outcome.changed:
-        err.print(f"{shown}: nothing to change; not rewritten", markup=False)
-        raise typer.Exit(EXIT_OK)
-    try:
-        write_atomic(target, encode(outcome.new_text))
-    except OSError as error:
-        raise fail_usage(f"{_safe(str(target))}: cannot write: {error.strerror or error}") from None
-    err.print(f"wrote {_safe(str(target))}", markup=False)
+    code = EXIT_OK
+    totals = {fixer.name: 0 for fixer in fixers}
+    dry_changes = False
+    for item in inputs:
+        shown = _safe(item.shown)
+        try:
+            if item.problem is not None:
+                raise InputError(item.problem)
+            data = read_input(item.path)
+        except InputError as error:
+            if len(inputs) == 1:
+                raise fail_usage(str(error)) from None
+            _print_error(str(error))
+            code = max(code, EXIT_USAGE)
+            continue
+        path = None if item.stdin else Path(item.path)
+        try:
+            outcome = apply_fixes(data, fixers, path=path, label=shown, max_line=item.settings.max_line)
+        except FixError as error:  # a fixer bug, never the input's fault: say so, write nothing
+            err.print("[bold red]error:[/] ", end="")
+            err.print(f"{shown}: {error}; nothing written", markup=False)
+            code = max(code, EXIT_FINDINGS)
+            continue
+        verdict = write_verdict(outcome.document.diagnostics, settings=item.settings, path=path, force=force)
+        target = path if write else output
+        if target is not None and verdict.refused:
+            _print_findings(shown, verdict.errors)
+            err.print("[red]✗[/] ", end="")
+            err.print(
+                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
+                markup=False,
+            )
+            code = max(code, EXIT_FINDINGS)
+            continue
+        if target is None and outcome.diff:
+            _write_diff(outcome.diff)
+        for note in outcome.notes:
+            err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
+            err.print("[cyan]note[/] ", end="")
+            err.print(_safe(note.message), markup=False)
+        _print_findings(shown, verdict.errors)
+        for name, changed in outcome.changes.items():
+            totals[name] += changed
+        if len(inputs) == 1:
+            for fixer in fixers:
+                err.print("[green]✓[/] ", end="")
+                err.print(fixer.summary(outcome.changes[fixer.name]), markup=False)
+        if target is None:
+            dry_changes = dry_changes or outcome.changed
+            if verdict.refused:
+                err.print("[red]✗[/] ", end="")
+                err.print(
+                    f"{shown}: {len(verdict.refusing)} error(s); --write would not write it"
+                    " (fix them first, or pass --force)",
+                    markup=False,
+                )
+                code = max(code, EXIT_FINDINGS)
+            continue
+        if verdict.refusing:
+            err.print(f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False)
+        if write and not outcome.changed:
+            err.print(f"{shown}: nothing to change; not rewritten", markup=False)
+            continue
+        try:
+            write_atomic(target, encode(outcome.new_text))
+        except OSError as error:
+            if len(inputs) == 1:
+                raise fail_usage(f"{_safe(str(target))}: cannot write: {error.strerror or error}") from None
+            _print_error(f"{_safe(str(target))}: cannot write: {error.strerror or error}")
+            code = max(code, EXIT_USAGE)
+            continue
+        err.print(f"wrote {_safe(str(target))}", markup=False)
+    if len(inputs) > 1:
+        for fixer in fixers:
+            err.print("[green]✓[/] ", end="")
+            err.print(f"{fixer.summary(totals[fixer.name])} in {len(inputs)} files", markup=False)
+    if not write and output is None and dry_changes:
+        err.print("! Dry run: nothing written; --write or --output PATH applies it", markup=False)
+    raise typer.Exit(code)
 
 
 # -- converting: convert ------------------------------------------------------------------
@@ -700,13 +954,18 @@ def convert_command(
     lossy: Annotated[
         bool, typer.Option("--lossy", help="compact: the spec's summary style; reports what it drops.")
     ] = False,
-    force: Annotated[bool, typer.Option("--force", help="Write even when the input has errors.")] = False,
-    max_line: MaxLine = DEFAULT_MAX_LINE,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
+    ] = False,
+    max_line: MaxLine = None,
 ) -> None:
     """Convert between formats (bbox, compact). What each keeps: docs/compact.md."""
     from bbox_lark.atomic import write_atomic
     from bbox_lark.convert import ConvertError, convert, format_for_path
     from bbox_lark.source import encode
+    from bbox_lark.writepolicy import write_verdict
+
+    max_line = _max_line(max_line)
 
     if output is not None and str(output) == "-":
         output = None  # `-o -` is standard output
@@ -720,19 +979,13 @@ def convert_command(
         result = convert(data, from_, to=to, path=file, max_line=max_line, lossy=lossy)
     except ConvertError as error:
         raise fail_usage(str(error)) from None
-    errors = [d for d in result.diagnostics if d.severity == "error"]
-
-    def show_errors() -> None:
-        for d in errors:
-            err.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
-            err.print(f"[{_STYLE[d.severity]}]{d.code}[/] ", end="")
-            err.print(_safe(d.message), markup=False)
-
-    if output is not None and errors and not force:
-        show_errors()
+    verdict = write_verdict(result.diagnostics, force=force)
+    if output is not None and verdict.refused:
+        _print_findings(shown, verdict.errors)
         err.print("[red]✗[/] ", end="")
         err.print(
-            f"{shown}: {len(errors)} error(s); not written (fix them first, or pass --force)", markup=False
+            f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
+            markup=False,
         )
         raise typer.Exit(EXIT_FINDINGS)
     if output is None:
@@ -742,16 +995,16 @@ def convert_command(
             write_atomic(output, encode(result.text))
         except OSError as error:
             raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-    show_errors()
+    _print_findings(shown, verdict.errors)
     for entry in result.report:
         err.print(f"{shown}: ", end="", markup=False)
         err.print(entry.render(), markup=False)
     if output is not None:
         err.print(f"wrote {_safe(str(output))} ({result.source} → {result.target})", markup=False)
-    if errors:
-        written = "written anyway (--force)" if force else "converted anyway"
-        err.print(f"! {shown}: {len(errors)} error(s); {written}", markup=False)
-    raise typer.Exit(EXIT_FINDINGS if errors and not force else EXIT_OK)
+    if verdict.refusing:
+        done = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
+        err.print(f"! {shown}: {len(verdict.refusing)} error(s); {done}", markup=False)
+    raise typer.Exit(verdict.exit_code)
 
 
 def _escape_unencodable_output() -> None:

@@ -1,9 +1,9 @@
-"""Finding and reading the files a command is given (DECISIONS §8, §10).
+"""Reading the files a command is given (DECISIONS §8, §10); finding them is
+:mod:`bbox_lark.discover`.
 
-A directory means every ``*.bbox``, ``*.blackbox`` and ``*.rlog`` below it; ``-`` means
-standard input. A missing or unreadable path, or a directory with no matching files, is an
-:class:`InputError` (exit 2). A file that is readable but not valid text is *not* an input
-error: the parser reports it as findings.
+``-`` means standard input. A missing or unreadable path, or a directory with no matching
+files, is an :class:`InputError` (exit 2). A file that is readable but not valid text is
+*not* an input error: the parser reports it as findings.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-#: File name endings a directory is searched for.
+#: File name endings a directory is searched for (also :data:`bbox_lark.discover.SUFFIXES`).
 SUFFIXES = (".bbox", ".blackbox", ".rlog")
 
 
@@ -20,20 +20,17 @@ class InputError(Exception):
 
 
 def collect_inputs(paths: list[str]) -> list[str]:
-    """Expand directories into their bbox files, in a stable order.
+    """The paths :func:`bbox_lark.discover.discover` finds for ``paths`` (no configuration
+    file read), as strings. Kept for callers of the first release; new code uses
+    ``discover``, which also gives each input its settings.
 
     A path that cannot be used (missing, or a directory without bbox files) stays in the
-    list: :func:`read_input` reports it, so the other paths are still checked and the run
+    list: :func:`read_input` reports it, so the other paths are still read and the run
     ends with exit 2 (the highest code wins, DECISIONS §10)."""
-    found: list[str] = []
-    for raw in paths:
-        path = Path(raw)
-        if raw != "-" and path.is_dir():
-            matches = sorted(str(p) for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
-            found.extend(matches or [raw])
-        else:
-            found.append(raw)
-    return found
+    from bbox_lark.config import Resolver
+    from bbox_lark.discover import discover
+
+    return [item.path for item in discover(paths, Resolver(isolated=True))]
 
 
 def read_input(item: str) -> bytes:

@@ -222,9 +222,10 @@ def _totals_row(table: Table, source: str, totals: Totals, note: str = "") -> No
     )
 
 
-def stats_renderables(stats: Stats, path: str) -> list[RenderableType]:
-    """``bbox-lark stats`` as text: labelled blocks and one table of token totals."""
-    out: list[RenderableType] = [Text(f"File: {visible(path)}", style="bold")]
+def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[RenderableType]:
+    """``bbox-lark stats`` as text: labelled blocks and one table of token totals. ``title``
+    heads the first line (``File: PATH``; ``Total: 3 file(s)`` over several files)."""
+    out: list[RenderableType] = [Text(f"{title}: {visible(path)}", style="bold")]
     if stats.header:
         out.append(
             _section("Header", _grid(((key, visible(value)) for key, value in stats.header), left=True))
@@ -296,5 +297,5 @@ def stats_renderables(stats: Stats, path: str) -> list[RenderableType]:
     return out
 
 
-def stats_group(stats: Stats, path: str) -> Group:
-    return Group(*stats_renderables(stats, path))
+def stats_group(stats: Stats, path: str, title: str = "File") -> Group:
+    return Group(*stats_renderables(stats, path, title))

@@ -56,8 +56,9 @@ TOOL_NAME = "bbox-lark"
 class ReportOptions:
     """What a report needs to know beyond the findings."""
 
-    #: Warnings fail too (``--strict``).
-    strict: bool = False
+    #: Warnings fail too (``--strict``); False: they never do (``--no-strict``); None: as
+    #: each file's settings say (``strict`` in its configuration).
+    strict: bool | None = False
     #: Findings never fail the run: exit code 1 becomes 0 (``--exit-zero``). An unreadable
     #: input or an internal error still gives 2.
     exit_zero: bool = False
@@ -296,7 +297,9 @@ def render_json(reports: Iterable[FileReport], options: ReportOptions | None = N
     options = options or ReportOptions()
     tally = Tally(options)
     files: list[dict[str, Any]] = []
+    strict_seen = bool(options.strict)
     for report in tally.watch(reports):
+        strict_seen = strict_seen or (options.strict is None and report.strict)
         if report.error is not None:
             files.append({"path": report.path, "readable": False, "error": report.error, "diagnostics": []})
             continue
@@ -305,7 +308,7 @@ def render_json(reports: Iterable[FileReport], options: ReportOptions | None = N
     document = {
         "version": 1,
         "exit_code": tally.exit_code,
-        "strict": options.strict,
+        "strict": strict_seen,
         "files": files,
         "totals": {**tally.severities, "files": tally.files},
     }
@@ -486,7 +489,7 @@ def _junit_suite(report: FileReport, options: ReportOptions) -> tuple[str, Count
         counts.update(tests=1, errors=1)
     for d in report.diagnostics:
         line = _concise_line(shown, d, color=False)
-        if not fails([d], options.strict):
+        if not fails([d], report.strict if options.strict is None else options.strict):
             quiet.append(line)
             continue
         fix, _name = _help(d.code)

@@ -427,3 +427,97 @@ def compute_stats(document: Document) -> Stats:
         end_totals=read_totals(ends[-1].fields) if ends else Totals(),
         summary_totals=read_totals(summaries[-1].fields) if summaries else Totals(),
     )
+
+
+# -- several files ----------------------------------------------------------------------
+
+
+def _sum_tally(tallies: Iterable[Tally]) -> Tally:
+    total: Counter[str] = Counter()
+    for tally in tallies:
+        total.update(dict(tally))
+    return _tally(total)
+
+
+def _sum_calls(calls: list[CallCounts]) -> CallCounts:
+    return CallCounts(
+        total=sum(c.total for c in calls),
+        open=sum(c.open for c in calls),
+        by_name=_sum_tally(c.by_name for c in calls),
+    )
+
+
+def _sum_totals(totals: Iterable[Totals]) -> Totals:
+    out = Totals()
+    for more in totals:
+        out = _add(out, more)
+    return out
+
+
+def combine_stats(items: Iterable[Stats]) -> Stats:
+    """The totals of several files' statistics (``bbox-lark stats`` over several files).
+
+    Counts are added up; the step range spans every file (``min`` of the lowest, ``max`` of
+    the highest); token and cost sums and the stated totals are added per source. Values
+    that are distinct *per file* (distinct steps, call ids, spans, blob hashes) are added
+    too: an id used in two files counts twice. The header is not combined."""
+    stats = list(items)
+    mins = [s.steps.min for s in stats if s.steps.min is not None]
+    maxes = [s.steps.max for s in stats if s.steps.max is not None]
+    kinds: Counter[str] = Counter()
+    for s in stats:
+        kinds.update(dict(s.events))
+    return Stats(
+        header=(),
+        lines=LineCounts(
+            **{name: sum(getattr(s.lines, name) for s in stats) for name in LineCounts.__dataclass_fields__}
+        ),
+        events=tuple((kind, kinds[kind]) for kind in vocabulary().event_kinds),
+        lifecycle=_sum_tally(s.lifecycle for s in stats),
+        steps=StepRange(
+            min(mins) if mins else None,
+            max(maxes) if maxes else None,
+            sum(s.steps.distinct for s in stats),
+            sum(s.steps.lines for s in stats),
+        ),
+        timestamps=sum(s.timestamps for s in stats),
+        tools=_sum_calls([s.tools for s in stats]),
+        mcp=_sum_calls([s.mcp for s in stats]),
+        subagents=_sum_calls([s.subagents for s in stats]),
+        call_ids=sum(s.call_ids for s in stats),
+        spans=sum(s.spans for s in stats),
+        redactions=Redactions(
+            sum(s.redactions.total for s in stats), _sum_tally(s.redactions.by_kind for s in stats)
+        ),
+        blobs=Blobs(
+            count=sum(s.blobs.count for s in stats),
+            bytes=sum(s.blobs.bytes for s in stats),
+            distinct=sum(s.blobs.distinct for s in stats),
+        ),
+        metrics=MetricsTotals(
+            _sum_totals(s.metrics.totals for s in stats),
+            seen=sum(s.metrics.seen for s in stats),
+            counted=sum(s.metrics.counted for s in stats),
+            skipped=sum(s.metrics.skipped for s in stats),
+        ),
+        header_totals=_sum_totals(s.header_totals for s in stats),
+        end_totals=_sum_totals(s.end_totals for s in stats),
+        summary_totals=_sum_totals(s.summary_totals for s in stats),
+    )
+
+
+def stats_run_json(
+    files: Iterable[tuple[str, Stats]], unreadable: Iterable[Mapping[str, str]] = ()
+) -> dict[str, Any]:
+    """``bbox-lark stats --json`` over several files (``docs/schema/stats.schema.json``,
+    the run form): each file's statistics with its path, their totals, and the paths that
+    could not be read."""
+    listed = list(files)
+    totals = combine_stats(stats for _, stats in listed).to_json()
+    del totals["version"], totals["header"]
+    return {
+        "version": STATS_VERSION,
+        "files": [{"path": path, **stats.to_json()} for path, stats in listed],
+        "totals": {"files": len(listed), **totals},
+        "unreadable": [dict(entry) for entry in unreadable],
+    }

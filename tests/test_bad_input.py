@@ -263,11 +263,22 @@ def test_directory_without_bbox_files_exits_2(tmp_path: Path) -> None:
     assert "no *.bbox, *.blackbox or *.rlog files" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["parse", "stats"])
+@pytest.mark.parametrize("command", ["parse"])
 def test_directory_for_one_file_command_exits_2(command: str, tmp_path: Path) -> None:
     result = invoke([command, str(tmp_path)])
     assert_clean_exit(result, 2)
     assert "is a directory" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["stats", "fmt", "fix"])
+def test_directory_without_bbox_files_exits_2_for_every_searching_command(
+    command: str, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("a: hi\n")
+    args = [command, str(tmp_path)] + (["--arrows"] if command == "fix" else [])
+    result = invoke(args)
+    assert_clean_exit(result, 2)
+    assert f"{tmp_path}: no *.bbox, *.blackbox or *.rlog files in this directory" in result.stderr
 
 
 def test_unreadable_file_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -257,7 +257,56 @@ def test_schema_enumerations_follow_the_code() -> None:
     assert event["kind"]["enum"] == list(vocabulary().event_kinds)
     assert parse_schema["$defs"]["result"]["properties"]["kind"]["enum"] == list(vocabulary().result_kinds)
     stats_schema = json.loads((SCHEMAS / "stats.schema.json").read_text(encoding="utf-8"))
-    assert stats_schema["properties"]["events"]["required"] == list(vocabulary().event_kinds)
+    assert stats_schema["$defs"]["file"]["properties"]["events"]["required"] == list(vocabulary().event_kinds)
+    run = stats_schema["$defs"]["run"]["properties"]["totals"]
+    per_file = stats_schema["$defs"]["file"]["required"]
+    assert run["required"] == [
+        "files",
+        *[key for key in per_file if key not in ("path", "version", "header")],
+    ]
+
+
+def test_stats_over_several_files_match_the_run_schema(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    shutil.copyfile(DEMO, tmp_path / "a.bbox")
+    shutil.copyfile(DEMO, tmp_path / "sub" / "b.rlog")
+    result = runner.invoke(app, ["stats", "--json", str(tmp_path), str(tmp_path / "missing.bbox")])
+    assert result.exit_code == 2  # the missing path
+    value = json.loads(result.stdout)
+    assert_valid(schema("stats"), value)
+    assert [f["path"] for f in value["files"]] == [str(tmp_path / "a.bbox"), str(tmp_path / "sub" / "b.rlog")]
+    assert value["unreadable"] == [
+        {
+            "path": str(tmp_path / "missing.bbox"),
+            "error": f"{tmp_path / 'missing.bbox'}: no such file or directory",
+        }
+    ]
+    one = value["files"][0]
+    totals = value["totals"]
+    assert totals["files"] == 2
+    assert totals["lines"]["total"] == 2 * one["lines"]["total"]
+    assert totals["calls"]["tool"]["total"] == 2 * one["calls"]["tool"]["total"]
+    assert totals["tokens"]["metrics"]["prompt"] == 2 * one["tokens"]["metrics"]["prompt"]
+    assert totals["steps"]["min"] == one["steps"]["min"] and totals["steps"]["max"] == one["steps"]["max"]
+    value["totals"]["header"] = {}
+    assert list(schema("stats").iter_errors(value))  # totals have no header
+
+
+def test_stats_text_over_several_files_ends_with_the_totals(tmp_path: Path) -> None:
+    shutil.copyfile(DEMO, tmp_path / "a.bbox")
+    shutil.copyfile(DEMO, tmp_path / "b.bbox")
+    result = runner.invoke(app, ["stats", str(tmp_path / "*.bbox")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("File: ") == 2
+    totals = result.stdout.split("Total: 2 file(s)")[1]
+    assert re.search(r"^  tool calls\s+10$", totals, re.M)
+    assert re.search(r"# metrics\s+3,440\s+780\s+2,000\s+-\s+\$0\.0071\s+4 counted", totals)
+
+
+def test_stats_of_one_file_keeps_its_json_form() -> None:
+    value = json.loads(runner.invoke(app, ["stats", "--json", str(DEMO)]).stdout)
+    assert value["path"] == str(DEMO) and "files" not in value
+    assert_valid(schema("stats"), value)
 
 
 # -- commands ---------------------------------------------------------------------------

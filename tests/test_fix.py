@@ -554,7 +554,8 @@ def test_writes_refuse_an_input_with_errors(broken: Path, tmp_path: Path, mode: 
     args = [str(out) if word == "OUT" else word for word in mode]
     result = run(["fix", str(broken), "--renumber-steps", *args])
     assert result.exit_code == 1
-    assert f"{broken}:8:8: E012 unterminated quoted string in the call part" in result.stdout
+    assert f"{broken}:8:8: E012 unterminated quoted string in the call part" in result.stderr
+    assert result.stdout == ""
     assert "1 error(s); not written" in result.stderr
     assert broken.read_text(encoding="utf-8") == BROKEN
     assert not out.exists()
@@ -587,7 +588,11 @@ def test_dry_run_of_an_input_with_errors_shows_the_diff_and_exits_1(broken: Path
         (["fix", "LOG", "--arrows", "--write", "-o", "x.bbox"], "--write and --output exclude each other"),
         (["fix", "-", "--arrows", "--write"], "with - (stdin) use --output PATH"),
         (["fix", "missing.bbox", "--arrows"], "missing.bbox: no such file or directory"),
-        (["fix", "DIR", "--arrows"], "is a directory"),
+        (["fix", "DIR/empty", "--arrows"], "no *.bbox, *.blackbox or *.rlog files in this directory"),
+        (
+            ["fix", "LOG", "LOG2", "--arrows", "-o", "x.bbox"],
+            "--output writes one file, but 2 inputs were given",
+        ),
         (["fix", "LOG", "--arrows", "-o", "DIR/no/such/dir/x.bbox"], "cannot write"),
         (["fix", "LOG", "--arrows", "-o", "DIR"], "cannot write"),
         (["fix", "LOG", "--bogus"], "No such option"),
@@ -595,12 +600,17 @@ def test_dry_run_of_an_input_with_errors_shows_the_diff_and_exits_1(broken: Path
 )
 def test_usage_errors_exit_2(log: Path, args: list[str], message: str) -> None:
     before = log.read_bytes()
-    words = [w.replace("LOG", str(log)).replace("DIR", str(log.parent)) for w in args]
+    (log.parent / "empty").mkdir()
+    second = log.parent / "empty" / "second.rlog"
+    words = [
+        w.replace("LOG2", str(second)).replace("LOG", str(log)).replace("DIR", str(log.parent)) for w in args
+    ]
     result = run(words, stdin=b"")
     assert result.exit_code == 2
     assert message in result.output
     assert log.read_bytes() == before
-    assert sorted(p.name for p in log.parent.iterdir()) == ["log.bbox"]
+    assert sorted(p.name for p in log.parent.iterdir()) == ["empty", "log.bbox"]
+    assert list((log.parent / "empty").iterdir()) == []
 
 
 @pytest.mark.parametrize(

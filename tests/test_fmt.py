@@ -301,7 +301,7 @@ def test_fmt_check_passes_on_canonical_files(files: dict[str, Path]) -> None:
 
 def test_fmt_diff_prints_a_unified_diff_and_writes_nothing(files: dict[str, Path]) -> None:
     result = runner.invoke(app, ["fmt", "--diff", str(files["messy"])])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # it would change something (DECISIONS §11)
     name = str(files["messy"])
     assert result.stdout == (
         f"--- a/{name}\n+++ b/{name}\n@@ -4,5 +4,5 @@\n repo_sha: 215db51\n runner: local\n"
@@ -317,10 +317,17 @@ def test_fmt_check_and_diff_together(files: dict[str, Path]) -> None:
     assert files["messy"].read_text() == MESSY
 
 
+def test_fmt_diff_exits_0_when_nothing_would_change(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["fmt", "--diff", str(files["clean"])])
+    assert result.exit_code == 0
+    assert result.stdout == ""
+
+
 def test_fmt_refuses_a_file_with_errors(files: dict[str, Path]) -> None:
     result = runner.invoke(app, ["fmt", str(files["broken"]), str(files["messy"])])
     assert result.exit_code == 1
-    assert f"{files['broken']}:7:8: E012" in result.stdout
+    assert f"{files['broken']}:7:8: E012" in result.stderr
+    assert result.stdout == ""
     assert "1 error(s); not formatted (fix them first, or pass --force)" in result.stderr
     assert files["broken"].read_text() == BROKEN
     assert files["messy"].read_text() == CLEAN  # the other file is still formatted

@@ -142,20 +142,39 @@ def run_checks(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
 ) -> list[Diagnostic]:
-    """Every diagnostic for ``document``, sorted by position then code."""
+    """Every diagnostic for ``document``, sorted by position then code.
+
+    ``select`` keeps only the codes that start with one of its codes or prefixes; ``ignore``
+    drops those that start with one of its (it wins over ``select``). Then the document's
+    suppression comments silence what they name (``checks/suppressions.py``), and report
+    the suppressions that silenced nothing or cannot be read (I010, I011) when those codes
+    are selected."""
+    from bbox_lark.checks.suppressions import apply_suppressions
+
     _load_families()
     context = Context(document, path, blobs)
     for check in RULES:
         check(context)
-    found = context.found
-    if select is not None:
-        chosen = _codes(select)
-        found = [d for d in found if d.code.startswith(chosen)]
-    if ignore is not None:
-        dropped = _codes(ignore)
-        found = [d for d in found if not d.code.startswith(dropped)]
+    enabled = selection(select, ignore)
+    found = [d for d in context.found if enabled(d.code)]
+    found = apply_suppressions(document, found, enabled, context.events)
     found.sort(key=lambda d: (d.line, d.col, d.code))
     return found
+
+
+def selection(
+    select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
+) -> Callable[[str], bool]:
+    """Whether a code is reported under ``select`` and ``ignore`` (see :func:`run_checks`)."""
+    chosen = _codes(select) if select is not None else None
+    dropped = _codes(ignore) if ignore is not None else ()
+
+    def enabled(code: str) -> bool:
+        if chosen is not None and not code.startswith(chosen):
+            return False
+        return not code.startswith(dropped)
+
+    return enabled
 
 
 def _codes(values: Iterable[str]) -> tuple[str, ...]:
@@ -187,6 +206,7 @@ def _load_families() -> None:
         runner,
         session,
         source,
+        suppressions,
     )
 
     _loaded = True
