@@ -132,7 +132,7 @@ def test_lines_of_every_kind() -> None:
     assert found["u:"] is Keyword
     assert found["auto"] is Name.Constant
     assert found["t!:"] is Keyword
-    assert found["[running]"] is Keyword.Constant
+    assert found["[running]"] is Name.Constant
     assert found["[err: boom]"] is Name.Exception
     assert found["metrics"] is Token.Comment.Special
     assert found["  continued"] is Token.Text
@@ -161,7 +161,7 @@ def test_found_by_file_name(name: str) -> None:
 def test_highlight_to_html() -> None:
     html = highlight("t:read a.rs → [ok]\n", get_lexer_by_name("bbox"), HtmlFormatter())
     assert '<span class="nf">read</span>' in html
-    assert '<span class="kc">[ok]</span>' in html
+    assert '<span class="no">[ok]</span>' in html
 
 
 def test_package_import_does_not_load_pygments() -> None:
