@@ -2,7 +2,8 @@
 
 ``pre-commit try-repo`` installs this project into its own virtual environment (pip, from
 the package index), so that test is skipped when pre-commit or git is missing or when pip
-cannot reach an index for the project's dependencies. It takes about 20 s.
+cannot reach an index for the project's dependencies. It takes 20 to 40 s (marked
+``network``: ``pytest -m 'not network'`` leaves it out).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def _index_reachable(env: dict[str, str]) -> bool:
     return done.returncode == 0
 
 
+@pytest.mark.network
 def test_pre_commit_try_repo(tmp_path: Path) -> None:
     pytest.importorskip("pre_commit")
     if shutil.which("git") is None:
