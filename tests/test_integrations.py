@@ -45,7 +45,7 @@ def _index_reachable(env: dict[str, str]) -> bool:
     """Can pip resolve this project and its dependencies (as pre-commit's install will)?"""
     pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet"]
     done = subprocess.run(
-        [*pip, "--timeout", "5", "--retries", "0", str(REPO)],
+        [*pip, "--timeout", "15", "--retries", "1", str(REPO)],
         env=env,
         capture_output=True,
         text=True,
