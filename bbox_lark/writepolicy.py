@@ -33,6 +33,7 @@ REFUSING_CODES: dict[str, str] = {
     "E009": "a header over the size limit (not loaded)",
     "E012": "an unterminated quoted string in a call part",
     "E015": "a YAML tag in the header (not loaded)",
+    "E017": "a header nested too deep (not loaded)",
 }
 
 

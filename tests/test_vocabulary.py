@@ -250,3 +250,24 @@ def test_the_grammar_module_imports_nothing_from_the_package() -> None:
         for alias in node.names
     ]
     assert imports and not [name for name in imports if name.startswith("bbox_lark")]
+
+
+# -- the railroad page's examples ----------------------------------------------------------
+
+
+def test_every_line_kind_has_an_example_that_parses_to_it() -> None:
+    from bbox_lark.docsgen import line_examples
+    from bbox_lark.parser import parse_line
+
+    examples = line_examples()
+    assert set(examples) == {*V.event_kinds, "blank", "continuation"}
+    for kind, text in examples.items():
+        if text.startswith("("):  # described, not shown (a blank line)
+            assert kind == "blank"
+            continue
+        assert parse_line(text).kind == kind, (kind, text)
+        if kind not in ("unknown", "continuation"):
+            # A lone line may open a call nothing closes; anything else would be a bad example.
+            found = bbox_lark.check(HEADER + text + "\n")
+            correlation = {c for c, info in bbox_lark.registry().items() if info.family == "correlation"}
+            assert not [d for d in found if d.severity != "info" and d.code not in correlation], text
