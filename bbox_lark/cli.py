@@ -88,7 +88,8 @@ class _Output:
     """``rich.console.Console(highlight=False, soft_wrap=True)`` on stdout or stderr, made on
     first need. Text for a stream that rich would not colour (not a terminal, no
     ``FORCE_COLOR`` or ``TTY_COMPATIBLE``) is written directly when rich would write it
-    unchanged: importing Rich costs about as much as the rest of a small ``check`` run.
+    unchanged: importing Rich costs ~15 ms, a quarter of what ``check`` adds to the import
+    of Lark and PyYAML.
     Anything else (a terminal, a renderable, text rich would transform) goes through Rich;
     ``tests/test_startup.py`` checks that both write the same bytes."""
 
