@@ -2,30 +2,41 @@
 
 The public API is this module's ``__all__``; everything else is internal.
 
+>>> from bbox_lark import parse
 >>> doc = parse("---\\nformat: bbox/1\\nid: s\\nrepo_sha: 215db51\\n---\\nt:read a.rs → [3 lines]\\n")
 >>> doc.events[0].name, doc.events[0].result.kind
 ('read', 'count')
+
+Importing the package imports nothing else: each name of ``__all__`` is loaded from its
+module on first use (PEP 562), so ``bbox-lark check`` never pays for ``fix``, ``convert`` or
+``stats``, and ``import bbox_lark`` costs no YAML, Lark or Rich (``tests/test_startup.py``).
 """
 
-from bbox_lark.api import check, parse
-from bbox_lark.ast import (
-    BlankLine,
-    BlobPointer,
-    Continuation,
-    Diagnostic,
-    Document,
-    Event,
-    Field,
-    Header,
-    Redaction,
-    Result,
-)
-from bbox_lark.checks import CheckInfo, registry
-from bbox_lark.convert import Conversion, ConvertError, detect_format
-from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
-from bbox_lark.fix import apply_fixes
-from bbox_lark.printer import dumps, format_document
-from bbox_lark.stats import Stats, compute_stats
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on first use
+    from bbox_lark.api import check, parse
+    from bbox_lark.ast import (
+        BlankLine,
+        BlobPointer,
+        Continuation,
+        Diagnostic,
+        Document,
+        Event,
+        Field,
+        Header,
+        Redaction,
+        Result,
+    )
+    from bbox_lark.checks import CheckInfo, registry
+    from bbox_lark.convert import Conversion, ConvertError, detect_format
+    from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
+    from bbox_lark.fix import apply_fixes
+    from bbox_lark.printer import dumps, format_document
+    from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
 
@@ -55,3 +66,50 @@ __all__ = [
     "parse",
     "registry",
 ]
+
+#: Where each public name lives: (module, attribute). Keep in step with the imports above.
+_LAZY: dict[str, tuple[str, str]] = {
+    "check": ("bbox_lark.api", "check"),
+    "parse": ("bbox_lark.api", "parse"),
+    **{
+        name: ("bbox_lark.ast", name)
+        for name in (
+            "BlankLine",
+            "BlobPointer",
+            "Continuation",
+            "Diagnostic",
+            "Document",
+            "Event",
+            "Field",
+            "Header",
+            "Redaction",
+            "Result",
+        )
+    },
+    "CheckInfo": ("bbox_lark.checks", "CheckInfo"),
+    "registry": ("bbox_lark.checks", "registry"),
+    "Conversion": ("bbox_lark.convert", "Conversion"),
+    "ConvertError": ("bbox_lark.convert", "ConvertError"),
+    "detect_format": ("bbox_lark.convert", "detect_format"),
+    "convert_text": ("bbox_lark.convert", "convert"),
+    "apply_fixes": ("bbox_lark.fix", "apply_fixes"),
+    "dumps": ("bbox_lark.printer", "dumps"),
+    "format_document": ("bbox_lark.printer", "format_document"),
+    "Stats": ("bbox_lark.stats", "Stats"),
+    "compute_stats": ("bbox_lark.stats", "compute_stats"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use, then keep it in the package."""
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

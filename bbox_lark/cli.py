@@ -3,13 +3,16 @@
 Every command parses its arguments, calls one library function and renders the result.
 Exit codes (DECISIONS §8, §10): 0 clean, 1 findings that fail, 2 usage error or unreadable
 input; over several files the highest code wins.
-"""
 
-from __future__ import annotations
+Start-up matters (``check`` on a small file should cost little more than importing Lark and
+PyYAML): each command imports what it uses, Rich is imported only when output needs it
+(:class:`_Output`), and this module has no ``from __future__ import annotations``, because
+Typer evaluates string annotations with ``compile`` and ``eval`` on every run.
+"""
 
 import contextlib
 import inspect
-import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -18,17 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
-if TYPE_CHECKING:
-    from bbox_lark.discover import Input
-
-from bbox_lark.api import parse
-from bbox_lark.ast import Diagnostic
 from bbox_lark.inputs import InputError, read_input
-from bbox_lark.jsonout import diagnostic_to_json
 from bbox_lark.source import DEFAULT_MAX_LINE
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from bbox_lark.ast import Diagnostic
+    from bbox_lark.discover import Input
 
 
 def _tidy_help(params: list[Any]) -> list[Any]:
@@ -78,8 +80,73 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+#: Rich markup tags this module writes, and what rich would make of text without colour.
+_TAG = re.compile(r"\[(?:/|bold red|bold|red|green|yellow|cyan)\]")
+_EMOJI_LIKE = re.compile(r":\S*?:")  # rich may turn `:name:` into an emoji: leave it to rich
+
+
+class _Output:
+    """``rich.console.Console(highlight=False, soft_wrap=True)`` on stdout or stderr, made on
+    first need. Text for a stream that rich would not colour (not a terminal, no
+    ``FORCE_COLOR`` or ``TTY_COMPATIBLE``) is written directly when rich would write it
+    unchanged: importing Rich costs ~15 ms, a quarter of what ``check`` adds to the import
+    of Lark and PyYAML.
+    Anything else (a terminal, a renderable, text rich would transform) goes through Rich;
+    ``tests/test_startup.py`` checks that both write the same bytes."""
+
+    def __init__(self, stderr: bool) -> None:
+        self.stderr = stderr
+        self._consoles: dict[tuple[object, ...], Console] = {}
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr if self.stderr else sys.stdout
+
+    def _rich_key(self) -> tuple[object, ...]:
+        """What rich reads when a Console is made: one Console per combination, so that a
+        change of environment (tests) never reuses a Console made for another."""
+        env = os.environ
+        keys = ("TTY_COMPATIBLE", "FORCE_COLOR", "NO_COLOR", "TERM", "COLORTERM", "TTY_INTERACTIVE")
+        return (_isatty(self.stream), *(env.get(key) for key in keys))
+
+    @property
+    def rich(self) -> "Console":
+        """The Rich console for the current stream and environment."""
+        key = self._rich_key()
+        console = self._consoles.get(key)
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=self.stderr, highlight=False, soft_wrap=True)
+            self._consoles[key] = console
+        return console
+
+    def _plain(self, text: str, markup: bool) -> str | None:
+        """``text`` as rich would write it without colour, or None when that takes Rich."""
+        env = os.environ
+        if "FORCE_COLOR" in env or env.get("TTY_COMPATIBLE") == "1" or _isatty(self.stream):
+            return None
+        if markup and "[" in text:
+            text = _TAG.sub("", text)
+            if "[" in text or "\\" in text:  # an escape, or markup of another kind
+                return None
+        if not text.isprintable() or (":" in text and _EMOJI_LIKE.search(text)):
+            return None
+        return text
+
+    def print(self, *objects: Any, end: str = "\n", markup: bool = True) -> None:
+        if len(objects) == 1 and isinstance(objects[0], str):
+            plain = self._plain(objects[0], markup)
+            if plain is not None and (not end or end == "\n"):
+                stream = self.stream
+                stream.write(plain + end)
+                stream.flush()
+                return
+        self.rich.print(*objects, end=end, markup=markup)
+
+
+out = _Output(stderr=False)
+err = _Output(stderr=True)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -150,7 +217,7 @@ def _find_inputs(
     exclude: list[str] | None,
     extend_exclude: list[str] | None,
     max_line: int | None,
-) -> list[Input]:
+) -> "list[Input]":
     """The inputs of a command that searches folders, each with its settings; exits 2 on a
     bad option value or configuration file (one line naming it)."""
     from bbox_lark.config import ConfigError, resolver_from_options
@@ -181,7 +248,7 @@ def _max_line(value: int | None) -> int:
         raise fail_usage(str(error)) from None
 
 
-def _print_findings(shown: str, diagnostics: Iterable[Diagnostic]) -> None:
+def _print_findings(shown: str, diagnostics: "Iterable[Diagnostic]") -> None:
     """Findings as ``check`` shows them, on stderr (writing commands keep stdout for data)."""
     for d in diagnostics:
         err.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
@@ -360,11 +427,11 @@ class _Progress:
 
     DELAY = 1.0
 
-    def __init__(self, enabled: bool, console: Console | None = None) -> None:
+    def __init__(self, enabled: bool, console: "Console | None" = None) -> None:
         import time
 
         self.enabled = enabled
-        self.console = console or err
+        self.console = console
         self.started = time.monotonic()
         self.done = 0
         self.bar: Any = None
@@ -387,7 +454,7 @@ class _Progress:
                 BarColumn(),
                 TextColumn("{task.completed} file(s)"),
                 TimeElapsedColumn(),
-                console=self.console,
+                console=self.console or err.rich,
                 transient=True,
                 redirect_stdout=_isatty(sys.stdout),
                 redirect_stderr=False,
@@ -396,7 +463,7 @@ class _Progress:
             self.bar.start()
         self.bar.update(self.task, completed=self.done)
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> "_Progress":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -423,6 +490,8 @@ def _read_one(file: str) -> tuple[str, bytes]:
 def _write_json(value: object) -> None:
     """JSON on stdout. Undecodable bytes of the input (kept as lone surrogates) are written
     as ``\\udcNN`` escapes, which read back to the same string."""
+    import json
+
     text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     try:
@@ -433,7 +502,7 @@ def _write_json(value: object) -> None:
     sys.stdout.write(text)
 
 
-def _errors_exit(diagnostics: tuple[Diagnostic, ...], shown: str) -> int:
+def _errors_exit(diagnostics: "tuple[Diagnostic, ...]", shown: str) -> int:
     """Exit 1 (with a note on stderr) when the input has errors, as ``check`` would."""
     errors = sum(1 for d in diagnostics if d.severity == "error")
     if not errors:
@@ -452,7 +521,8 @@ def parse_command(
     max_line: MaxLine = None,
 ) -> None:
     """Show every line with its parsed kind, name, fields and result."""
-    from bbox_lark.jsonout import document_to_json
+    from bbox_lark.api import parse
+    from bbox_lark.jsonout import diagnostic_to_json, document_to_json
     from bbox_lark.render import in_header, parse_rows
 
     if header_only and body_only:
@@ -490,6 +560,7 @@ def stats(
 ) -> None:
     """Count lines, events, calls, steps, ids, blobs, redactions, tokens and cost; over
     several files, each file and the totals."""
+    from bbox_lark.api import parse
     from bbox_lark.discover import names_one_file
     from bbox_lark.render import stats_group
     from bbox_lark.stats import Stats, combine_stats, compute_stats, stats_run_json

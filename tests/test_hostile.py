@@ -323,3 +323,11 @@ def test_a_bug_in_any_command_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "internal error (KeyError" in done.stderr and "Please report this bug" in done.stderr
+
+
+@pytest.mark.parametrize("surrogate", ["\ud800", "\udfff", "\udc80"])
+def test_a_lone_surrogate_in_a_str_header_is_a_finding(surrogate: str) -> None:
+    # A `str` (not bytes) may hold any lone surrogate; none may crash the header reader.
+    document = bbox_lark.parse(f"---\nformat: bbox/1\nid: s{surrogate}\nrepo_sha: 215db51\n---\n")
+    assert bbox_lark.dumps(document).endswith("---\n")
+    assert {d.code for d in document.diagnostics} & {"E001", "E006"}

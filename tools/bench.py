@@ -1,34 +1,58 @@
-"""Throughput of ``bbox_lark.check`` against a plain ``re`` line classifier.
+"""How fast and how big ``bbox-lark check`` is, in one run (issue "Core v2", points 4 and 5).
 
-Not a test: speed is measured, never asserted. Both sides run in this process, on the same
-text, and the ratio (bbox-lark lines/s / regex lines/s) is what to compare across changes;
-the machine is noisy, so read the ordering, not the third digit.
+Not a test: speed is measured, never asserted. Every figure that has a goal is a ratio to
+something measured in the same run on the same machine, so the ratios are what to compare
+across changes; the machine is noisy, so read the ordering, not the third digit.
+
+* **Throughput**, on the real logs (``--corpus``, when present) and on a generated clean
+  session (``--lines``): lines/s of ``bbox_lark.check`` in one process (CPU time, best of
+  ``--repeat``) and with all cores (wall time), each divided by the lines/s of a bare ``re``
+  line classifier run in this process on the same text. Goals: >= 0.5 in one process,
+  >= 1.0 with all cores. All cores: ``multiprocessing`` over the files for the real logs;
+  over chunks of one big file only once the library can check a file on several cores
+  (:func:`library_parallel_check`, the pending ``check --jobs``).
+* **Peak memory**: the RSS high-water mark of a fresh ``bbox-lark check FILE`` process on
+  generated files of 10k, 100k and 1M lines, and the ratio of the largest to the smallest.
+* **Start-up**: CPU time of ``bbox-lark check`` on a 10-line file against
+  ``python -c "import lark, yaml"``, many runs each (interleaved), min and median, and the
+  ratio (goal <= 1.5). Bytecode caches are warm: ``PYTHONDONTWRITEBYTECODE`` is removed
+  from the children's environment (with it, every run would recompile every module).
 
 The regex baseline classifies each line by prefix and extracts what the full parser
 extracts for statistics: the name, every ``key=value`` field, the result text after the
 first arrow and an inline ``# metrics`` tail. bbox-lark does far more (typed results,
 quote rules, continuations, header YAML, every check), so the ratio is the price of that.
 
-    python tools/bench.py                      # rlog-real corpus + a generated 1M-line session
-    python tools/bench.py --lines 200000       # a smaller generated session
-    python tools/bench.py --corpus DIR --repeat 5
+    python tools/bench.py                      # everything: about 3 minutes here
+    python tools/bench.py --quick              # 100k lines, fewer runs: under a minute
+    python tools/bench.py --only startup --startup-runs 60
+    python tools/bench.py --corpus DIR --lines 200000 --repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import inspect
+import multiprocessing
+import os
+import platform
 import random
 import re
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import bbox_lark
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
+SECTIONS = ("throughput", "memory", "startup")
+GOAL_ONE, GOAL_ALL, GOAL_STARTUP = 0.5, 1.0, 1.5
 
 _LINE = re.compile(r"(t!|t~|th|td|[uatosmprxcq]):(\S*)(.*)")
 _FIELD = re.compile(r'([A-Za-z_][A-Za-z0-9_.-]*)=("(?:[^"\\]|\\.)*"|\S*)')
@@ -56,11 +80,24 @@ def bbox_check(text: str) -> int:
     return len(bbox_lark.check(text))
 
 
+def count_lines(text: str) -> int:
+    return text.count("\n") + (not text.endswith("\n"))
+
+
+# -- the generated session -----------------------------------------------------------------
+
 _TOOLS = ["Read", "Bash", "Grep", "Glob", "Edit", "Write"]
+#: The 10-line file of the start-up measure: a clean session, as small as real ones get.
+SMALL_FILE = (
+    "---\nformat: bbox/1\nid: sess_small\nrepo_sha: 215db51\nrunner: local\n---\n"
+    "@start id=sess_small ts=2025-12-20T14:44:58Z\nu: fix the failing test\n"
+    "t:read src/main.rs → [186 lines]\n@end tokens_in=10 tokens_out=181 cost_usd=0.0330\n"
+)
 
 
 def generate_session(lines: int, seed: int = 7) -> str:
-    """A synthetic rlog-like session of about ``lines`` lines, deterministic."""
+    """A synthetic rlog-like session of about ``lines`` lines, deterministic and clean:
+    ``bbox_lark.check`` finds nothing in it (``tests/test_bench_tool.py``)."""
     rng = random.Random(seed)
     out = [
         "---",
@@ -71,11 +108,11 @@ def generate_session(lines: int, seed: int = 7) -> str:
         "---",
         "@start id=sess_bench ts=2025-12-20T14:44:58Z",
     ]
-    step = 0
+    call = 0
+    step = 0  # the last step a line has named: steps go 1, 2, 3, ... with no gap
     while len(out) < lines - 1:
-        step += 1
+        call += 1
         tool = rng.choice(_TOOLS)
-        call = f"call_{step}"
         usage = (
             f"tokens_in={rng.randint(0, 900)} tokens_out={rng.randint(1, 400)}"
             f" tokens_cached={rng.randint(0, 99999)}"
@@ -83,16 +120,16 @@ def generate_session(lines: int, seed: int = 7) -> str:
         choice = rng.random()
         if choice < 0.25:
             out.append(
-                f"th: Let me look at the {tool.lower()} output for step {step}. sig=Ep4E{step}... {usage}"
+                f"th: Let me look at the {tool.lower()} output for call {call}. sig=Ep4E{call}... {usage}"
             )
         elif choice < 0.4:
+            step += 1
             out.append(f"a: Step {step}: the change compiles and tests pass. step={step} {usage}")
-        out.append(
-            f't!:{tool} id={call} file_path=/src/mod_{step % 97}.rs pattern="fn main" → [running] {usage}'
-        )
+        where = f"file_path=/src/mod_{call % 97}.rs"
+        out.append(f't!:{tool} id=call_{call} {where} pattern="fn main" → [running] {usage}')
         result = rng.choice(["[ok] 128 tests passed", "[186 lines]", '[err: "permission denied"]', "[ok]"])
-        out.append(f"o: id={call} → {result}")
-        if choice > 0.9:
+        out.append(f"o: id=call_{call} → {result}")
+        if choice > 0.9 and step:
             out.append(f"# metrics step={step} prompt_tokens=520 completion_tokens=80 cost_usd=0.00045")
         if choice > 0.97:
             out.append("  continuation text of the previous line")
@@ -100,26 +137,234 @@ def generate_session(lines: int, seed: int = 7) -> str:
     return "\n".join(out) + "\n"
 
 
-def best_of(function: Callable[[str], int], texts: list[str], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
+# -- throughput ----------------------------------------------------------------------------
+
+
+def best_times(function: Callable[[str], int], texts: Sequence[str], repeat: int) -> tuple[float, float]:
+    """The least CPU time and the least wall time, in seconds, of ``repeat`` runs of
+    ``function`` over ``texts``."""
+    cpu = wall = float("inf")
+    for _ in range(max(1, repeat)):
         gc.collect()
-        start = time.perf_counter()
+        start_cpu, start_wall = time.process_time(), time.perf_counter()
         for text in texts:
             function(text)
+        cpu = min(cpu, time.process_time() - start_cpu)
+        wall = min(wall, time.perf_counter() - start_wall)
+    return max(cpu, 1e-9), max(wall, 1e-9)
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def _check_path(path: str) -> int:
+    """One worker's job: read and check one file."""
+    return bbox_check(_read(path))
+
+
+def _classify_path(path: str) -> int:
+    """One worker's job for the baseline: read and classify one file."""
+    return regex_classify(_read(path))
+
+
+def all_cores_files(
+    paths: Sequence[Path], jobs: int, repeat: int, job: Callable[[str], int] = _check_path
+) -> float:
+    """The least wall time, in seconds, to run ``job`` (by default: check) on every file with
+    ``jobs`` processes (``multiprocessing`` over the files, each file whole in one worker)."""
+    bbox_check(SMALL_FILE)  # the parser, loaded once before the workers fork
+    names = [str(p) for p in sorted(paths, key=lambda p: -p.stat().st_size)]  # biggest first
+    with multiprocessing.Pool(jobs) as pool:
+        pool.map(job, names[:jobs], chunksize=1)  # every worker started and warm
+        best = float("inf")
+        for _ in range(max(1, repeat)):
+            start = time.perf_counter()
+            pool.map(job, names, chunksize=1)
+            best = min(best, time.perf_counter() - start)
+    return max(best, 1e-9)
+
+
+def library_parallel_check() -> Callable[[str, int], object] | None:
+    """The library's own way to check one text on ``jobs`` cores, or None while there is
+    none. Plug-in point for the pending ``check --jobs``: once ``bbox_lark.check`` takes
+    ``jobs=``, the big file's all-cores figure is measured with it, with no change here."""
+    try:
+        parameters = inspect.signature(bbox_lark.check).parameters
+    except (TypeError, ValueError):
+        return None
+    if "jobs" not in parameters:
+        return None
+
+    def check_on_cores(text: str, jobs: int) -> object:
+        return bbox_lark.check(text, jobs=jobs)  # type: ignore[call-arg]
+
+    return check_on_cores
+
+
+def all_cores_text(text: str, jobs: int, repeat: int) -> float | None:
+    """The least wall time, in seconds, to check one big text on ``jobs`` cores with the
+    library's own function; None when the library has none yet."""
+    parallel = library_parallel_check()
+    if parallel is None:
+        return None
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        parallel(text, jobs)
         best = min(best, time.perf_counter() - start)
-    return best
+    return max(best, 1e-9)
 
 
-def measure(label: str, texts: list[str], repeat: int) -> None:
-    lines = sum(text.count("\n") + (not text.endswith("\n")) for text in texts)
-    bbox_check(texts[0][:2000])  # build (or load the cached) parser before timing
-    regex_s = best_of(regex_classify, texts, repeat)
-    lark_s = best_of(bbox_check, texts, repeat)
-    print(f"{label}: {len(texts)} file(s), {lines} lines")
-    print(f"  regex classifier : {lines / regex_s:12,.0f} lines/s")
-    print(f"  bbox-lark check  : {lines / lark_s:12,.0f} lines/s")
-    print(f"  ratio            : {regex_s / lark_s:12.3f}  (bbox-lark / regex)")
+def throughput(
+    label: str, texts: Sequence[str], repeat: int, jobs: int, paths: Sequence[Path] | None = None
+) -> None:
+    """Print lines/s of the regex baseline and of ``check`` (one process, all cores)."""
+    lines = sum(count_lines(text) for text in texts)
+    bbox_check(SMALL_FILE)  # build (or load the cached) parser before timing
+    regex_cpu, regex_wall = best_times(regex_classify, texts, repeat)
+    check_cpu, check_wall = best_times(bbox_check, texts, repeat)
+    regex_rate, check_rate = lines / regex_cpu, lines / check_cpu
+    print(f"  {label}: {len(texts)} file(s), {lines:,} lines")
+    print(f"    re classifier, one process   {regex_rate:12,.0f} lines/s   (wall: {lines / regex_wall:,.0f})")
+    print(
+        f"    check, one process           {check_rate:12,.0f} lines/s"
+        f"   ratio {check_rate / regex_rate:5.3f}  (goal >= {GOAL_ONE}; wall: {lines / check_wall:,.0f})"
+    )
+    if paths is not None:
+        # What the cores give right now (other processes take their share): the baseline's
+        # own speed-up over the same files, to read the check's all-cores figure against.
+        regex_all = lines / all_cores_files(paths, jobs, repeat, _classify_path)
+        print(
+            f"    re classifier, all cores ({jobs}) {regex_all:12,.0f} lines/s"
+            f"   {regex_all / (lines / regex_wall):.2f}x its one-process wall rate: what the cores give now"
+        )
+        seconds: float | None = all_cores_files(paths, jobs, repeat)
+        how = "multiprocessing over the files"
+    else:
+        seconds = all_cores_text(texts[0], jobs, repeat) if len(texts) == 1 else None
+        how = "the library's check(jobs=N)"
+    if seconds is None:
+        print(f"    check, all cores ({jobs})        not implemented yet (check --jobs is pending)")
+    else:
+        rate = lines / seconds
+        print(
+            f"    check, all cores ({jobs})        {rate:12,.0f} lines/s"
+            f"   ratio {rate / regex_rate:5.3f}  (goal >= {GOAL_ALL}; wall time, {how})"
+        )
+
+
+# -- child processes: peak memory and start-up --------------------------------------------
+
+
+def bbox_lark_command() -> list[str]:
+    """How to run ``bbox-lark``: the console script beside this Python, else ``-m``."""
+    script = Path(sys.executable).with_name("bbox-lark")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-m", "bbox_lark.cli"]
+
+
+def child_env() -> dict[str, str]:
+    """This environment without ``PYTHONDONTWRITEBYTECODE`` (children keep warm bytecode
+    caches, as an installed bbox-lark does) and without colour forcing."""
+    drop = {"PYTHONDONTWRITEBYTECODE", "FORCE_COLOR", "TTY_COMPATIBLE"}
+    return {key: value for key, value in os.environ.items() if key not in drop}
+
+
+def run_child(command: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, float, int]:
+    """Run ``command`` to its end; return its exit code, its CPU time in seconds (user +
+    system) and its peak RSS in KiB, read from this child's own resource usage."""
+    process = subprocess.Popen(
+        list(command), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    _pid, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+#: Runs its arguments as a command and prints the command's exit code and peak RSS (KiB).
+#: A child's high-water mark includes what it had before ``exec``, the image of the process
+#: it was forked from: this small process, not the benchmark holding a 1M-line text.
+_PEAK_RSS = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
+def peak_memory_mib(path: Path) -> float:
+    """The RSS high-water mark, in MiB, of a fresh ``bbox-lark check PATH`` process."""
+    command = [sys.executable, "-c", _PEAK_RSS, *bbox_lark_command(), "check", "--quiet", str(path)]
+    done = subprocess.run(command, capture_output=True, text=True, env=child_env(), check=True)
+    code, peak_kib = (int(word) for word in done.stdout.split())
+    if code not in (0, 1):
+        raise RuntimeError(f"bbox-lark check {path} exited {code}")
+    return peak_kib / 1024
+
+
+def startup_times(commands: dict[str, list[str]], runs: int, warm: int = 3) -> dict[str, list[float]]:
+    """CPU milliseconds of each command over ``runs`` interleaved runs, after ``warm`` runs
+    each that fill the bytecode and grammar caches."""
+    env = child_env()
+    for command in commands.values():
+        for _ in range(warm):
+            run_child(command, env)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(max(1, runs)):
+        for name, command in commands.items():
+            times[name].append(run_child(command, env)[1] * 1000)
+    return times
+
+
+def startup(folder: Path, runs: int) -> None:
+    small = folder / "small.bbox"
+    small.write_text(SMALL_FILE, encoding="utf-8")
+    base, check = 'python -c "import lark, yaml"', f"bbox-lark check ({count_lines(SMALL_FILE)} lines)"
+    times = startup_times(
+        {
+            base: [sys.executable, "-c", "import lark, yaml"],
+            check: [*bbox_lark_command(), "check", str(small)],
+        },
+        runs,
+    )
+    for name, values in times.items():
+        print(f"  {name:32} min {min(values):7.1f} ms   median {statistics.median(values):7.1f} ms")
+    low = min(times[check]) / min(times[base])
+    middle = statistics.median(times[check]) / statistics.median(times[base])
+    print(f"  {'ratio':32} min {low:7.2f}      median {middle:7.2f}      (goal <= {GOAL_STARTUP})")
+
+
+def memory(folder: Path, sizes: Sequence[int]) -> None:
+    peaks = []
+    for size in sizes:
+        path = folder / f"session-{size}.bbox"
+        path.write_text(generate_session(size), encoding="utf-8")
+        peak = peak_memory_mib(path)
+        path.unlink()
+        peaks.append(peak)
+        print(f"  {size:>11,} lines   {peak:9,.1f} MiB")
+    if len(sizes) > 1:
+        print(f"  ratio {sizes[-1]:,} / {sizes[0]:,} lines: {peaks[-1] / peaks[0]:.1f}")
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+def describe_machine(jobs: int) -> str:
+    import lark
+    import yaml
+
+    libyaml = "with libyaml" if getattr(yaml, "__with_libyaml__", False) else "without libyaml"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = ", load average " + " ".join(f"{value:.1f}" for value in os.getloadavg())
+    return (
+        f"bbox-lark {bbox_lark.__version__}, Python {platform.python_version()}, lark {lark.__version__},"
+        f" PyYAML {yaml.__version__} {libyaml}\n{platform.platform()}, {cores} core(s) usable,"
+        f" {jobs} job(s) for 'all cores'{load}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,19 +372,49 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="folder of real logs")
-    parser.add_argument("--lines", type=int, default=1_000_000, help="size of the generated session")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best is kept)")
+    parser.add_argument("--lines", type=int, help="size of the generated session (default 1,000,000)")
+    parser.add_argument("--repeat", type=int, help="runs per throughput figure, best kept (default 3)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes for 'all cores'")
+    parser.add_argument("--startup-runs", type=int, help="runs of each start-up command (default 40)")
+    parser.add_argument(
+        "--memory-lines", help="comma-separated sizes for peak memory (default 10000,100000,1000000)"
+    )
+    parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section")
+    parser.add_argument(
+        "--quick", action="store_true", help="100k lines, fewer runs, memory up to 100k: under a minute"
+    )
     args = parser.parse_args(argv)
-    print(f"python {sys.version.split()[0]}, bbox-lark {bbox_lark.__version__}")
-    if args.corpus.is_dir():
-        texts = [
-            p.read_text(encoding="utf-8", errors="surrogateescape") for p in sorted(args.corpus.iterdir())
-        ]
-        measure(f"corpus {args.corpus.name}", texts, args.repeat)
-    else:
-        print(f"corpus {args.corpus} not found: skipped")
-    if args.lines > 0:
-        measure("generated session", [generate_session(args.lines)], max(1, min(args.repeat, 2)))
+    lines = args.lines if args.lines is not None else 100_000 if args.quick else 1_000_000
+    repeat = args.repeat or (1 if args.quick else 3)
+    runs = args.startup_runs or (15 if args.quick else 40)
+    default_sizes = "10000,100000" if args.quick else "10000,100000,1000000"
+    sizes = [int(size) for size in (args.memory_lines or default_sizes).split(",") if size]
+    sections = args.only or SECTIONS
+    jobs = max(1, args.jobs)
+
+    print(describe_machine(jobs))
+    print(f"run {time.strftime('%Y-%m-%d %H:%M')}; the machine may be busy: read ratios, not digits\n")
+    with tempfile.TemporaryDirectory(prefix="bbox-bench-") as tmp:
+        folder = Path(tmp)
+        if "throughput" in sections:
+            print("throughput: lines/s; ratio = check / the bare re classifier on the same text")
+            print(f"  (one process: CPU time, best of {repeat}; all cores: wall time, best of {repeat})")
+            if args.corpus.is_dir():
+                paths = sorted(p for p in args.corpus.iterdir() if p.is_file())
+                texts = [p.read_text(encoding="utf-8", errors="surrogateescape") for p in paths]
+                throughput(f"real logs ({args.corpus.name})", texts, repeat, jobs, paths)
+            else:
+                print(f"  real logs: {args.corpus} not found, skipped")
+            if lines > 0:
+                throughput("generated clean session", [generate_session(lines)], min(repeat, 2), jobs)
+            print()
+        if "memory" in sections and sizes:
+            print("peak memory: RSS high-water mark of a fresh `bbox-lark check FILE` (generated)")
+            memory(folder, sizes)
+            print()
+        if "startup" in sections:
+            print(f"start-up: CPU time of a whole process, {runs} interleaved runs each, warm caches")
+            startup(folder, runs)
     return 0
 
 

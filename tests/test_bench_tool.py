@@ -1,0 +1,96 @@
+"""``tools/bench.py``'s helpers work (speed itself is measured by the tool, never asserted).
+
+Each test runs on a tiny input in a few seconds at most; the full benchmark is too slow for CI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import bbox_lark
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bbox_bench", ROOT / "tools" / "bench.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bbox_bench"] = module  # worker processes find its functions by name
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load_bench()
+
+
+def test_the_generated_session_is_clean_and_deterministic() -> None:
+    text = bench.generate_session(2000)
+    assert text == bench.generate_session(2000)
+    assert 2000 <= bench.count_lines(text) <= 2005
+    assert bbox_lark.check(text) == []  # not even an info: the benchmark measures clean input
+    assert bbox_lark.check(bench.SMALL_FILE) == []
+    assert bench.count_lines(bench.SMALL_FILE) == 10
+
+
+def test_the_regex_baseline_sees_every_line() -> None:
+    text = bench.generate_session(500)
+    assert bench.regex_classify(text) == text.count("\n") + 1  # the empty string after the last \n
+
+
+def test_best_times_are_positive() -> None:
+    cpu, wall = bench.best_times(bench.bbox_check, [bench.SMALL_FILE], 2)
+    assert cpu > 0 and wall > 0
+
+
+def test_all_cores_over_files(tmp_path: Path) -> None:
+    paths = []
+    for n in range(3):
+        path = tmp_path / f"{n}.bbox"
+        path.write_text(bench.generate_session(200, seed=n), encoding="utf-8")
+        paths.append(path)
+    assert bench.all_cores_files(paths, 2, 1) > 0
+
+
+def test_all_cores_on_one_text_waits_for_the_library() -> None:
+    seconds = bench.all_cores_text(bench.generate_session(300), 2, 1)
+    if bench.library_parallel_check() is None:
+        assert seconds is None  # printed as "not implemented yet"
+    else:
+        assert seconds is not None and seconds > 0
+
+
+def test_peak_memory_of_a_check_process(tmp_path: Path) -> None:
+    path = tmp_path / "small.bbox"
+    path.write_text(bench.SMALL_FILE, encoding="utf-8")
+    assert 5 < bench.peak_memory_mib(path) < 1000
+
+
+def test_startup_times_are_cpu_milliseconds() -> None:
+    times = bench.startup_times({"pass": [sys.executable, "-c", "pass"]}, runs=2, warm=0)
+    assert len(times["pass"]) == 2 and all(value > 0 for value in times["pass"])
+
+
+def test_children_keep_their_bytecode_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "PYTHONDONTWRITEBYTECODE" not in bench.child_env()
+
+
+def test_a_small_run_prints_every_throughput_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for n in range(2):
+        (corpus / f"{n}.rlog").write_text(bench.generate_session(300, seed=n), encoding="utf-8")
+    args = ["--only", "throughput", "--corpus", str(corpus), "--lines", "500", "--repeat", "1"]
+    assert bench.main([*args, "--jobs", "2"]) == 0
+    shown = capsys.readouterr().out
+    assert "real logs (corpus): 2 file(s)" in shown
+    assert shown.count("check, one process") == 2 and shown.count("ratio") >= 3
+    assert "all cores (2)" in shown

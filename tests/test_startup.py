@@ -1,0 +1,128 @@
+"""Start-up stays cheap: what importing the package and running ``check`` may not import.
+
+Speed itself is measured by ``tools/bench.py``, never asserted here; these tests catch the
+regressions that cost it (an eager import of a subsystem, Typer pulling in pydantic, Rich
+imported for plain output) and check that the plain-output path writes what Rich would.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import bbox_lark
+from bbox_lark import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+CLEAN = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\nu: hi\na: done → [ok]\n"
+
+
+def modules_after(code: str) -> set[str]:
+    """The modules loaded in a fresh interpreter after running ``code``."""
+    script = f"import json, sys\n{code}\nsys.__stdout__.write('\\n@@' + json.dumps(sorted(sys.modules)))\n"
+    env = {key: value for key, value in os.environ.items() if key not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.rsplit("@@", 1)[1]))
+
+
+def test_importing_the_package_imports_no_subsystem() -> None:
+    loaded = modules_after("import bbox_lark")
+    heavy = {"yaml", "lark", "rich", "typer", "bbox_lark.api", "bbox_lark.convert", "bbox_lark.fix"}
+    heavy |= {"bbox_lark.stats", "bbox_lark.printer", "bbox_lark.checks"}
+    assert not heavy & loaded
+
+
+def test_the_cli_module_imports_no_pydantic_and_no_rich() -> None:
+    loaded = modules_after("import bbox_lark.cli")
+    assert not {"pydantic", "rich", "bbox_lark.convert", "bbox_lark.stats"} & loaded
+
+
+def test_check_on_a_file_imports_only_what_it_uses(tmp_path: Path) -> None:
+    path = tmp_path / "small.bbox"
+    path.write_text(CLEAN, encoding="utf-8")
+    code = (
+        "from bbox_lark.cli import main\n"
+        f"sys.argv = ['bbox-lark', 'check', {str(path)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert stop.code == 0, stop.code\n"
+    )
+    loaded = modules_after(code)
+    assert "bbox_lark.checks" in loaded and "yaml" in loaded  # it did check the file
+    unwanted = {"pydantic", "rich", "rich.console", "bbox_lark.convert", "bbox_lark.stats"}
+    unwanted |= {"bbox_lark.docsgen"}
+    assert not unwanted & loaded
+
+
+def test_every_public_name_loads_on_first_use() -> None:
+    namespace: dict[str, object] = {}
+    exec("from bbox_lark import *", namespace)
+    assert set(bbox_lark.__all__) <= set(namespace)
+    assert set(bbox_lark.__all__) <= set(dir(bbox_lark))
+    assert bbox_lark.convert_text is __import__("bbox_lark.convert", fromlist=["convert"]).convert
+    with pytest.raises(AttributeError, match="no_such_name"):
+        bbox_lark.no_such_name  # noqa: B018
+
+
+SAMPLES = [
+    "✓ 3 file(s): 0 error(s), 0 warning(s), 1 info",
+    "[red]✗[/] 1 file(s): 2 error(s)",
+    "[bold red]error:[/] ",
+    "[bold red]E006[/] ",
+    "path/to/a.bbox:3:1: ",
+    "a.bbox: no such file or directory",
+    "C:\\logs\\a.bbox:1:1: note",
+    "a:smile:b.bbox: missing",
+    "x:b:y",
+    "tab\there",
+    "carriage\rreturn",
+    "bell\x07",
+    "line\u2028separator",
+    "[x] literal brackets",
+    "a\\[b] escaped",
+    "trailing  ",
+    "漢字 " * 60,
+    "x" * 300,
+    "😀 wide",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+@pytest.mark.parametrize("markup", [True, False])
+@pytest.mark.parametrize("end", ["\n", ""])
+def test_plain_output_is_what_rich_writes(
+    text: str, markup: bool, end: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    expected = io.StringIO()
+    Console(file=expected, highlight=False, soft_wrap=True).print(text, markup=markup, end=end)
+    shown = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", shown)
+    cli.out.print(text, markup=markup, end=end)
+    assert shown.getvalue() == expected.getvalue()
+
+
+def test_plain_text_is_written_without_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_rich(self: object) -> Console:
+        raise AssertionError("plain text went through rich")
+
+    monkeypatch.setattr(cli._Output, "rich", property(no_rich))
+    shown = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", shown)
+    cli.err.print("[bold red]error:[/] ", end="")
+    cli.err.print("a.bbox: no such file", markup=False)
+    cli.err.print("[green]✓[/] 1 file(s): 0 error(s), 0 warning(s), 1 info")
+    assert shown.getvalue() == "error: a.bbox: no such file\n✓ 1 file(s): 0 error(s), 0 warning(s), 1 info\n"
