@@ -206,8 +206,10 @@ def test_the_linear_oracle_reports_a_hang() -> None:
 
 
 CLI_FAKE = """
-import os, sys
+import os, sys, time
 data = sys.stdin.buffer.read()
+if b"SLOW" in data:
+    time.sleep(30)
 if b"FUZZ-MARK" in data:
     raise UnicodeEncodeError(os.environ["PYTHONIOENCODING"], "→", 0, 1, "planted")
 sys.exit(1 if b"fail" in data else 0)
@@ -221,6 +223,8 @@ def test_the_cli_oracle_catches_a_traceback() -> None:
     assert len(found) == len(fuzz.CLI_COMMANDS)  # every command that reads the input
     assert found[0].key[:2] == ("cli", "UnicodeEncodeError")
     assert "PYTHONIOENCODING=latin-1" in found[0].summary
+    slow = fuzz.run_cli(b"u: SLOW\n", target, batch=1, timeout=0.5)
+    assert {f.key for f in slow} == {("cli", "timeout", c[0]) for c in fuzz.CLI_COMMANDS}
 
 
 @pytest.mark.parametrize(
@@ -239,6 +243,7 @@ def test_the_cli_oracle_catches_a_traceback() -> None:
         ("redacted-open", b"u: " + b"[redacted:" * 5000),
         ("result-ok-open", "o: → ".encode() + b"[ok " * 5000),
         ("header-brackets", b"---\n" + b"[" * 5000),
+        ("running-then-progress", "id=x4999 → [running]\n".encode() + b"t~:bash\n" * 5000),
     ],
 )
 def test_known_bad_families_are_shapes(shape: str, piece: bytes) -> None:

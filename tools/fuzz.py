@@ -14,7 +14,8 @@ Input number ``i`` of a run is drawn from ``random.Random(f"{seed}:{i}")`` only,
 * ``parse`` / ``check``: ``bbox_lark.parse`` and ``bbox_lark.check`` raise nothing, and
   ``check`` gives the diagnostics ``parse`` carries;
 * ``dumps``: ``dumps(parse(data))`` is the input (decoded with ``surrogateescape``);
-* ``position``: every diagnostic's line is within the file (1 for an empty one), col >= 1;
+* ``position``: every diagnostic's line is within the file (1 for an empty one), its column
+  within 1 .. the line's width + 1;
 * ``stats``: ``compute_stats(document).to_json()`` raises nothing;
 * ``fmt`` / ``fmt-idempotent`` / ``fmt-meaning``: ``format_document`` raises nothing,
   formats its own output to itself, and keeps ``document_signature``;
@@ -27,7 +28,8 @@ Input number ``i`` of a run is drawn from ``random.Random(f"{seed}:{i}")`` only,
 
 A finding is printed on one line and written to ``--out`` as ``<oracle>-<sha1>.bbox`` (the
 input, shrunk while it still fails the same way) and ``.txt`` (traceback, details, how to
-replay). Findings are deduplicated by (oracle, exception type, innermost frame). Exit 1
+replay). Findings are deduplicated by (oracle, exception type, innermost frame in
+``bbox_lark/``). Exit 1
 when anything was found, 0 when clean, 2 on a usage error. See docs/fuzzing.md.
 """
 
@@ -42,12 +44,13 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,61 +325,71 @@ CLI_COMMANDS = (
     ("fix", "-", "--renumber-steps"),
     ("convert", "-", "--to", "compact"),
 )
-#: Larger inputs are left to the in-process oracles (eleven processes parse each input).
+#: Larger inputs, and inputs the in-process oracles took longer than this many seconds on
+#: (a slow input is already a finding), are left to the in-process oracles: eleven processes
+#: parse each input the CLI gets.
 CLI_MAX_SIZE = 16 * 1024
+CLI_MAX_SECONDS = 1.0
 CLI_ENCODINGS = ("latin-1", "ascii", "cp1252", "utf-8")
 _TB_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.M)
 _TB_ERROR = re.compile(r"^(\w[\w.]*(?:Error|Exception|Exit|Interrupt)\w*)(?::|$)", re.M)
 
 
-def run_cli(data: bytes, target: Target, batch: int, timeout: float = 60.0) -> list[Finding]:
-    """The CLI commands on one input, all at once, with batch-chosen output encoding."""
+def run_cli(data: bytes, target: Target, batch: int, timeout: float = 30.0) -> list[Finding]:
+    """The CLI commands on one input, all at once, the output encoding chosen by the batch
+    number. Each process reads the input from a file (so none waits for another) and
+    writes its standard error to a file; standard output is not looked at. The batch gets
+    ``timeout`` seconds in all; a command still running then is a finding."""
     encoding = CLI_ENCODINGS[batch % len(CLI_ENCODINGS)]
     env = {**os.environ, "PYTHONIOENCODING": encoding}
     commands = [list(c) for c in CLI_COMMANDS]
     if target.codes:
         commands.append(["explain", target.codes[batch % len(target.codes)]])
-    processes = []
-    for command in commands:
-        stdin = data if "-" in command else b""
-        process = subprocess.Popen(
-            [*target.cli, *command],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        processes.append((command, stdin, process))
     findings = []
-    for command, stdin, process in processes:
-        try:
-            _, err = process.communicate(stdin, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            err = b""
-            code: int | None = None
-        else:
-            code = process.returncode
-        stderr = err.decode("utf-8", "replace")
-        if code in (0, 1, 2) and "Traceback (most recent call last)" not in stderr:
-            continue
-        frames = [(name, int(line), function) for name, line, function in _TB_FRAME.findall(stderr)]
-        errors = _TB_ERROR.findall(stderr)
-        frame, innermost = _where(frames)
-        at = frame if frame == innermost else f"{frame} (innermost: {innermost})"
-        error = errors[-1] if errors else ("timeout" if code is None else f"exit {code}")
-        shown_command = " ".join(command)
-        findings.append(
-            Finding(
-                "cli",
-                ("cli", error, frame),
-                f"`{shown_command}` with PYTHONIOENCODING={encoding}: {error} at {at} (exit {code})",
-                f"PYTHONIOENCODING={encoding} bbox-lark {shown_command} < FILE\nexit {code}\n\n{stderr}",
-                data=data,
-            )
-        )
+    with tempfile.TemporaryDirectory(prefix="bbox-fuzz-") as folder:
+        source = Path(folder) / "input.bbox"
+        source.write_bytes(data)
+        with ExitStack() as files:
+            started = []
+            for number, command in enumerate(commands):
+                stdin = files.enter_context(source.open("rb")) if "-" in command else subprocess.DEVNULL
+                stderr = files.enter_context((Path(folder) / f"stderr-{number}").open("w+b"))
+                process = subprocess.Popen(
+                    [*target.cli, *command], stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr, env=env
+                )
+                started.append((command, process, stderr))
+            deadline = time.monotonic() + timeout
+            for command, process, stderr in started:
+                code: int | None
+                try:
+                    code = process.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+                    code = None
+                stderr.seek(0)
+                text = stderr.read().decode("utf-8", "replace")
+                if code in (0, 1, 2) and "Traceback (most recent call last)" not in text:
+                    continue
+                findings.append(_cli_finding(command, encoding, code, text, data))
     return findings
+
+
+def _cli_finding(command: list[str], encoding: str, code: int | None, stderr: str, data: bytes) -> Finding:
+    frames = [(name, int(line), function) for name, line, function in _TB_FRAME.findall(stderr)]
+    errors = _TB_ERROR.findall(stderr)
+    frame, innermost = _where(frames)
+    at = frame if frame == innermost else f"{frame} (innermost: {innermost})"
+    error = errors[-1] if errors else ("timeout" if code is None else f"exit {code}")
+    shown = " ".join(command)
+    key = ("cli", error, frame) if frames else ("cli", error, command[0])
+    return Finding(
+        "cli",
+        key,
+        f"`{shown}` with PYTHONIOENCODING={encoding}: {error} at {at} (exit {code})",
+        f"PYTHONIOENCODING={encoding} bbox-lark {shown} < FILE\nexit {code}\n\n{stderr}",
+        data=data,
+    )
 
 
 # -- time linear in size ----------------------------------------------------------------------------
@@ -469,7 +482,7 @@ def check_linear(
             f"shape {shape.name}: n={running} ran out of time ({timeout} s)"
             + (f" after {seen}" if seen else ""),
             f"shape {shape.name} at n={running} ({len(shape(running))} bytes) took over {timeout} s\n{seen}",
-            data=shape(running),
+            data=shape(pairs[-1].n) if pairs else shape(running),  # the smaller input, when known
         )
         return None, [finding]
     except Exception:
@@ -632,10 +645,13 @@ class Runner:
     def one(self, name: str, index: int, pool: fuzzgen.Pool) -> None:
         data = generate(name, self.options.seed, index, pool, self.options.max_size)
         self.report.runs[name] += 1
-        for finding in run_oracles(data, self.target, self.options.timeout):
+        start = time.monotonic()
+        found = run_oracles(data, self.target, self.options.timeout)
+        fast = time.monotonic() - start < CLI_MAX_SECONDS
+        for finding in found:
             self.record(finding, name, index)
         share = self.options.cli_share
-        if share > 0 and len(data) <= CLI_MAX_SIZE and self.cli_time <= share * self.elapsed():
+        if share > 0 and fast and len(data) <= CLI_MAX_SIZE and self.cli_time <= share * self.elapsed():
             start = time.monotonic()
             for finding in run_cli(data, self.target, self.report.cli_batches):
                 self.record(finding, name, index)
@@ -657,12 +673,15 @@ class Runner:
         names = options.generators
         shapes = list(fuzzgen.SHAPES) if options.linear else []
         index = 0
-        while self.elapsed() < options.seconds and (options.inputs is None or index < options.inputs):
-            name = names[index % len(names)]
-            if name == "sizes" and shapes:
-                self.time_shape(fuzzgen.SHAPES[shapes.pop(0)])
-            self.one(name, index, pool)
-            index += 1
+        try:
+            while self.elapsed() < options.seconds and (options.inputs is None or index < options.inputs):
+                name = names[index % len(names)]
+                if name == "sizes" and shapes:
+                    self.time_shape(fuzzgen.SHAPES[shapes.pop(0)])
+                self.one(name, index, pool)
+                index += 1
+        except KeyboardInterrupt:  # Ctrl-C ends a long run early, with its summary
+            self.log(f"interrupted at input {index}")
         self.report.elapsed = self.elapsed()
         return self.report
 
