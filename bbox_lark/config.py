@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from bbox_lark.globs import Glob, match_globs, pattern_error
 from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.values import parse_int
 
 #: Configuration file names, in order of precedence within one folder.
 CONFIG_FILES = (".bbox-lark.toml", "bbox-lark.toml", "pyproject.toml")
@@ -394,7 +395,8 @@ def cli_overrides(
     extended = split_option(extend_exclude) or []
     jobs_value: Jobs | None = None
     if jobs is not None:
-        jobs_value = check_jobs(int(jobs) if isinstance(jobs, str) and jobs.isdigit() else jobs, "--jobs")
+        number = parse_int(jobs) if isinstance(jobs, str) else None
+        jobs_value = check_jobs(number if number is not None else jobs, "--jobs")
     return Overrides(
         select=check_codes(selected, "--select") if selected is not None else None,
         ignore=check_codes(ignored, "--ignore") if ignored is not None else None,

@@ -62,9 +62,18 @@ class _Lines:
         self.first_line = first_line
         self.starts = [0]
         self.starts.extend(m.end() for m in re.finditer("\n", text))
+        if len(self.starts) > 1 and self.starts[-1] == len(text):
+            # The text ends with its last line's "\n": the end of the input is the end of
+            # that line, never a line after it (an unclosed header ends the file there).
+            self.starts.pop()
+        #: Where each line's text ends (its "\n" excluded).
+        self.ends = [start - 1 for start in self.starts[1:]] + [len(text) - text.endswith("\n")]
 
     def at(self, index: int) -> tuple[int, int]:
+        """File line and column of ``index``; an index past a line's end (PyYAML points at
+        the end of the input) is the column just after the line's last character."""
         row = bisect.bisect_right(self.starts, index) - 1
+        index = min(index, self.ends[row])
         return self.first_line + row, index - self.starts[row] + 1
 
     def mark(self, mark: Any) -> tuple[int, int]:

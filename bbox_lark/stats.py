@@ -41,6 +41,7 @@ from bbox_lark.checks.blobs import iter_blobs
 from bbox_lark.checks.redactions import iter_redactions
 from bbox_lark.correlate import FAMILIES, pair_calls
 from bbox_lark.grammar import vocabulary
+from bbox_lark.values import parse_int
 
 STATS_VERSION = 1
 
@@ -315,8 +316,7 @@ def _metrics_step(event: Event, metrics: Mapping[str, Any]) -> int | None:
     step = event.step
     if step is not None:
         return step
-    value = metrics.get("step")
-    return int(value) if isinstance(value, str) and value.isdigit() else None
+    return parse_int(metrics.get("step"))
 
 
 def sum_metrics(events: Iterable[Event]) -> MetricsTotals:

@@ -2,8 +2,9 @@
 grammar-driven Hypothesis strategies.
 
 Corpus files are found by glob, never listed by hand, so a new file is tested the moment it
-lands. ``BBOX_LARK_FUZZ=N`` raises the number of Hypothesis examples to N (the default
-profile keeps the suite fast).
+lands. ``ALPHABET`` and ``SEED_LINES`` live in ``tools/fuzzgen.py`` (on the test path through
+``pythonpath`` in pyproject.toml), shared with the fuzzer. ``BBOX_LARK_FUZZ=N`` raises the
+number of Hypothesis examples to N (the default profile keeps the suite fast).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from fuzzgen import ALPHABET, SEED_LINES  # tools/fuzzgen.py: shared with tools/fuzz.py
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
@@ -67,10 +69,6 @@ def fuzz_settings(default: int) -> settings:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
 
-
-#: Characters lines are built from: enough to reach every line kind, quote, arrow, field,
-#: list, comment keyword and result form, without drowning them in random Unicode.
-ALPHABET = 'abcdefghijklmnopqrstuvwxyzABKZ0123456789 \t"\\#@[]=,:->→!~_./$%*+?()é✓\u00a0\u200b'
 
 _chars = st.sampled_from(ALPHABET)
 _text_chars = st.sampled_from([c for c in ALPHABET if c not in "\t\u00a0"])
@@ -180,37 +178,6 @@ def explicit_terminals() -> dict[str, st.SearchStrategy[str]]:
 def grammar_lines() -> st.SearchStrategy[str]:
     """Body lines drawn from ``grammar/bbox.lark``'s ``line`` rule."""
     return from_lark(_uncached_parser(), start="line", explicit=explicit_terminals(), alphabet=_chars)
-
-
-#: Lines written by hand that reach the corners: arrows without spaces, ASCII arrows,
-#: unterminated quotes, metrics comments, spaced names, lists, continuations.
-SEED_LINES = (
-    "t:read id=call_2 src/billing/mod.rs step=5 latency_ms=12 → [186 lines]",
-    "t:test→[ok]",
-    't:git  commit  -m  "fix  it"   ->   [ok]  # metrics  prompt=1',
-    "u:hello  world   ",
-    'a: I said "step=3" and step=4 -> still text',
-    "m:  auto  afk=true",
-    "t: read src/a.rs",
-    'o: id=sub_1 → session_id=s path=p summary="a  b"',
-    "@start  id=s  step=1",
-    "#   metrics  step=3  prompt=5",
-    "# plain   comment   ",
-    "  continuation   text  ",
-    '\t"quoted" continuation',
-    't:x "unterminated call → [ok]',
-    'u: k="open value',
-    "q: id=q_1 → [selected:  yes,  no]",
-    'c:github.issues q="a → b" → [2 issues]',
-    't:x → "a # metrics b"',
-    'x:explore [a,  "b  c"] → [launched]',
-    'r: "ads"  step=6 → [1 match]',
-    "---",
-    "random unknown   line  ",
-    "@",
-    "",
-    "   ",
-)
 
 
 @cache
