@@ -331,3 +331,14 @@ def test_a_lone_surrogate_in_a_str_header_is_a_finding(surrogate: str) -> None:
     document = bbox_lark.parse(f"---\nformat: bbox/1\nid: s{surrogate}\nrepo_sha: 215db51\n---\n")
     assert bbox_lark.dumps(document).endswith("---\n")
     assert {d.code for d in document.diagnostics} & {"E001", "E006"}
+
+
+@pytest.mark.parametrize("step", ["\u00b2", "\u0663", BIG])
+def test_stats_of_an_odd_metrics_step(step: str) -> None:
+    # `str.isdigit` is true for `²` and `٣`, which `int()` refuses or reads as a number; a
+    # metrics step is the grammar's INT (ASCII digits, at most 2^63-1) or no step at all.
+    from bbox_lark.stats import compute_stats
+
+    document = bbox_lark.parse(HEADER + f"a: hi step=1\n# metrics step={step} prompt_tokens=5\n")
+    stats = compute_stats(document)
+    assert stats.metrics.counted == 1
