@@ -40,7 +40,7 @@ class LineDriver:
     back to ``Lark.parse``; ``tests/test_grammar.py`` checks that both agree.
     """
 
-    __slots__ = ("_end", "_fallback", "_keywords", "_scanners", "_start", "_table")
+    __slots__ = ("_end", "_fallback", "_lexers", "_start", "_states", "_table")
 
     def __init__(self, lark: Lark, start: str = "line") -> None:
         frontend = lark.parser
@@ -59,22 +59,28 @@ class LineDriver:
             }
             for state, actions in table.states.items()
         }
-        lexers = frontend.lexer.lexers
-        self._scanners = {state: tuple(lexer.scanner._mres) for state, lexer in lexers.items()}
-        # Keywords Lark embedded in a wider pattern (`@start` in AT_OTHER's `@name`): after
-        # a match, the token's text is looked up among them (Lark's UnlessCallback).
-        self._keywords: dict[int, dict[str, dict[str, str]]] = {
-            state: {
-                name: {term.pattern.value: term.name for term in callback.scanner.terminals}
-                for name, callback in lexer.callback.items()
-            }
-            for state, lexer in lexers.items()
-            if lexer.callback
-        }
+        # The contextual lexer's scanners, compiled per parser state on first use: the
+        # second-level start rules add states a body line never reaches, and compiling them
+        # all would cost start-up time.
+        self._lexers = frontend.lexer.lexers
+        self._states: dict[int, tuple[tuple[Any, ...], dict[str, dict[str, str]] | None]] = {}
         self._fallback = lark
 
+    def _state_lexer(self, state: int) -> tuple[tuple[Any, ...], dict[str, dict[str, str]] | None]:
+        """The scanners of ``state`` and its keywords: strings Lark embedded in a wider
+        pattern (``@start`` in AT_OTHER's ``@name``), looked up after a match as Lark's
+        UnlessCallback does."""
+        lexer = self._lexers[state]
+        scanners = tuple(lexer.scanner._mres)
+        keywords = {
+            name: {term.pattern.value: term.name for term in callback.scanner.terminals}
+            for name, callback in lexer.callback.items()
+        }
+        found = self._states[state] = (scanners, keywords or None)
+        return found
+
     def parse(self, text: str) -> Parts:
-        table, scanners, keywords = self._table, self._scanners, self._keywords
+        table, states = self._table, self._states
         stack = [self._start]
         values: list[Any] = []
         pos, end = 0, len(text)
@@ -82,7 +88,8 @@ class LineDriver:
         while True:
             state = stack[-1]
             if pos < end:
-                for scanner in scanners[state]:
+                lexer = states.get(state) or self._state_lexer(state)
+                for scanner in lexer[0]:
                     match = scanner.match(text, pos)
                     if match is not None:
                         break
@@ -90,7 +97,7 @@ class LineDriver:
                     return cast(Parts, self._fallback.parse(text, start="line"))
                 kind = match.lastgroup
                 value = match.group()
-                renames = keywords.get(state)
+                renames = lexer[1]
                 if renames is not None and kind in renames:
                     kind = renames[kind].get(value, kind)
                 token = make_token(kind, value, pos)
