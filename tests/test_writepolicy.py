@@ -45,7 +45,18 @@ def error(code: str) -> Diagnostic:
 
 
 def test_the_codes() -> None:
-    assert sorted(REFUSING_CODES) == ["E001", "E002", "E003", "E006", "E007", "E008", "E009", "E012", "E015"]
+    assert sorted(REFUSING_CODES) == [
+        "E001",
+        "E002",
+        "E003",
+        "E006",
+        "E007",
+        "E008",
+        "E009",
+        "E012",
+        "E015",
+        "E017",
+    ]
     registry = bbox_lark.registry()
     assert all(registry[code].severity == "error" for code in REFUSING_CODES)
 
