@@ -5,26 +5,35 @@ The public API is this module's ``__all__``; everything else is internal.
 >>> doc = parse("---\\nformat: bbox/1\\nid: s\\nrepo_sha: 215db51\\n---\\nt:read a.rs → [3 lines]\\n")
 >>> doc.events[0].name, doc.events[0].result.kind
 ('read', 'count')
+>>> lines = Result.build("count", number=3, unit="lines")
+>>> emit(Call.build("tool", "read", ["a.rs"], fields={"id": "c1"}, result=lines))
+'t:read a.rs id=c1 → [3 lines]'
 """
 
 from bbox_lark.api import check, parse
 from bbox_lark.ast import (
     BlankLine,
     BlobPointer,
+    Call,
+    Comment,
     Continuation,
     Diagnostic,
     Document,
     Event,
     Field,
     Header,
+    Lifecycle,
+    Message,
+    Observation,
     Redaction,
     Result,
+    Unknown,
 )
 from bbox_lark.checks import CheckInfo, registry
 from bbox_lark.convert import Conversion, ConvertError, detect_format
 from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
 from bbox_lark.fix import apply_fixes
-from bbox_lark.printer import dumps, format_document
+from bbox_lark.printer import dumps, emit, format_document
 from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
@@ -32,7 +41,9 @@ __version__ = "0.1.0"
 __all__ = [
     "BlankLine",
     "BlobPointer",
+    "Call",
     "CheckInfo",
+    "Comment",
     "Continuation",
     "Conversion",
     "ConvertError",
@@ -41,9 +52,13 @@ __all__ = [
     "Event",
     "Field",
     "Header",
+    "Lifecycle",
+    "Message",
+    "Observation",
     "Redaction",
     "Result",
     "Stats",
+    "Unknown",
     "__version__",
     "apply_fixes",
     "check",
@@ -51,6 +66,7 @@ __all__ = [
     "convert_text",
     "detect_format",
     "dumps",
+    "emit",
     "format_document",
     "parse",
     "registry",
