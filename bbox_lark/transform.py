@@ -646,7 +646,11 @@ def build_result(
 def values_of(node: Event) -> dict[str, Any]:
     """The values a node's family builds it from (what ``Event.with_`` changes)."""
     metrics = node.metric_nodes if node.metrics is not None else None
-    if isinstance(node, Message):
+    family = node_class(node.kind)
+    if node.oversized or family is Unknown:
+        # An oversized line was never parsed: its text is its source.
+        return {"text": node.raw if node.oversized else node.text, "continuation": node.continuation}
+    if family is Message:
         return {
             "kind": node.kind,
             "text": node.text,
@@ -655,10 +659,8 @@ def values_of(node: Event) -> dict[str, Any]:
             "metrics": metrics,
             "continuation": node.continuation,
         }
-    if isinstance(node, Comment):
+    if family is Comment:
         return {"text": node.text, "fields": None, "continuation": node.continuation}
-    if isinstance(node, Unknown):
-        return {"text": node.text, "continuation": node.continuation}
     values: dict[str, Any] = {
         "kind": node.kind,
         "name": node.name,
@@ -668,7 +670,7 @@ def values_of(node: Event) -> dict[str, Any]:
         "metrics": metrics,
         "continuation": node.continuation,
     }
-    if isinstance(node, Observation):
+    if family is Observation:
         del values["name"]
     return values
 

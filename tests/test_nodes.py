@@ -446,3 +446,33 @@ def test_readme_build_example_runs() -> None:
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     example = next(block for block in blocks if "Call.build" in block)
     exec(compile(example, "README.md", "exec"), {})
+
+
+@pytest.mark.parametrize(
+    ("line", "changes", "expected"),
+    [
+        (
+            "t:read a.rs -> [3 lines]",
+            {"kind": "tool_start", "result": Result.build("running")},
+            "t!:read a.rs → [running]",
+        ),
+        ("t: read a.rs", {"name": "write"}, "t:write a.rs"),
+        ("u:  two  spaces kept step=1", {"kind": "agent"}, "a: two  spaces kept step=1"),
+        ("o: id=c1 -> [ok]", {"args": ["x y"]}, 'o: "x y" id=c1 → [ok]'),
+        ("@start id=s1", {"name": "end"}, "@end id=s1"),
+        ("#  metrics step=2", {"text": "anchor step=2"}, "# anchor step=2"),
+        ("what is this   ", {"text": "still unknown"}, "still unknown"),
+        ("t:x # metrics a=1", {"metrics": {"a": "2", "b": "x y"}}, 't:x # metrics a=2 b="x y"'),
+    ],
+)
+def test_with_changes_values_of_every_family(line: str, changes: dict[str, Any], expected: str) -> None:
+    event = reparse(line + "\n")
+    edited = event.with_(**changes)
+    assert edited.raw == expected and edited.source is None
+    assert_built_exactly(dataclasses.replace(edited, line=0))
+
+
+def test_an_oversized_line_is_kept_as_written() -> None:
+    document = bbox_lark.parse(HEADER + "u: " + "x" * 50 + "\n", max_line=20)
+    event = document.events[0]
+    assert event.oversized and emit(event) == event.raw == "u: " + "x" * 50
