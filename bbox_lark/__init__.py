@@ -6,6 +6,9 @@ The public API is this module's ``__all__``; everything else is internal.
 >>> doc = parse("---\\nformat: bbox/1\\nid: s\\nrepo_sha: 215db51\\n---\\nt:read a.rs → [3 lines]\\n")
 >>> doc.events[0].name, doc.events[0].result.kind
 ('read', 'count')
+>>> lines = Result.build("count", number=3, unit="lines")
+>>> emit(Call.build("tool", "read", ["a.rs"], fields={"id": "c1"}, result=lines))
+'t:read a.rs id=c1 → [3 lines]'
 
 Importing the package imports nothing else: each name of ``__all__`` is loaded from its
 module on first use (PEP 562), so ``bbox-lark check`` never pays for ``fix``, ``convert`` or
@@ -22,20 +25,26 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.ast import (
         BlankLine,
         BlobPointer,
+        Call,
+        Comment,
         Continuation,
         Diagnostic,
         Document,
         Event,
         Field,
         Header,
+        Lifecycle,
+        Message,
+        Observation,
         Redaction,
         Result,
+        Unknown,
     )
     from bbox_lark.checks import CheckInfo, registry
     from bbox_lark.convert import Conversion, ConvertError, detect_format
     from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
     from bbox_lark.fix import apply_fixes
-    from bbox_lark.printer import dumps, format_document
+    from bbox_lark.printer import dumps, emit, format_document
     from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
@@ -43,7 +52,9 @@ __version__ = "0.1.0"
 __all__ = [
     "BlankLine",
     "BlobPointer",
+    "Call",
     "CheckInfo",
+    "Comment",
     "Continuation",
     "Conversion",
     "ConvertError",
@@ -52,9 +63,13 @@ __all__ = [
     "Event",
     "Field",
     "Header",
+    "Lifecycle",
+    "Message",
+    "Observation",
     "Redaction",
     "Result",
     "Stats",
+    "Unknown",
     "__version__",
     "apply_fixes",
     "check",
@@ -62,6 +77,7 @@ __all__ = [
     "convert_text",
     "detect_format",
     "dumps",
+    "emit",
     "format_document",
     "parse",
     "registry",
@@ -76,14 +92,20 @@ _LAZY: dict[str, tuple[str, str]] = {
         for name in (
             "BlankLine",
             "BlobPointer",
+            "Call",
+            "Comment",
             "Continuation",
             "Diagnostic",
             "Document",
             "Event",
             "Field",
             "Header",
+            "Lifecycle",
+            "Message",
+            "Observation",
             "Redaction",
             "Result",
+            "Unknown",
         )
     },
     "CheckInfo": ("bbox_lark.checks", "CheckInfo"),
@@ -94,6 +116,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "convert_text": ("bbox_lark.convert", "convert"),
     "apply_fixes": ("bbox_lark.fix", "apply_fixes"),
     "dumps": ("bbox_lark.printer", "dumps"),
+    "emit": ("bbox_lark.printer", "emit"),
     "format_document": ("bbox_lark.printer", "format_document"),
     "Stats": ("bbox_lark.stats", "Stats"),
     "compute_stats": ("bbox_lark.stats", "compute_stats"),

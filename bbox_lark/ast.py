@@ -7,19 +7,35 @@ Conventions, stated once for the whole package:
 * ``raw`` is a node's exact source text without its line ending; ``eol`` is that ending
   (``"\\n"``, ``"\\r\\n"`` or ``""`` for a last line without one). Printing a document is the
   concatenation of ``raw + eol`` over its lines, which is what makes it lossless.
+* A node built from values (``Call.build(...)``, ``node.with_(...)``; see
+  ``docs/design.md``, "Nodes you can build") has no source: its ``source`` is None, its
+  ``raw`` is :func:`bbox_lark.printer.emit` of its values, and it has no position (``line``
+  and every column are 0).
 
-Nodes are frozen, slotted dataclasses. Edit them with :func:`dataclasses.replace`.
+Nodes are frozen, slotted dataclasses. Edit an event's values with :meth:`Event.with_`
+(which drops the source, so no stale text survives an edit) or its source text with
+:meth:`Event.with_source` (which reads the values again).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bbox_lark.grammar import vocabulary
 from bbox_lark.values import parse_attempt, parse_int, parse_timestamp
 
 FieldValue = str | tuple[str, ...]
+
+#: Fields as a builder takes them: a mapping (``{"id": "call_1"}``; a list value is a
+#: bracketed list), or a sequence of ``(key, value)`` pairs or :class:`Field` s (which keeps
+#: repeated keys and the writer's quoting).
+FieldsIn = Mapping[str, Any] | Sequence["Field | tuple[str, Any]"] | None
+#: Positional arguments: strings, and sequences of strings for bracketed lists.
+ArgsIn = Sequence[str | Sequence[str]]
+#: Continuation lines: their text (without indentation) or parsed continuation nodes.
+ContinuationIn = Sequence["str | Continuation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +114,47 @@ class Result:
     #: ``blob``: the pointer.
     blob: BlobPointer | None = None
 
+    @classmethod
+    def build(
+        cls,
+        kind: str,
+        *,
+        number: int | None = None,
+        unit: str | None = None,
+        total: int | None = None,
+        message: str | None = None,
+        choices: Sequence[str] = (),
+        sha256: str | None = None,
+        size: int | None = None,
+        mime: str | None = None,
+        fields: FieldsIn = None,
+        text: str = "",
+        rest: str = "",
+    ) -> Result:
+        """A result from values. ``kind`` is one of ``vocabulary().result_kinds``: a status
+        (``Result.build("ok")``), ``count`` (``number``, ``unit``), ``error`` (``message``),
+        ``retry`` (``number``, ``total``), ``selected`` (``choices``), ``auto_choice``
+        (``choices``, ``message``: the reason), ``redacted`` (``message``: the kind), ``blob``
+        (``sha256``, ``size``, ``mime``), ``fields`` (``fields``), ``text`` (``text``) or
+        ``empty``. ``rest`` is text after a bracket form (``[ok] 128 tests passed``).
+        Raises ValueError when the values do not read back as that kind."""
+        from bbox_lark.transform import build_result
+
+        return build_result(
+            kind,
+            number=number,
+            unit=unit,
+            total=total,
+            message=message,
+            choices=tuple(choices),
+            sha256=sha256,
+            size=size,
+            mime=mime,
+            fields=fields,
+            text=text,
+            rest=rest,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class QuoteFault:
@@ -159,7 +216,9 @@ class Event:
 
     kind: str
     line: int
-    raw: str
+    #: The exact source text (without the line ending); None for a node built from values
+    #: or edited through :meth:`with_` (``raw`` then prints its values).
+    source: str | None
     eol: str = "\n"
     col: int = 1
     #: ``t!``, ``u``, ... for events; ``#`` for comments; ``@`` for lifecycle; "" otherwise.
@@ -190,6 +249,55 @@ class Event:
     quote_faults: tuple[QuoteFault, ...] = ()
     #: True when the line was too long to parse and is kept verbatim.
     oversized: bool = False
+
+    # -- source and values -----------------------------------------------------------
+
+    @property
+    def raw(self) -> str:
+        """The line's text: its source when it has one, else :func:`bbox_lark.printer.emit`
+        of its values (the first line, without continuation lines)."""
+        if self.source is not None:
+            return self.source
+        from bbox_lark.printer import emit_line
+
+        return emit_line(self)
+
+    def values(self) -> tuple[Any, ...]:
+        """What the line says, without positions, source or trivia: two nodes with equal
+        values print the same canonical text (:func:`bbox_lark.printer.emit`), and
+        ``parse(emit(node))`` gives a node with the same values."""
+        from bbox_lark.printer import node_values
+
+        return node_values(self)
+
+    def same_as(self, other: Event) -> bool:
+        """True when ``other`` has the same :meth:`values` (positions and source ignored)."""
+        return self.values() == other.values()
+
+    def with_(self, **changes: Any) -> Event:
+        """A copy with some values changed (the keyword arguments of this family's
+        ``build``), and without source: it prints its values canonically, so an edited node
+        never carries stale text. ``line`` and ``eol`` are kept."""
+        from bbox_lark.transform import build_values, values_of
+
+        values = values_of(self)
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.with_() got unexpected values: {sorted(unknown)}")
+        values.update(changes)
+        node = build_values(self.kind, values)
+        return replace(node, line=self.line, eol=self.eol)
+
+    def with_source(self, text: str) -> Event:
+        """This line with new source text, its values read again from it (positions too);
+        ``line``, ``eol`` and continuation lines are kept. ``fix`` edits lines this way, so
+        its output keeps the writer's spacing and no value is stale."""
+        from bbox_lark.parser import parse_line
+
+        node = parse_line(text, self.line, self.eol)
+        if not isinstance(node, Event):
+            raise ValueError(f"line {self.line}: {text!r} is not an event, comment or lifecycle line")
+        return replace(node, continuation=self.continuation)
 
     # -- typed accessors (DECISIONS §10): None when absent or malformed ---------------
 
@@ -240,6 +348,117 @@ class Event:
     def is_event(self) -> bool:
         """True for prefixed event lines (not comments, lifecycle or unknown lines)."""
         return self.kind not in ("comment", "lifecycle", "unknown")
+
+
+@dataclass(frozen=True, slots=True)
+class Message(Event):
+    """A free-text line: ``u a th td`` (user, agent, thinking, todos). Its ``text`` is the
+    message with its fields (``Fix the login bug step=2``)."""
+
+    @classmethod
+    def build(
+        cls,
+        kind: str,
+        text: str = "",
+        *,
+        fields: FieldsIn = None,
+        result: Result | None = None,
+        metrics: FieldsIn = None,
+        continuation: ContinuationIn = (),
+    ) -> Message:
+        """A message from values. ``kind`` is a line kind or its prefix (``user``, ``u``);
+        ``fields`` are written after the text (``text`` may hold fields of its own)."""
+        from bbox_lark.transform import build_message
+
+        return build_message(cls, kind, text, fields, result, metrics, continuation)
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Event):
+    """A call-like line: ``t t! t~ s p m r x c q`` (``name`` for the named prefixes and the
+    mode word for ``m``). Its call part is positional ``args`` and ``fields``."""
+
+    @classmethod
+    def build(
+        cls,
+        kind: str,
+        name: str | None = None,
+        args: ArgsIn = (),
+        *,
+        fields: FieldsIn = None,
+        result: Result | None = None,
+        metrics: FieldsIn = None,
+        continuation: ContinuationIn = (),
+    ) -> Call:
+        """A call from values: ``Call.build("tool", "read", ["src/a.rs"], fields={"id":
+        "call_1"}, result=Result.build("count", number=186, unit="lines"))``."""
+        from bbox_lark.transform import build_call
+
+        return build_call(cls, kind, name, args, fields, result, metrics, continuation)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation(Event):
+    """``o:``: the result of an earlier call (``o: id=call_1 → [ok]``)."""
+
+    @classmethod
+    def build(
+        cls,
+        args: ArgsIn = (),
+        *,
+        fields: FieldsIn = None,
+        result: Result | None = None,
+        metrics: FieldsIn = None,
+        continuation: ContinuationIn = (),
+    ) -> Observation:
+        from bbox_lark.transform import build_call
+
+        return build_call(cls, "observation", None, args, fields, result, metrics, continuation)
+
+
+@dataclass(frozen=True, slots=True)
+class Lifecycle(Event):
+    """``@start``, ``@end``, ... (``name`` is the primitive without ``@``)."""
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        args: ArgsIn = (),
+        *,
+        fields: FieldsIn = None,
+        result: Result | None = None,
+        metrics: FieldsIn = None,
+        continuation: ContinuationIn = (),
+    ) -> Lifecycle:
+        from bbox_lark.transform import build_call
+
+        return build_call(cls, "lifecycle", name, args, fields, result, metrics, continuation)
+
+
+@dataclass(frozen=True, slots=True)
+class Comment(Event):
+    """A ``#`` line; ``name`` is its structured kind (``metrics``, ``budget``, ...) or None.
+    Its ``text`` starts with the keyword (``metrics step=3 cost_usd=0.01``)."""
+
+    @classmethod
+    def build(cls, text: str = "", *, fields: FieldsIn = None, continuation: ContinuationIn = ()) -> Comment:
+        """A comment from its text (``fields`` are written after it): ``Comment.build(
+        "metrics", fields={"step": "3"})`` is ``# metrics step=3``."""
+        from bbox_lark.transform import build_comment
+
+        return build_comment(cls, text, fields, continuation)
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown(Event):
+    """A line that is nothing else (W003), kept as written."""
+
+    @classmethod
+    def build(cls, text: str, *, continuation: ContinuationIn = ()) -> Unknown:
+        from bbox_lark.transform import build_unknown
+
+        return build_unknown(cls, text, continuation)
 
 
 Line = Event | Continuation | BlankLine

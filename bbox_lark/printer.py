@@ -104,6 +104,8 @@ def format_line(node: Line) -> str:
         return node.raw
     if isinstance(node, BlankLine):
         return ""
+    if node.source is None:
+        return emit_line(node)
     canonical = canonical_line(node)
     if canonical == node.raw:
         return canonical
@@ -316,3 +318,157 @@ def document_signature(document: Document) -> tuple[Any, ...]:
             events.append(("orphan", node.text))
     header = tuple(line.raw for line in document.header_lines if line.role != "blank")
     return (document.bom, header, tuple(events))
+
+
+# -- emit: a node's canonical text from its values ---------------------------------------
+
+
+def emit(node: Line) -> str:
+    """A node's canonical line(s), printed from its values (never from its source): the
+    line of :func:`emit_line`, then each continuation line indented by two spaces, joined by
+    ``"\\n"``, without a final line ending. ``parse(emit(node))`` gives back a node with the
+    same :meth:`~bbox_lark.ast.Event.values`; see ``docs/design.md``, "Nodes you can build",
+    for the few parsed lines printed as written instead."""
+    if isinstance(node, Continuation):
+        return "  " + node.text
+    if isinstance(node, BlankLine):
+        return ""
+    return "\n".join([emit_line(node), *("  " + c.text for c in node.continuation)])
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A call-like or message line laid out from its parts, with the 0-based offset of each
+    part (what a node built from values records as its columns)."""
+
+    text: str
+    #: Offset of each word of the call part (or of the message text).
+    words: tuple[int, ...]
+    arrow: int | None
+    result: int | None
+    #: Offset of each metrics item.
+    metrics: tuple[int, ...]
+
+
+def _starts_metrics(text: str) -> bool:
+    return compiled("METRICS").match(" " + text) is not None
+
+
+def layout_line(
+    head: str,
+    words: list[str],
+    result: str | None,
+    metrics: list[str] | None,
+) -> Layout:
+    """``head word word → result # metrics item item`` with one space between parts. A
+    message text or a result text that would otherwise start a metrics comment (``# metrics
+    …``) follows its head or arrow without the space, as the parser reads it."""
+    out = head
+    offsets: list[int] = []
+    for word in words:
+        out += "" if len(words) == 1 and _starts_metrics(word) else " "
+        offsets.append(len(out))
+        out += word
+    arrow = result_at = None
+    if result is not None:
+        out += " "
+        arrow = len(out)
+        out += ARROW
+        if result:
+            out += "" if _starts_metrics(result) else " "
+            result_at = len(out)
+            out += result
+    metric_offsets: list[int] = []
+    if metrics is not None:
+        out += " " + _METRICS
+        for item in metrics:
+            out += " "
+            metric_offsets.append(len(out))
+            out += item
+    return Layout(out, tuple(offsets), arrow, result_at, tuple(metric_offsets))
+
+
+def field_text(node: Field, *, arrow: bool = True) -> str:
+    """``key=value`` as a node built from values writes it (the value quoted as the node
+    says, or when it would not read back bare)."""
+    from bbox_lark.scan import needs_quotes, render_value
+
+    value = node.value
+    quoted = node.quoted or (isinstance(value, str) and needs_quotes(value, arrow=arrow))
+    return f"{node.key}={render_value(value, quoted)}"
+
+
+def _source_only(event: Event) -> bool:
+    """The parsed lines :func:`emit_line` prints as written (``docs/design.md``): an
+    oversized line, a call part with an unclosed quote (E012: closing it would change what
+    the line says) and a named prefix whose call part has no name before it (``t: "``)."""
+    if event.source is None:
+        return False
+    if event.oversized or any(not q.in_free_text for q in event.quote_faults):
+        return True
+    return (
+        event.name is None
+        and event.prefix in vocabulary().named_prefixes
+        and event.kind != "lifecycle"
+        and bool(event.args or any(not f.after_arrow for f in event.field_nodes))
+    )
+
+
+def emit_line(event: Event) -> str:
+    """An event's canonical first line, from its values (see :func:`emit`)."""
+    if _source_only(event):
+        assert event.source is not None
+        return event.source
+    if event.kind == "unknown":
+        stripped = event.text.rstrip()
+        return event.text if _is_fence(stripped) and not _is_fence(event.text) else stripped
+    if event.kind == "comment":
+        return "# " + event.text if event.text else "#"
+    from bbox_lark.scan import render_arg
+
+    if event.kind == "lifecycle":
+        head = "@" + (event.name or "")
+    elif event.prefix in vocabulary().named_prefixes and event.name is not None:
+        head = f"{event.prefix}:{event.name}"
+    else:
+        head = event.prefix + ":"
+    if event.prefix in vocabulary().free_text_prefixes:
+        words = [event.text] if event.text else []
+    else:
+        words = [render_arg(arg) for arg in event.args]
+        words += [field_text(f) for f in event.field_nodes if not f.after_arrow]
+    result = None
+    if event.arrow is not None:
+        result = event.result.text if event.result is not None else ""
+    metrics = None
+    if event.metrics is not None:
+        metrics = [field_text(f, arrow=False) for f in event.metric_nodes]
+    return layout_line(head, words, result, metrics).text
+
+
+def node_values(node: Line) -> tuple[Any, ...]:
+    """What a line says, without positions, source or trivia (``Event.values``): like
+    :func:`line_signature`, but a call part is its arguments and fields (their order
+    between each other and their spacing are trivia) and a text is compared as written."""
+    if isinstance(node, Continuation):
+        return ("continuation", node.text)
+    if isinstance(node, BlankLine):
+        return ("blank",)
+    continuation = tuple(c.text for c in node.continuation)
+    if node.kind == "unknown":
+        text = node.source if node.oversized and node.source is not None else node.text.rstrip()
+        return ("unknown", text, node.oversized, continuation)
+    free = node.kind == "comment" or node.prefix in vocabulary().free_text_prefixes
+    return (
+        node.kind,
+        node.prefix,
+        node.name,
+        node.text if free else None,
+        tuple(_field_signature(f) for f in node.field_nodes),
+        node.args,
+        node.arrow is not None,
+        _result_signature(node.result),
+        None if node.metrics is None else tuple(_field_signature(f) for f in node.metric_nodes),
+        tuple((q.in_field, q.in_free_text) for q in node.quote_faults),
+        continuation,
+    )

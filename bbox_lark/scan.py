@@ -288,3 +288,46 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
 
 def _only_fields(text: str) -> bool:
     return all(field for _, field, *_ in patterns().item.findall(text))
+
+
+# -- the inverse: values written as items (for nodes built from values) ---------------------
+
+_SAFE_WORD = re.compile(r'[^\s"\[\]→#=,]+')
+
+
+def needs_quotes(value: str, *, arrow: bool = True) -> bool:
+    """True when ``value`` written bare after ``key=`` would not read back as itself: it
+    holds whitespace, starts with a quote, reads as a bracketed list, or (with ``arrow``: in
+    a call part) holds a result arrow. The empty value is written bare (``key=``)."""
+    if not value:
+        return False
+    if value[0] == '"' or any(char.isspace() for char in value) or (arrow and "→" in value):
+        return True
+    pats = patterns()
+    return value[0] == "[" and pats.list_.fullmatch(value) is not None and not pats.redaction.fullmatch(value)
+
+
+def render_list(items: tuple[str, ...] | list[str]) -> str:
+    """A bracketed list that :func:`split_list` reads back as ``items``."""
+    words = [item if _SAFE_WORD.fullmatch(item) and item != "->" else quote(item) for item in items]
+    text = "[" + ", ".join(words) + "]"
+    if patterns().redaction.fullmatch(text):  # `[redacted:x]` is a marker, not a list
+        text = "[" + ", ".join(quote(item) for item in items) + "]"
+    return text
+
+
+def render_value(value: str | tuple[str, ...] | list[str], quoted: bool) -> str:
+    """A field value as written after ``key=``: a list in brackets, quoted when asked."""
+    if not isinstance(value, str):
+        return render_list(value)
+    return quote(value) if quoted else value
+
+
+def render_arg(value: str | tuple[str, ...] | list[str]) -> str:
+    """A positional argument that :func:`scan_items` reads back as ``value``: a bare word
+    when it is safe, else a quoted string; a list in brackets."""
+    if not isinstance(value, str):
+        return render_list(value)
+    if _SAFE_WORD.fullmatch(value) and value != "->":
+        return value
+    return quote(value)

@@ -8,20 +8,31 @@ makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import replace
+from functools import cache
+from typing import Any, TypeVar, cast
 
 from lark import Token, Transformer
 
 from bbox_lark.ast import (
     BlankLine,
+    Call,
+    Comment,
     Continuation,
     Event,
     Field,
+    Lifecycle,
     Line,
+    Message,
+    Observation,
     QuoteFault,
+    Result,
+    Unknown,
 )
-from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import classify_result, quoted_at, scan_items, unquote
+from bbox_lark.grammar import compiled, vocabulary
+from bbox_lark.printer import ARROW
+from bbox_lark.scan import classify_result, quote, quoted_at, scan_items, unquote
 
 
 class LineToken(str):
@@ -142,10 +153,10 @@ def build_line(parts: Parts, raw: str, line: int, eol: str) -> Line:
         return BlankLine(line, raw, eol)
     if what == "continuation":
         return Continuation(line, raw, eol)
-    return Event("unknown", line, raw, eol, text=raw)
+    return Unknown("unknown", line, raw, eol, text=raw)
 
 
-def _build_comment(parts: Parts, raw: str, line: int, eol: str) -> Event:
+def _build_comment(parts: Parts, raw: str, line: int, eol: str) -> Comment:
     _, name, body_col, body = parts
     text = body.rstrip()
     nodes: list[Field] = []
@@ -157,7 +168,7 @@ def _build_comment(parts: Parts, raw: str, line: int, eol: str) -> Event:
         nodes = scan_items(text[start:], body_col + start, free_text=True, want_args=False).fields
     fields = _field_dict(nodes)
     metrics = fields if name == "metrics" else None
-    return Event(
+    return Comment(
         "comment",
         line,
         raw,
@@ -174,6 +185,22 @@ def _build_comment(parts: Parts, raw: str, line: int, eol: str) -> Event:
 
 
 _NAME = re.compile(r"\s*([^\s→]+)")
+
+
+def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], list[QuoteFault]]:
+    """The text after an arrow (``raw``, at column ``col``): its typed result, the fields
+    it holds and its unclosed quotes."""
+    after: list[Field] = []
+    faults: list[QuoteFault] = []
+    if "=" in raw:
+        scan = scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
+        after, faults = scan.fields, scan.faults
+    result = classify_result(raw, col, line, after)
+    if result.kind == "blob" and after:
+        # A blob pointer's own attributes are not fields of the event.
+        head_end = result.col + len(result.head)
+        after = [f for f in after if f.col >= head_end]
+    return result, after, faults
 
 
 def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
@@ -231,17 +258,8 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
         arrow_text = "→" if result_token.startswith("→") else "->"
         arrow_col = result_token.start_pos + 1
         result_raw = result_token[len(arrow_text) :]
-        result_col = arrow_col + len(arrow_text)
-        after: list[Field] = []
-        if "=" in result_raw:
-            scan = scan_items(result_raw, result_col, after_arrow=True, free_text=True, want_args=False)
-            after = scan.fields
-            faults.extend(scan.faults)
-        result = classify_result(result_raw, result_col, line, after)
-        if result.kind == "blob" and after:
-            # A blob pointer's own attributes are not fields of the event.
-            head_end = result.col + len(result.head)
-            after = [f for f in after if f.col >= head_end]
+        result, after, after_faults = read_result(result_raw, arrow_col + len(arrow_text), line)
+        faults.extend(after_faults)
         nodes.extend(after)
     metrics = None
     metric_nodes: tuple[Field, ...] = ()
@@ -252,7 +270,7 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
         ).fields
         metric_nodes = tuple(found)
         metrics = _field_dict(found)
-    return Event(
+    return node_class(kind)(
         kind,
         line,
         raw,
@@ -273,3 +291,405 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
         metric_nodes=metric_nodes,
         quote_faults=tuple(faults),
     )
+
+
+# -- nodes from values (``Call.build`` and friends; docs/design.md "Nodes you can build") --
+
+E = TypeVar("E", bound=Event)
+
+
+@cache
+def _classes() -> dict[str, type[Event]]:
+    vocab = vocabulary()
+    classes: dict[str, type[Event]] = {}
+    for prefix, kind in vocab.prefix_kinds.items():
+        if prefix in vocab.free_text_prefixes:
+            classes[kind] = Message
+        else:
+            classes[kind] = Call
+    classes[vocab.prefix_kinds["o"]] = Observation
+    classes.update(comment=Comment, lifecycle=Lifecycle, unknown=Unknown)
+    return classes
+
+
+def node_class(kind: str) -> type[Event]:
+    """The node class of a line kind (:class:`~bbox_lark.ast.Call` for ``tool``, ...)."""
+    return _classes().get(kind, Event)
+
+
+def _kind(kind: str, cls: type[Event]) -> tuple[str, str]:
+    """(line kind, prefix) for a kind or a prefix, checked against the builder's class."""
+    prefixes = vocabulary().prefix_kinds
+    if kind in prefixes:
+        kind = prefixes[kind]
+    if kind == "lifecycle":
+        prefix = "@"
+    else:
+        prefix = next((p for p, k in prefixes.items() if k == kind), "")
+        if not prefix:
+            raise ValueError(f"unknown line kind {kind!r}")
+    if node_class(kind) is not cls:
+        raise ValueError(f"a {kind} line is a {node_class(kind).__name__}, not a {cls.__name__}")
+    return kind, prefix
+
+
+def _checked(node: E) -> E:
+    """``node``, once its emitted line has been read back to the same values. Fields and
+    arguments are quoted so that they always do; free text (a message, a result, a comment,
+    an unknown line) can hold what the line grammar reads otherwise (an arrow, an unclosed
+    quote that a later quote closes, `` # metrics``): that is a ValueError, not a node that
+    would print something else."""
+    from bbox_lark.parser import parse_line
+    from bbox_lark.printer import emit_line, node_values
+
+    text = emit_line(node)
+    again = parse_line(text, 0, node.eol)
+    if not isinstance(again, Event) or node_values(
+        replace(again, continuation=node.continuation)
+    ) != node_values(node):
+        raise ValueError(f"{text!r} would not read back as the values it was built from")
+    return node
+
+
+def _one_line(text: str, what: str) -> str:
+    if "\n" in text or text != text.strip():
+        raise ValueError(f"{what} must be one line without surrounding whitespace: {text!r}")
+    return text
+
+
+def _field_pairs(fields: Any) -> list[tuple[str, Any, bool]]:
+    """(key, value, quoted) for each field a builder was given."""
+    if fields is None:
+        return []
+    items = fields.items() if isinstance(fields, Mapping) else fields
+    pairs: list[tuple[str, Any, bool]] = []
+    for item in items:
+        if isinstance(item, Field):
+            key, value, quoted = item.key, item.value, item.quoted
+        else:
+            key, value = item
+            quoted = False
+        if not isinstance(key, str) or "=" in key or compiled("FIELD").fullmatch(key + "=") is None:
+            raise ValueError(f"{key!r} is not a field key")
+        if not isinstance(value, str):
+            value = tuple(value)
+            if not all(isinstance(v, str) for v in value):
+                raise ValueError(f"field {key}: a list holds strings")
+        pairs.append((key, value, quoted))
+    return pairs
+
+
+def _fields_text(pairs: list[tuple[str, Any, bool]], *, arrow: bool = True) -> list[str]:
+    from bbox_lark.printer import field_text
+
+    return [field_text(Field(k, v, "", 0, 0, q), arrow=arrow) for k, v, q in pairs]
+
+
+def _placed(pairs: list[tuple[str, Any, bool]], texts: list[str], offsets: tuple[int, ...]) -> list[Field]:
+    """Field nodes for ``pairs`` written as ``texts`` at ``offsets`` of the emitted line."""
+    nodes = []
+    for (key, value, _), text, offset in zip(pairs, texts, offsets, strict=True):
+        raw_value = text[len(key) + 1 :]
+        quoted = raw_value.startswith('"') and isinstance(value, str)
+        nodes.append(Field(key, value, raw_value, offset + 1, offset + len(key) + 2, quoted))
+    return nodes
+
+
+def _continuation(lines: Any) -> tuple[Continuation, ...]:
+    found = []
+    for item in lines:
+        if isinstance(item, Continuation):
+            found.append(item)
+            continue
+        text = str(item)
+        if not text.strip() or "\n" in text or text.endswith("\r"):
+            # Blank text would make a blank line; a final "\r" would be read as the ending.
+            raise ValueError(f"a continuation line needs text on one line: {text!r}")
+        found.append(Continuation(0, "  " + text, "\n"))
+    return tuple(found)
+
+
+def _result_text(result: Result | None) -> str | None:
+    if result is None:
+        return None
+    return _one_line(result.text, "a result") if result.text else ""
+
+
+def _finish(
+    cls: type[E],
+    kind: str,
+    prefix: str,
+    name: str | None,
+    head: str,
+    words: list[str],
+    call_fields: list[Field],
+    args: tuple[Any, ...],
+    text: str,
+    result: Result | None,
+    metrics: list[tuple[str, Any, bool]] | None,
+    continuation: Any,
+    *,
+    free: bool = False,
+) -> E:
+    """The node of a call-like or message line, its columns those of its emitted line."""
+    from bbox_lark.printer import layout_line
+
+    metric_texts = _fields_text(metrics, arrow=False) if metrics is not None else None
+    result_text = _result_text(result)
+    layout = layout_line(head, words, result_text, metric_texts)
+    nodes = list(call_fields)
+    faults: list[QuoteFault] = []
+    if free and text:
+        col = layout.words[0] + 1
+        found = scan_items(text, col, free_text=True, want_args=False)
+        nodes, faults = found.fields, found.faults
+    elif call_fields:
+        nodes = _placed(
+            [(f.key, f.value, f.quoted) for f in call_fields], words[len(args) :], layout.words[len(args) :]
+        )
+    read = None
+    if layout.arrow is not None:
+        at = layout.arrow + len(ARROW)
+        end = layout.result + len(result_text or "") if layout.result is not None else at
+        read, after, after_faults = read_result(layout.text[at:end], at + 1, 0)
+        nodes.extend(after)
+        faults.extend(after_faults)
+    metric_nodes: tuple[Field, ...] = ()
+    if metrics is not None and metric_texts is not None:
+        metric_nodes = tuple(_placed(metrics, metric_texts, layout.metrics))
+    return _checked(
+        cls(
+            kind,
+            0,
+            None,
+            prefix=prefix,
+            name=name,
+            name_col=len(prefix) + 2 if name is not None and kind != "lifecycle" else (2 if name else None),
+            text=text,
+            text_col=layout.words[0] + 1 if words else len(layout.text) + 1,
+            fields=_field_dict(nodes),
+            field_nodes=tuple(nodes),
+            args=args,
+            arrow=ARROW if read is not None else None,
+            arrow_col=layout.arrow + 1 if layout.arrow is not None else None,
+            result=read,
+            metrics=_field_dict(list(metric_nodes)) if metrics is not None else None,
+            metric_nodes=metric_nodes,
+            continuation=_continuation(continuation),
+            quote_faults=tuple(faults),
+        )
+    )
+
+
+def build_message(
+    cls: type[E], kind: str, text: str, fields: Any, result: Any, metrics: Any, continuation: Any
+) -> E:
+    kind, prefix = _kind(kind, cls)
+    full = " ".join([_one_line(text, "a message"), *_fields_text(_field_pairs(fields))]).strip()
+    if full and compiled("FREE_TEXT").fullmatch(full) is None:
+        raise ValueError(f"{full!r} would not read back as a message's text (an arrow, or ` # metrics`)")
+    metric_pairs = _field_pairs(metrics) if metrics is not None else None
+    words = [full] if full else []
+    return _finish(
+        cls,
+        kind,
+        prefix,
+        None,
+        prefix + ":",
+        words,
+        [],
+        (),
+        full,
+        result,
+        metric_pairs,
+        continuation,
+        free=True,
+    )
+
+
+def build_call(
+    cls: type[E],
+    kind: str,
+    name: str | None,
+    args: Any,
+    fields: Any,
+    result: Any,
+    metrics: Any,
+    continuation: Any,
+) -> E:
+    from bbox_lark.scan import render_arg
+
+    kind, prefix = _kind(kind, cls)
+    vocab = vocabulary()
+    if kind == "lifecycle":
+        if not name or compiled("AT_OTHER").fullmatch("@" + name) is None:
+            raise ValueError(f"{name!r} is not a lifecycle primitive's name")
+        head = "@" + name
+    elif name is not None:
+        head = f"{prefix}:{name}"
+        terminal = next(t for t, k in vocab.head_kinds.items() if k == kind)
+        if prefix not in vocab.named_prefixes or not name or compiled(terminal).fullmatch(head) is None:
+            raise ValueError(f"{name!r} is not a name for a {kind} line")
+    else:
+        head = prefix + ":"
+    values = tuple(a if isinstance(a, str) else tuple(a) for a in args)
+    pairs = _field_pairs(fields)
+    if name is None and prefix in vocab.named_prefixes and (values or pairs):
+        raise ValueError(f"a {kind} line with arguments or fields needs a name")
+    words = [render_arg(a) for a in values] + _fields_text(pairs)
+    call_fields = [Field(k, v, "", 0, 0, q) for k, v, q in pairs]
+    metric_pairs = _field_pairs(metrics) if metrics is not None else None
+    return _finish(
+        cls,
+        kind,
+        prefix,
+        name,
+        head,
+        words,
+        call_fields,
+        values,
+        " ".join(words),
+        result,
+        metric_pairs,
+        continuation,
+    )
+
+
+def _comment_kind(text: str) -> str | None:
+    for terminal, kind in vocabulary().comment_kinds.items():
+        if compiled(terminal).match(text):
+            return kind
+    return None
+
+
+def build_comment(cls: type[E], text: str, fields: Any, continuation: Any) -> E:
+    full = " ".join([_one_line(text, "a comment"), *_fields_text(_field_pairs(fields), arrow=False)]).strip()
+    node = _build_comment(("comment", _comment_kind(full), 3 if full else 2, full), "", 0, "\n")
+    return _checked(cast(E, replace(node, source=None, continuation=_continuation(continuation))))
+
+
+def build_unknown(cls: type[E], text: str, continuation: Any) -> E:
+    if "\n" in text:
+        raise ValueError(f"an unknown line is one line: {text!r}")
+    return _checked(cls("unknown", 0, None, text=text, continuation=_continuation(continuation)))
+
+
+_STATUS_FORMS = ("count", "error", "retry", "selected", "auto_choice", "redacted", "blob")
+
+
+def build_result(
+    kind: str,
+    *,
+    number: int | None,
+    unit: str | None,
+    total: int | None,
+    message: str | None,
+    choices: tuple[str, ...],
+    sha256: str | None,
+    size: int | None,
+    mime: str | None,
+    fields: Any,
+    text: str,
+    rest: str,
+) -> Result:
+    """The typed result of ``kind`` from its values (``Result.build``)."""
+    vocab = vocabulary()
+    if kind not in vocab.result_kinds:
+        raise ValueError(f"unknown result kind {kind!r}")
+    head = ""
+    if kind in vocab.start_statuses or kind in vocab.final_statuses:
+        head = f"[{kind}]"
+    elif kind == "count":
+        head = f"[{number}{' ' + unit if unit else ''}]"
+    elif kind == "error":
+        head = f"[err: {message}]" if message else "[error]"
+    elif kind == "retry":
+        head = f"[retry {number}/{total}]"
+    elif kind == "selected":
+        head = f"[selected: {', '.join(choices)}]"
+    elif kind == "auto_choice":
+        reason = f"reason={quote(message)}" if message is not None else ""
+        head = "[auto: " + ", ".join([*choices, reason] if reason else choices) + "]"
+    elif kind == "redacted":
+        head = f"[redacted:{message or ''}]"
+    elif kind == "blob":
+        parts = [f"sha256={sha256}"] if sha256 is not None else []
+        parts += [f"bytes={size}"] if size is not None else []
+        parts += [f"mime={mime}"] if mime is not None else []
+        head = " ".join(["@blob", *parts])
+    elif kind == "fields":
+        head = " ".join(_fields_text(_field_pairs(fields)))
+    elif kind == "text":
+        head = text
+    written = " ".join(part for part in (head, rest) if part)
+    _one_line(written, "a result") if written else None
+    result, _, _ = read_result(written, 1, 0)
+    wanted: dict[str, Any] = {"kind": kind}
+    if head and kind not in ("fields", "text"):
+        wanted["rest"] = rest
+    if kind in ("count", "retry"):
+        wanted.update(number=number, unit=unit or None, total=total)
+    elif kind in ("error", "auto_choice", "redacted"):
+        wanted["message"] = message or None if kind == "error" else message
+    if kind in ("selected", "auto_choice"):
+        wanted["choices"] = choices
+    got = {key: getattr(result, key) for key in wanted}
+    if kind == "blob" and result.blob is not None:
+        blob = result.blob
+        got["blob"] = (blob.sha256, blob.size, blob.mime)
+        wanted["blob"] = (sha256, None if size is None else str(size), mime)
+    if got != wanted:
+        raise ValueError(f"{written!r} reads as {got}, not {wanted}")
+    return result
+
+
+def values_of(node: Event) -> dict[str, Any]:
+    """The values a node's family builds it from (what ``Event.with_`` changes)."""
+    metrics = node.metric_nodes if node.metrics is not None else None
+    family = node_class(node.kind)
+    if node.oversized or family is Unknown:
+        # An oversized line was never parsed: its text is its source.
+        return {"text": node.raw if node.oversized else node.text, "continuation": node.continuation}
+    if family is Message:
+        return {
+            "kind": node.kind,
+            "text": node.text,
+            "fields": None,
+            "result": node.result,
+            "metrics": metrics,
+            "continuation": node.continuation,
+        }
+    if family is Comment:
+        return {"text": node.text, "fields": None, "continuation": node.continuation}
+    values: dict[str, Any] = {
+        "kind": node.kind,
+        "name": node.name,
+        "args": node.args,
+        "fields": tuple(f for f in node.field_nodes if not f.after_arrow),
+        "result": node.result,
+        "metrics": metrics,
+        "continuation": node.continuation,
+    }
+    if family is Observation:
+        del values["name"]
+    return values
+
+
+def build_values(kind: str, values: dict[str, Any]) -> Event:
+    """A node of line kind ``kind`` (or the ``kind`` in ``values``) from ``values``."""
+    values = dict(values)
+    kind = values.pop("kind", kind)
+    cls = node_class(kind)
+    if cls is Message:
+        return Message.build(kind, **values)
+    if cls is Observation:
+        return Observation.build(**values)
+    if cls is Lifecycle:
+        return Lifecycle.build(**values)
+    if cls is Comment:
+        return Comment.build(**values)
+    if cls is Unknown:
+        return Unknown.build(**values)
+    if cls is Call:
+        return Call.build(kind, **values)
+    raise ValueError(f"a {kind} line cannot be built from values")

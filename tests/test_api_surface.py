@@ -30,3 +30,8 @@ def test_select_and_ignore_take_comma_separated_codes() -> None:
     text = "a: first step=2\na: second step=1 ts=nope\n"
     assert {d.code for d in bbox_lark.check(text, select=["W004,w005"])} == {"W004", "W005"}
     assert {d.code for d in bbox_lark.check(text, select=["W004"], ignore=["e,W005"])} == {"W004"}
+
+
+def test_nodes_and_emit_are_public() -> None:
+    for name in ("emit", "Call", "Comment", "Lifecycle", "Message", "Observation", "Unknown"):
+        assert name in bbox_lark.__all__

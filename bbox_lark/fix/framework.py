@@ -4,9 +4,11 @@ A fixer looks at a parsed :class:`~bbox_lark.ast.Document` and proposes :class:`
 replace the characters ``col_start .. col_end - 1`` of one body line with new text (columns
 1-based and counted in code points, as everywhere in bbox-lark; the end is exclusive). It
 never writes text itself. :func:`apply_fixes` parses the input once, asks each fixer in turn,
-refuses edits that overlap, and rebuilds only the edited lines from their ``raw`` text: line
-endings, the header, the BOM, continuation lines and every other line are printed back exactly
-as they were read (the lossless printer, :func:`bbox_lark.printer.dumps`).
+refuses edits that overlap, and edits only the edited lines' nodes, through
+:meth:`~bbox_lark.ast.Event.with_source` (the spliced text, its values read again, so no
+field of an edited node is stale): line endings, the header, the BOM, continuation lines and
+every other line are printed back exactly as they were read (the lossless printer,
+:func:`bbox_lark.printer.dumps`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from pathlib import Path
 
 from bbox_lark.api import parse
 from bbox_lark.ast import Document, Event, Line
-from bbox_lark.parser import parse_line
 from bbox_lark.printer import dumps
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
@@ -177,18 +178,20 @@ def apply_edits(document: Document, edits: Sequence[Edit]) -> Document:
             raise FixError(
                 f"line {number}: edits apply only to body lines (not the header, blank or continuation lines)"
             )
-        edited = replace(node, raw=_splice(node.raw, number, line_edits))
+        text = _splice(node.raw, number, line_edits)
+        try:
+            edited = node.with_source(text)
+        except ValueError as error:  # no longer an event, comment or lifecycle line
+            raise FixError(f"line {number}: the edits would change what kind of line it is") from error
         _check_kind_kept(node, edited)
         lines[position] = edited
     return replace(document, lines=tuple(lines))
 
 
 def _check_kind_kept(before: Event, after: Event) -> None:
-    """A fixer changes values, never what a line is: the edited line must parse to the same
-    kind and name (a safety net against fixer bugs, cheap because only edited lines are
-    parsed again)."""
-    again = parse_line(after.raw, after.line, after.eol)
-    if not isinstance(again, Event) or (again.kind, again.name) != (before.kind, before.name):
+    """A fixer changes values, never what a line is: the edited line must read as the same
+    kind and name (a safety net against fixer bugs)."""
+    if (after.kind, after.name) != (before.kind, before.name):
         raise FixError(f"line {before.line}: the edits would change what kind of line it is")
 
 

@@ -1,0 +1,478 @@
+"""Nodes you can build (docs/design.md): one class per family of line kinds, built from values,
+printed by ``emit`` from their values, read back by ``parse`` to equal values.
+
+* Built nodes: drawn from values (kinds, names, keys and primitives from ``vocabulary()``;
+  values that need quoting, lists, results of every kind, metrics, continuation lines), each
+  must read back from ``emit`` as the node it was built from, field for field, columns
+  included (a built node's columns are those of its emitted line).
+* Parsed nodes: every event of the corpus, the examples and (when ``../shared/corpus-external``
+  exists) the external ``bbox-docs`` and ``rlog-real`` logs must read back from ``emit`` with
+  the same values; the few lines ``emit`` prints as written (``_source_only``) are checked to
+  be exactly those corners.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+from printer_support import ALPHABET, EXTERNAL, fuzz_settings, golden_files
+
+import bbox_lark
+from bbox_lark import (
+    Call,
+    Comment,
+    Event,
+    Lifecycle,
+    Message,
+    Observation,
+    Result,
+    Unknown,
+    dumps,
+    emit,
+    format_document,
+)
+from bbox_lark.fix import FIXERS, apply_fixes
+from bbox_lark.grammar import vocabulary
+from bbox_lark.parser import parse_document, parse_line
+from bbox_lark.printer import _source_only, emit_line
+from bbox_lark.source import decode
+
+HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\n---\n"
+
+
+def reparse(text: str) -> Event:
+    """The first event of ``text`` read as a body (after a header, so that nothing in the
+    text can open one)."""
+    return parse_document(HEADER + text).events[0]
+
+
+def assert_reads_back(node: Event) -> None:
+    again = reparse(emit(node))
+    assert again.same_as(node), (emit(node), again.values(), node.values())
+
+
+def assert_built_exactly(node: Event) -> None:
+    """A built node is what the parser makes of its emitted line, columns included."""
+    line = parse_line(emit_line(node), 0, node.eol)
+    assert type(line) is type(node)
+    assert dataclasses.replace(line, source=None, continuation=node.continuation) == node
+    again = reparse(emit(node))
+    assert [c.text for c in again.continuation] == [c.text for c in node.continuation]
+
+
+# -- built from values: examples --------------------------------------------------------
+
+EXAMPLES: list[tuple[Event, str]] = [
+    (
+        Call.build(
+            "tool",
+            "read",
+            ["src/a.rs"],
+            fields={"id": "call_1"},
+            result=Result.build("count", number=186, unit="lines"),
+        ),
+        "t:read src/a.rs id=call_1 → [186 lines]",
+    ),
+    (
+        Call.build("t!", "test", fields={"span": "t1"}, result=Result.build("running")),
+        "t!:test span=t1 → [running]",
+    ),
+    (Call.build("mode", "auto", fields={"afk": "true"}), "m:auto afk=true"),
+    (
+        Call.build("question", args=["Keep the old API?"], fields={"options": ["yes", "no"]}),
+        'q: "Keep the old API?" options=[yes, no]',
+    ),
+    (Call.build("mcp", "github.issues", fields={"q": "login bug"}), 'c:github.issues q="login bug"'),
+    (Message.build("user", "Fix the login bug.", fields={"step": "2"}), "u: Fix the login bug. step=2"),
+    (Message.build("th", "# metrics is a word here"), "th:# metrics is a word here"),
+    (
+        Observation.build(fields={"id": "call_1"}, result=Result.build("ok", rest="128 passed")),
+        "o: id=call_1 → [ok] 128 passed",
+    ),
+    (Lifecycle.build("start", fields={"id": "sess_1", "step": "1"}), "@start id=sess_1 step=1"),
+    (Comment.build("metrics", fields={"step": "6", "cost_usd": "0.003"}), "# metrics step=6 cost_usd=0.003"),
+    (Comment.build("a plain comment"), "# a plain comment"),
+    (Unknown.build("tool: read src/main.rs"), "tool: read src/main.rs"),
+    (
+        Call.build(
+            "tool", "bash", ['echo "hi"', "a→b", "->", "x=1", ""], continuation=["first", "  indented"]
+        ),
+        't:bash "echo \\"hi\\"" "a→b" "->" "x=1" ""\n  first\n    indented',
+    ),
+    (
+        Call.build(
+            "subagent", "explore", fields={"id": "sub_1"}, result=Result.build("error", message="timeout")
+        ),
+        "x:explore id=sub_1 → [err: timeout]",
+    ),
+    (
+        Call.build("tool", "read", result=Result.build("blob", sha256="ab" * 32, size=10, mime="text/plain")),
+        f"t:read → @blob sha256={'ab' * 32} bytes=10 mime=text/plain",
+    ),
+    (
+        Call.build("question", result=Result.build("auto_choice", choices=["yes"], message="tests pass")),
+        'q: → [auto: yes, reason="tests pass"]',
+    ),
+    (Call.build("tool", "x", metrics={"prompt_tokens": "12"}), "t:x # metrics prompt_tokens=12"),
+    (Call.build("tool", "x", result=Result.build("empty")), "t:x →"),
+]
+
+
+@pytest.mark.parametrize(("node", "text"), EXAMPLES, ids=[text.split("\n")[0][:40] for _, text in EXAMPLES])
+def test_built_node_emits_its_canonical_text(node: Event, text: str) -> None:
+    assert emit(node) == text
+    assert node.source is None and node.line == 0
+    assert node.raw == text.split("\n")[0]
+    assert_built_exactly(node)
+
+
+def test_node_classes_by_family() -> None:
+    doc = parse_document(HEADER + "u: hi\nt:read a\no: id=1\n@end\n# x\nwhat\n")
+    assert [type(e).__name__ for e in doc.events] == [
+        "Message",
+        "Call",
+        "Observation",
+        "Lifecycle",
+        "Comment",
+        "Unknown",
+    ]
+    assert all(isinstance(e, Event) for e in doc.events)
+
+
+def test_typed_accessors_read_built_values() -> None:
+    node = Call.build(
+        "tool",
+        "x",
+        fields={
+            "step": "7",
+            "ts": "2025-12-18T03:21:08Z",
+            "attempt": "2/3",
+            "level": "warn",
+            "latency_ms": "12",
+        },
+    )
+    assert (node.step, node.ts, node.attempt, node.level, node.latency_ms) == (
+        7,
+        "2025-12-18T03:21:08Z",
+        (2, 3),
+        "warn",
+        12,
+    )
+    assert Call.build("tool", "x", fields={"step": "x"}).step is None
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Call.build("tool", None, ["a"]),  # `t: a` would read `a` as the name
+        lambda: Call.build("tool", "two words"),
+        lambda: Call.build("user", "x"),  # a message is not a call
+        lambda: Call.build("tool", "x", fields={"bad key": "1"}),
+        lambda: Message.build("user", "a → b"),
+        lambda: Message.build("user", "two\nlines"),
+        lambda: Lifecycle.build("1nope"),
+        lambda: Unknown.build("u: a message"),
+        lambda: Result.build("count", number=3, unit="a]b"),
+        lambda: Result.build("text", text="[ok]"),  # reads as the ok form
+        lambda: Call.build("tool", "x", result=Result.build("text", text='a "'), metrics={"k": "v w"}),
+        lambda: Call.build("tool", "x", continuation=["   "]),
+    ],
+)
+def test_values_that_would_not_read_back_are_refused(build: Any) -> None:
+    with pytest.raises(ValueError):
+        build()
+
+
+# -- editing: no stale source -------------------------------------------------------------
+
+
+def test_with_drops_the_source_and_every_derived_value_follows() -> None:
+    doc = bbox_lark.parse(HEADER + "t:read   a.rs  id=c1 step=3 -> [3 lines]\n  more\n")
+    event = doc.events[0]
+    edited = event.with_(fields={"id": "c1", "step": "4"})
+    assert edited.source is None and edited.line == event.line
+    assert edited.fields == {"id": "c1", "step": "4"} and edited.step == 4
+    assert edited.raw == "t:read a.rs id=c1 step=4 → [3 lines]"
+    assert [c.text for c in edited.continuation] == ["more"]
+    lines = tuple(edited if line is event else line for line in doc.lines)
+    text = dumps(dataclasses.replace(doc, lines=lines))
+    assert text == HEADER + "t:read a.rs id=c1 step=4 → [3 lines]\n  more\n"
+    assert format_document(dataclasses.replace(doc, lines=lines)) == text
+
+
+def test_dataclass_replace_of_a_built_node_has_no_source_to_go_stale() -> None:
+    node = Message.build("user", "hello")
+    assert dataclasses.replace(node, text="bye").raw == "u: bye"
+
+
+def test_with_rejects_values_the_family_does_not_have() -> None:
+    with pytest.raises(TypeError):
+        Comment.build("x").with_(args=["a"])
+
+
+def test_with_source_reads_the_values_again() -> None:
+    event = reparse("a: one step=5\n  cont\n")
+    edited = event.with_source("a: one step=1")
+    assert (edited.source, edited.fields, edited.step) == ("a: one step=1", {"step": "1"}, 1)
+    assert edited.continuation == event.continuation
+
+
+def test_fix_leaves_no_stale_fields() -> None:
+    outcome = apply_fixes(HEADER + "a: one step=5\n# metrics step=5 cost=1\nt:x -> [ok]\n", FIXERS.values())
+    from bbox_lark.fix import apply_edits
+
+    fixed = apply_edits(
+        outcome.document, [e for f in FIXERS.values() for e in f.edits(outcome.document).edits]
+    )
+    assert dumps(fixed) == outcome.new_text
+    steps = [(e.raw, e.fields) for e in fixed.events]
+    assert steps == [
+        ("a: one step=1", {"step": "1"}),
+        ("# metrics step=1 cost=1", {"step": "1", "cost": "1"}),
+        ("t:x → [ok]", {}),
+    ]
+    assert fixed.events[2].arrow == "→"
+
+
+# -- built from values: properties --------------------------------------------------------
+
+_ANY = st.text(alphabet=ALPHABET + "\n\r\x0b'", max_size=12)
+_KEYS = st.one_of(
+    st.sampled_from(sorted(vocabulary().typed_fields)),
+    st.from_regex(re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,6}"), fullmatch=True),
+)
+_VALUES = st.one_of(_ANY, st.lists(_ANY, max_size=3).map(tuple))
+_FIELDS = st.lists(st.tuples(_KEYS, _VALUES), max_size=4)
+_ARGS = st.lists(_VALUES, max_size=4)
+_NAMES = st.text(
+    alphabet=ALPHABET.replace(" ", "").replace("\t", "").replace("→", "").replace("\u00a0", ""),
+    min_size=1,
+    max_size=8,
+)
+_TEXT = st.text(alphabet=ALPHABET, max_size=30)
+_CONTINUATION = st.lists(
+    st.text(alphabet=ALPHABET, min_size=1, max_size=12).filter(lambda t: t.strip() and not t.endswith("\r")),
+    max_size=2,
+)
+
+
+def _attempt(build: Any) -> Any:
+    try:
+        return build()
+    except ValueError:
+        assume(False)
+
+
+@st.composite
+def results(draw: st.DrawFn) -> Result | None:
+    vocab = vocabulary()
+    kind = draw(st.sampled_from([None, *vocab.result_kinds]))
+    if kind is None:
+        return None
+    number = draw(st.integers(0, 10**6))
+    values: dict[str, Any] = {
+        "number": number,
+        "unit": draw(st.one_of(st.none(), st.from_regex(r"[a-z]{1,6}( [a-z]{1,4})?", fullmatch=True))),
+        "total": number + draw(st.integers(0, 5)),
+        "message": draw(st.one_of(st.none(), st.from_regex(r"[a-z][a-z ]{0,8}[a-z]", fullmatch=True))),
+        "choices": draw(st.lists(st.from_regex(r"[a-z]{1,5}", fullmatch=True), max_size=3)),
+        "sha256": draw(st.from_regex(r"[0-9a-f]{6,64}", fullmatch=True)),
+        "size": draw(st.integers(0, 999)),
+        "fields": draw(_FIELDS.filter(bool)) if kind == "fields" else None,
+        "text": draw(_TEXT).strip(),
+        "rest": draw(_TEXT).strip() if kind not in ("fields", "text", "empty", "blob") else "",
+    }
+    if kind == "redacted":
+        values["message"] = draw(st.from_regex(r"[a-z_]{1,8}", fullmatch=True))
+    return _attempt(lambda: Result.build(kind, **values))
+
+
+_CALL_KINDS = sorted(
+    {k for p, k in vocabulary().prefix_kinds.items() if p not in vocabulary().free_text_prefixes}
+    - {"observation"}
+)
+_MESSAGE_KINDS = sorted(vocabulary().prefix_kinds[p] for p in vocabulary().free_text_prefixes)
+
+
+@st.composite
+def nodes(draw: st.DrawFn) -> Event:
+    family = draw(st.sampled_from(["call", "message", "observation", "lifecycle", "comment", "unknown"]))
+    common = {"continuation": draw(_CONTINUATION)}
+    metrics = draw(st.one_of(st.none(), _FIELDS))
+    if family == "call":
+        kind = draw(st.sampled_from(_CALL_KINDS))
+        named = kind == "mode" or any(
+            vocabulary().prefix_kinds[p] == kind for p in vocabulary().named_prefixes
+        )
+        name = draw(_NAMES) if named else None
+        return _attempt(
+            lambda: Call.build(
+                kind,
+                name,
+                draw(_ARGS),
+                fields=draw(_FIELDS),
+                result=draw(results()),
+                metrics=metrics,
+                **common,
+            )
+        )
+    if family == "observation":
+        return _attempt(
+            lambda: Observation.build(
+                draw(_ARGS), fields=draw(_FIELDS), result=draw(results()), metrics=metrics, **common
+            )
+        )
+    if family == "lifecycle":
+        name = draw(
+            st.one_of(
+                st.sampled_from(sorted(vocabulary().primitives)),
+                st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,6}", fullmatch=True),
+            )
+        )
+        return _attempt(
+            lambda: Lifecycle.build(
+                name, draw(_ARGS), fields=draw(_FIELDS), result=draw(results()), metrics=metrics, **common
+            )
+        )
+    if family == "message":
+        kind = draw(st.sampled_from(_MESSAGE_KINDS))
+        text = draw(_TEXT).strip()
+        return _attempt(
+            lambda: Message.build(
+                kind, text, fields=draw(_FIELDS), result=draw(results()), metrics=metrics, **common
+            )
+        )
+    if family == "comment":
+        text = draw(
+            st.one_of(_TEXT, st.sampled_from(["metrics", "anchor", "budget:", "notes:", "memory"]))
+        ).strip()
+        return _attempt(lambda: Comment.build(text, fields=draw(_FIELDS), **common))
+    text = draw(_TEXT).strip()
+    return _attempt(lambda: Unknown.build(text, **common))
+
+
+@fuzz_settings(400)
+@given(nodes())
+def test_built_nodes_read_back_from_emit(node: Event) -> None:
+    assert_built_exactly(node)
+    assert_reads_back(node)
+    # Editing with no changes gives the same node back.
+    assert node.with_() == node
+
+
+@fuzz_settings(200)
+@given(_ARGS, _FIELDS)
+def test_any_arguments_and_fields_can_be_built(args: list[Any], fields: list[Any]) -> None:
+    """Arguments and field values are quoted as needed: no value is refused."""
+    node = Call.build("tool", "x", args, fields=fields)
+    assert_built_exactly(node)
+    assert node.args == tuple(args)
+    assert [(f.key, f.value) for f in node.field_nodes] == fields
+
+
+@fuzz_settings(200)
+@given(_TEXT, _TEXT)
+@example("a", '"')
+def test_free_text_builds_or_is_refused(text: str, result: str) -> None:
+    """Free text is taken as written; what the grammar would read otherwise is refused."""
+    try:
+        node = Message.build("agent", text.strip(), result=Result.build("text", text=result.strip()))
+    except ValueError:
+        return
+    assert_built_exactly(node)
+
+
+# -- parsed nodes: every event of the corpus and of the external logs ----------------------
+
+
+def _external() -> list[Path]:
+    found: list[Path] = []
+    for folder in ("bbox-docs", "rlog-real"):
+        path = EXTERNAL / folder
+        if path.is_dir():
+            found += sorted(p for p in path.iterdir() if p.is_file())
+    return found
+
+
+def _check_document_nodes(path: Path) -> None:
+    document = parse_document(path.read_bytes())
+    for event in document.events:
+        text = emit(event)
+        if _source_only(event):
+            # Documented corner: printed as written (see docs/design.md).
+            assert emit_line(event) == event.source
+        again = reparse(text)
+        assert again.same_as(event), (path.name, event.line, event.raw, text)
+        # An edit that changes nothing gives a node with no source and the same values.
+        if not _source_only(event):
+            edited = event.with_()
+            assert edited.source is None and edited.same_as(event), (path.name, event.line)
+
+
+@pytest.mark.parametrize("path", golden_files(), ids=lambda p: p.name)
+def test_every_corpus_event_reads_back_from_emit(path: Path) -> None:
+    _check_document_nodes(path)
+
+
+@pytest.mark.skipif(not _external(), reason="../shared/corpus-external is absent")
+def test_every_external_event_reads_back_from_emit() -> None:
+    for path in _external():
+        _check_document_nodes(path)
+
+
+def test_an_emitted_document_reads_back_to_the_same_values() -> None:
+    """Every node of a document rebuilt through ``with_`` prints a document that reads back
+    to the same events (the whole-document form of the property)."""
+    for path in golden_files():
+        document = parse_document(path.read_bytes())
+        rebuilt = tuple(
+            line.with_() if isinstance(line, Event) and not _source_only(line) else line
+            for line in document.lines
+        )
+        text = dumps(dataclasses.replace(document, lines=rebuilt))
+        again = parse_document(text)
+        assert [e.values() for e in again.events] == [e.values() for e in document.events], path.name
+        assert decode(path.read_bytes()) == dumps(document)
+
+
+def test_readme_build_example_runs() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    example = next(block for block in blocks if "Call.build" in block)
+    exec(compile(example, "README.md", "exec"), {})
+
+
+@pytest.mark.parametrize(
+    ("line", "changes", "expected"),
+    [
+        (
+            "t:read a.rs -> [3 lines]",
+            {"kind": "tool_start", "result": Result.build("running")},
+            "t!:read a.rs → [running]",
+        ),
+        ("t: read a.rs", {"name": "write"}, "t:write a.rs"),
+        ("u:  two  spaces kept step=1", {"kind": "agent"}, "a: two  spaces kept step=1"),
+        ("o: id=c1 -> [ok]", {"args": ["x y"]}, 'o: "x y" id=c1 → [ok]'),
+        ("@start id=s1", {"name": "end"}, "@end id=s1"),
+        ("#  metrics step=2", {"text": "anchor step=2"}, "# anchor step=2"),
+        ("what is this   ", {"text": "still unknown"}, "still unknown"),
+        ("t:x # metrics a=1", {"metrics": {"a": "2", "b": "x y"}}, 't:x # metrics a=2 b="x y"'),
+    ],
+)
+def test_with_changes_values_of_every_family(line: str, changes: dict[str, Any], expected: str) -> None:
+    event = reparse(line + "\n")
+    edited = event.with_(**changes)
+    assert edited.raw == expected and edited.source is None
+    assert_built_exactly(dataclasses.replace(edited, line=0))
+
+
+def test_an_oversized_line_is_kept_as_written() -> None:
+    document = bbox_lark.parse(HEADER + "u: " + "x" * 50 + "\n", max_line=20)
+    event = document.events[0]
+    assert event.oversized and emit(event) == event.raw == "u: " + "x" * 50
