@@ -7,7 +7,7 @@ The public API is this module's ``__all__``; everything else is internal.
 ('read', 'count')
 """
 
-from bbox_lark.api import check, parse
+from bbox_lark.api import check, iter_check, parse
 from bbox_lark.ast import (
     BlankLine,
     BlobPointer,
@@ -24,6 +24,7 @@ from bbox_lark.checks import CheckInfo, registry
 from bbox_lark.convert import Conversion, ConvertError, detect_format
 from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
 from bbox_lark.fix import apply_fixes
+from bbox_lark.parser import Head, iter_nodes
 from bbox_lark.printer import dumps, format_document
 from bbox_lark.stats import Stats, compute_stats
 
@@ -40,6 +41,7 @@ __all__ = [
     "Document",
     "Event",
     "Field",
+    "Head",
     "Header",
     "Redaction",
     "Result",
@@ -52,6 +54,8 @@ __all__ = [
     "detect_format",
     "dumps",
     "format_document",
+    "iter_check",
+    "iter_nodes",
     "parse",
     "registry",
 ]
