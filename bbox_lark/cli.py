@@ -274,6 +274,16 @@ def check(
     isolated: Isolated = False,
     exclude: Exclude = None,
     extend_exclude: ExtendExclude = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Check files in this many processes (a number, or auto: the number of cores,"
+            " the default). The output does not depend on it.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Validate bbox/1 files and report every finding with its line and column."""
     from bbox_lark.config import ConfigError, check_blobs, resolver_from_options
@@ -289,6 +299,7 @@ def check(
             exclude=exclude,
             extend_exclude=extend_exclude,
             max_line=max_line,
+            jobs=jobs,
         )
         streaming = paths == ["-"] and not statistics and _line_based(output) and stdin_streams()
         if streaming:  # each finding as soon as its line has arrived (docs/design.md)

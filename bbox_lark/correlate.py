@@ -48,14 +48,17 @@ FAMILIES = {
 Key = tuple[str, str]
 
 
+#: The fields a call's key is read from, the first present one winning (DECISIONS §6, §9).
+KEY_FIELDS = ("id", "span")
+
+
 def call_key(event: Event) -> Key | None:
     """``("id", value)``, else ``("span", value)``, else None."""
-    value = event.fields.get("id")
-    if isinstance(value, str) and value:
-        return ("id", value)
-    value = event.fields.get("span")
-    if isinstance(value, str) and value:
-        return ("span", value)
+    fields = event.fields
+    for name in KEY_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str) and value:
+            return (name, value)
     return None
 
 

@@ -240,12 +240,22 @@ class NodeStream(Iterator[Head | Line]):
     oversized line) of every line read so far, in line order; a line's faults are there
     before its node is yielded. A consumer may empty the list as it goes."""
 
-    def __init__(self, source: Source, *, max_line: int = DEFAULT_MAX_LINE, attach: bool = True) -> None:
+    def __init__(
+        self,
+        source: Source,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        attach: bool = True,
+        first_line: int = 1,
+        header: bool = True,
+    ) -> None:
         self.faults: list[SourceFault] = []
         #: The :class:`Head`, once it has been yielded.
         self.head: Head | None = None
         self.lines_read = 0
         self._max_line = max_line
+        self._first_line = first_line
+        self._header = header
         self._nodes = self._generate(source, attach)
 
     def __iter__(self) -> NodeStream:
@@ -260,7 +270,7 @@ class NodeStream(Iterator[Head | Line]):
     def _split(self, source: Source) -> Iterator[tuple[str, str, bool]]:
         """(text, ending, oversized) per physical line, faults recorded as they come."""
         max_line, faults = self._max_line, self.faults
-        for number, chunk in enumerate(_physical_lines(source), 1):
+        for number, chunk in enumerate(_physical_lines(source), self._first_line):
             if chunk.endswith("\n"):
                 if chunk.endswith("\r\n"):
                     raw, eol = chunk[:-2], "\r\n"
@@ -298,14 +308,24 @@ class NodeStream(Iterator[Head | Line]):
 
     def _generate(self, source: Source, attach: bool) -> Generator[Head | Line, None, None]:
         lines = self._split(source)
-        buffered, head = _read_head(lines)
+        if self._header:
+            buffered, head = _read_head(lines)
+        else:  # a part of a body (``check --jobs``): no header to look for
+            buffered, head = [], _HeadParts((), None, self._first_line)
         self.head = Head(self.bom, head.header_lines, head.header_info, head.body_start)
         yield self.head
         body = _parse_body(buffered, lines, head.body_start)
         yield from _attach(body) if attach else _own(body)
 
 
-def iter_nodes(source: Source, *, max_line: int = DEFAULT_MAX_LINE, attach: bool = True) -> NodeStream:
+def iter_nodes(
+    source: Source,
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
+    attach: bool = True,
+    first_line: int = 1,
+    header: bool = True,
+) -> NodeStream:
     """Read a bbox/1 document as it comes: a :class:`Head` first, then each body line's
     node (:class:`~bbox_lark.ast.Event`, :class:`~bbox_lark.ast.Continuation` or
     :class:`~bbox_lark.ast.BlankLine`) in file order.
@@ -322,8 +342,11 @@ def iter_nodes(source: Source, *, max_line: int = DEFAULT_MAX_LINE, attach: bool
     its ``continuation`` tuple, each continuation with its ``owner`` set (what the checks
     use, so that ``check -`` reports a line as soon as it arrives).
 
-    Byte-level faults (E001-E003) are collected in the returned stream's ``faults``."""
-    return NodeStream(source, max_line=max_line, attach=attach)
+    Byte-level faults (E001-E003) are collected in the returned stream's ``faults``.
+
+    ``first_line`` and ``header=False`` read a part of a body that starts at that line
+    (``check --jobs`` splits a large file so); the :class:`Head` is then empty."""
+    return NodeStream(source, max_line=max_line, attach=attach, first_line=first_line, header=header)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ their report (exit code 2 for such a run).
 from __future__ import annotations
 
 import io
+import os
 import sys
 import tempfile
 import traceback
@@ -26,7 +27,9 @@ from bbox_lark.ast import Diagnostic
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
 if TYPE_CHECKING:
-    from bbox_lark.config import Resolver, Settings
+    from concurrent.futures import Executor
+
+    from bbox_lark.config import Jobs, Resolver, Settings
     from bbox_lark.discover import Input
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -311,13 +314,106 @@ def _line_text(chunk: bytes, number: int) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def check_inputs(inputs: Iterable[Input], *, blobs: Path | None = None) -> Iterator[FileReport]:
-    """Check discovered inputs, each with its own settings, one report each, in order."""
-    for item in inputs:
-        if item.problem is not None:
-            yield FileReport(item.path, error=item.problem, strict=item.settings.strict)
-        else:
-            yield check_input(item.path, blobs=blobs, settings=item.settings)
+#: Below this many bytes of files in a run, ``--jobs`` checks them in this process: starting
+#: worker processes would cost more than it saves.
+PARALLEL_MIN_BYTES = 1 << 20
+
+
+def job_count(jobs: Jobs | None) -> int:
+    """Worker processes for ``jobs`` (a number, or ``"auto"``/None: the cores available)."""
+    if isinstance(jobs, int):
+        return jobs
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _check_file(path: str, blobs: Path | None, settings: Settings) -> FileReport:
+    """One file, in a worker process."""
+    return check_input(path, blobs=blobs, settings=settings)
+
+
+def check_inputs(
+    inputs: Iterable[Input], *, blobs: Path | None = None, jobs: Jobs | None = 1
+) -> Iterator[FileReport]:
+    """Check discovered inputs, each with its own settings, one report each, in order.
+
+    ``jobs`` > 1 (``"auto"``/None: the cores) spreads the files over that many worker
+    processes when the run is large enough (:data:`PARALLEL_MIN_BYTES`); the reports come
+    in the inputs' order whatever finishes first, so the output is the same as with one."""
+    from bbox_lark.parallel import SPLIT_MIN_BYTES
+
+    items = list(inputs)
+    workers = job_count(jobs)
+    files = [item for item in items if item.problem is None and item.path != "-"]
+    sizes = _sizes(files)
+    large = any(size >= SPLIT_MIN_BYTES for size in sizes)
+    if workers > 1 and (large or (len(files) > 1 and sum(sizes) >= PARALLEL_MIN_BYTES)):
+        yield from _check_parallel(items, blobs, workers)
+        return
+    for item in items:
+        yield _check_item(item, blobs)
+
+
+def _check_item(item: Input, blobs: Path | None) -> FileReport:
+    if item.problem is not None:
+        return FileReport(item.path, error=item.problem, strict=item.settings.strict)
+    return check_input(item.path, blobs=blobs, settings=item.settings)
+
+
+def _sizes(items: list[Input]) -> list[int]:
+    sizes = []
+    for item in items:
+        try:
+            sizes.append(os.stat(item.path).st_size)
+        except OSError:
+            sizes.append(0)
+    return sizes
+
+
+def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Iterator[FileReport]:
+    """The inputs' reports in order, files checked by ``workers`` processes; a large file is
+    checked in parts (:mod:`bbox_lark.parallel`) when its turn comes."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from bbox_lark.parallel import SPLIT_MIN_BYTES
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: list[Future[FileReport] | Input] = []
+        for item, size in zip(items, _sizes(items), strict=True):
+            if item.problem is None and item.path != "-" and size < SPLIT_MIN_BYTES:
+                pending.append(pool.submit(_check_file, item.path, blobs, item.settings))
+            else:
+                pending.append(item)  # here, in turn: standard input, unusable paths, large files
+        for item, entry in zip(items, pending, strict=True):
+            if isinstance(entry, Future):
+                try:
+                    yield entry.result()
+                except Exception as error:  # a worker died: this file's report says so
+                    yield FileReport(item.path, (internal_error(error),), strict=item.settings.strict)
+            elif item.problem is None and item.path != "-":
+                yield _check_large(item, blobs, pool, workers)
+            else:
+                yield _check_item(item, blobs)
+
+
+def _check_large(item: Input, blobs: Path | None, pool: Executor, workers: int) -> FileReport:
+    """A large file, its parts checked in parallel: the findings of one pass."""
+    from bbox_lark.parallel import Options, check_split, plan
+
+    settings = item.settings
+    options = Options(blobs, settings.select, settings.ignore_for(item.path), settings.max_line)
+    try:
+        planned = plan(item.path, settings.max_line)
+        if planned is None:
+            return _check_item(item, blobs)
+        found = check_split(item.path, options, pool, workers + 1, planned)
+    except OSError as error:
+        return FileReport(item.path, error=f"{item.path}: cannot read: {error.strerror or error}")
+    except Exception as error:  # a bug in bbox-lark: this file's report says so, the run goes on
+        return FileReport(item.path, (internal_error(error),), strict=settings.strict)
+    return FileReport(item.path, tuple(found), strict=settings.strict)
 
 
 def check_paths(
@@ -328,13 +424,16 @@ def check_paths(
     ignore: Iterable[str] | None = None,
     max_line: int | None = None,
     settings: Resolver | None = None,
+    jobs: Jobs | None = None,
 ) -> Iterator[FileReport]:
     """Check every file named by ``paths`` (a folder means every bbox file below it; ``-``
     is standard input), one report per input, in order.
 
     ``settings`` gives each file its settings (configuration files, command-line
     overrides); without it no configuration file is read and ``select``, ``ignore`` and
-    ``max_line`` apply to every file. Files are found before this returns, so a bad
+    ``max_line`` apply to every file. ``jobs``: worker processes (see :func:`check_inputs`;
+    None: the ``jobs`` setting of the current folder's configuration, else the number of
+    cores). Files are found before this returns, so a bad
     configuration raises :class:`~bbox_lark.config.ConfigError` here, before any report."""
     from bbox_lark.config import Overrides, Resolver, split_option
     from bbox_lark.discover import discover
@@ -347,7 +446,9 @@ def check_paths(
             max_line=max_line,
         )
         settings = Resolver(overrides, isolated=True)
-    return check_inputs(discover(list(paths), settings), blobs=blobs)
+    if jobs is None:
+        jobs = settings.for_path("-").jobs
+    return check_inputs(discover(list(paths), settings), blobs=blobs, jobs=jobs)
 
 
 def run_exit_code(reports: Iterable[FileReport], strict: bool | None = None) -> int:

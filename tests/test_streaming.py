@@ -284,3 +284,175 @@ def test_check_stdin_from_a_pipe_gives_full_and_json_output(tmp_path: Path) -> N
 def test_checker_for_is_public_enough() -> None:
     checker = checker_for(None, None, ["W0"], None)
     assert isinstance(checker, Checker)
+
+
+# -- check --jobs --------------------------------------------------------------------------
+
+
+def _corpus_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "logs"
+    for kind in ("valid", "invalid", "hostile"):
+        (folder / kind).mkdir(parents=True)
+        for file in corpus_files(kind):
+            (folder / kind / file.path.name).write_bytes(file.data())
+    big = "".join(file.data().decode("utf-8", "surrogateescape") for file in corpus_files("valid"))
+    (folder / "all-valid.bbox").write_text(big, encoding="utf-8", errors="surrogateescape")
+    return folder
+
+
+@pytest.mark.parametrize("output", ["concise", "json", "full"])
+def test_check_jobs_output_is_byte_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from bbox_lark import workflow
+    from bbox_lark.cli import app
+
+    monkeypatch.setattr(workflow, "PARALLEL_MIN_BYTES", 0)  # even a small run uses workers
+    folder = _corpus_folder(tmp_path)
+    runner = CliRunner()
+    args = ["check", "--max-line", "1024", "--format", output, str(folder)]
+    one = runner.invoke(app, [*args, "--jobs", "1"])
+    three = runner.invoke(app, [*args, "--jobs", "3"])
+    auto = runner.invoke(app, [*args, "--jobs", "auto"])
+    assert one.stdout_bytes == three.stdout_bytes == auto.stdout_bytes
+    assert one.exit_code == three.exit_code == auto.exit_code == 1
+    assert one.stdout.count("\n") > 100
+
+
+def test_check_jobs_spreads_files_over_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bbox_lark import workflow
+    from bbox_lark.config import Resolver
+    from bbox_lark.discover import discover
+
+    monkeypatch.setattr(workflow, "PARALLEL_MIN_BYTES", 0)
+    seen: list[int] = []
+    real = workflow._check_parallel
+
+    def spy(items: list[object], blobs: object, workers: int) -> Iterator[object]:
+        seen.append(workers)
+        return real(items, blobs, workers)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workflow, "_check_parallel", spy)
+    folder = _corpus_folder(tmp_path)
+    inputs = discover([str(folder)], Resolver(isolated=True))
+    reports = list(workflow.check_inputs(inputs, jobs=2))
+    assert seen == [2]
+    assert [r.path for r in reports] == [i.path for i in inputs]
+    serial = list(workflow.check_inputs(inputs, jobs=1))
+    assert [r.diagnostics for r in reports] == [r.diagnostics for r in serial]
+
+
+def test_jobs_option_is_checked() -> None:
+    from typer.testing import CliRunner
+
+    from bbox_lark.cli import app
+
+    result = CliRunner().invoke(app, ["check", "--jobs", "0", "-"], input="")
+    assert result.exit_code == 2
+    assert "--jobs" in result.output + (result.stderr if result.stderr_bytes else "")
+
+
+# -- a large file in parts -----------------------------------------------------------------
+
+_ACROSS = (
+    HEADER
+    + "@start id=s\n"
+    + "# t=00:00:05\n"
+    + "t!:Read id=a1 file_path=x → [running]\n"  # closed in a later part
+    + "t!:Grep → [running]\n"  # keyless: closed by the next `t:Grep` in a later part
+    + "x:build id=b1 → [running]\n"  # never closed: W025 at the end
+    + "a: step=1 one [redacted:email]\n"
+    + "# bbox-lark: ignore[W003]\n"
+    + "# a plain comment\n"
+    + "bogus silenced across the cut\n"
+    + "a: step=3 skips\n"
+    + "t~:Read id=a1 progress of an open call\n"
+    + "t!:Read id=a1 → [running]\n"  # W024: a1 still open
+    + "  continuation of the start\n"
+    + "\n"
+    + "# t=00:00:02\n"  # W020: earlier than the mark in an earlier part
+    + "o: id=a1 → [ok]\n"
+    + "o: id=a1 → [ok]\n"
+    + "t:Grep → [ok]\n"
+    + "t~:Grep after its start closed\n"  # W001
+    + "o: id=zz → [ok]\n"  # W002
+    + "a: step=2 lower\n"  # W004
+    + "# metrics step=7\n"  # I009
+    + "# redactions=3\n"  # W018: the body has 1
+    + "@end\n"
+)
+
+
+def _split_check(path: Path, part_bytes: int, **options: object) -> list[object]:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from bbox_lark.parallel import Options, check_split, plan
+
+    max_line = int(options.pop("max_line", 1024 * 1024))  # type: ignore[call-overload]
+    planned = plan(str(path), max_line, part_bytes)
+    assert planned is not None
+    select, ignore = options.get("select"), options.get("ignore")
+    with ProcessPoolExecutor(2) as pool:
+        return check_split(str(path), Options(None, select, ignore, max_line), pool, 3, planned)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("part_bytes", [1, 40, 200])
+def test_a_file_in_parts_gives_the_findings_of_one_pass(tmp_path: Path, part_bytes: int) -> None:
+    path = tmp_path / "across.bbox"
+    path.write_text(_ACROSS, encoding="utf-8")
+    expected = bbox_lark.check(_ACROSS)
+    codes = {d.code for d in expected}
+    assert {"W001", "W002", "W004", "W018", "W020", "W024", "W025", "I007", "I009"} <= codes
+    assert "W003" not in codes and "W007" not in codes and "I002" not in codes
+    assert _split_check(path, part_bytes) == expected
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"select": ("W0",)}, {"ignore": ("I",)}], ids=["all", "select-W0", "ignore-I"]
+)
+def test_the_corpus_concatenated_in_parts(tmp_path: Path, options: dict[str, object]) -> None:
+    data = b"".join(f.data() for f in CORPUS)
+    path = tmp_path / "corpus.bbox"
+    path.write_bytes(data)
+    expected = bbox_lark.check(data, max_line=1024, **options)  # type: ignore[arg-type]
+    for part_bytes in (1, 3000):
+        assert _split_check(path, part_bytes, max_line=1024, **options) == expected
+
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus-external" / "rlog-real"
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="the real logs are not here")
+def test_real_logs_in_parts() -> None:
+    for path in sorted(REAL.iterdir())[:12]:
+        if path.stat().st_size > 20_000:
+            assert _split_check(path, 10_000) == bbox_lark.check(path.read_bytes()), path.name
+
+
+def test_check_jobs_splits_a_large_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from bbox_lark import parallel
+    from bbox_lark.cli import app
+
+    path = tmp_path / "big.bbox"
+    path.write_text(_ACROSS + "".join(_ACROSS.split("---\n", 2)[2] for _ in range(30)), encoding="utf-8")
+    planned: list[int] = []
+    real_plan = parallel.plan
+
+    def spy(*args: object) -> object:
+        result = real_plan(*args)  # type: ignore[arg-type]
+        planned.append(len(result[2]) if result else 1)
+        return result
+
+    monkeypatch.setattr(parallel, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "PART_BYTES", 500)
+    monkeypatch.setattr(parallel, "plan", spy)
+    runner = CliRunner()
+    one = runner.invoke(app, ["check", "--jobs", "1", str(path)])
+    two = runner.invoke(app, ["check", "--jobs", "2", str(path)])
+    assert planned and planned[0] > 5
+    assert one.stdout_bytes == two.stdout_bytes and one.exit_code == two.exit_code
+    assert one.stdout.count("\n") > 100

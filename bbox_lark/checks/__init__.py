@@ -116,6 +116,23 @@ class Rule:
     codes: ClassVar[frozenset[str]] = frozenset()
     #: The family module (``header``, ``lines``, ...).
     family: ClassVar[str] = ""
+    #: What a rule's findings depend on, for a file checked in parts (``check --jobs``):
+    #: ``line``: each node alone (and the header): each part runs the rule; ``file``:
+    #: state that parts can add up (:meth:`merge`); ``sequence``: the nodes in order: the
+    #: parts send the nodes it :meth:`wants`, slimmed to their kind, names, result kind,
+    #: comment text and the fields named in :attr:`keys`, and the rule runs over them.
+    scope: ClassVar[str] = "sequence"
+    #: ``sequence`` rules: the fields they read.
+    keys: ClassVar[frozenset[str]] = frozenset()
+
+    def wants(self, node: Line) -> bool:
+        """``sequence`` rules: whether :meth:`node` needs this node (False: it would do
+        nothing with it)."""
+        return True
+
+    def merge(self, part: Rule) -> None:
+        """``file`` rules: add the state of the next part of the file."""
+        raise NotImplementedError
 
     def start(self, ctx: Context) -> None:
         """The header has been read (``ctx.head``); no body line yet."""

@@ -118,6 +118,7 @@ class BlobRule(Rule):
     """Each blob pointer as its line comes."""
 
     family = FAMILY
+    scope = "line"
 
     def __init__(self) -> None:
         self.folder: Path | None = None

@@ -40,6 +40,9 @@ class ElapsedRule(Rule):
 
     family = FAMILY
 
+    def wants(self, node: Line) -> bool:
+        return node.kind == "comment" and isinstance(node, Event) and node.name == "elapsed"
+
     def __init__(self) -> None:
         self.last: int | None = None
         self.last_value = ""

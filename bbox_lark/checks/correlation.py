@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
 from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
-from bbox_lark.correlate import AMBIGUOUS, FAMILIES, ORPHAN, UNKNOWN, Key, Pairer, call_key
+from bbox_lark.correlate import AMBIGUOUS, FAMILIES, KEY_FIELDS, ORPHAN, UNKNOWN, Key, Pairer, call_key
 
 FAMILY = "correlation"
 
@@ -96,6 +96,10 @@ class CorrelationRule(Rule):
     key: :class:`~bbox_lark.correlate.SeenKeys`)."""
 
     family = FAMILY
+    keys = frozenset(KEY_FIELDS)
+
+    def wants(self, node: Line) -> bool:
+        return node.kind in _PAIRED
 
     def __init__(self) -> None:
         self.pairer = Pairer()

@@ -113,20 +113,16 @@ def _typed(ctx: Context, line: int, node: Field) -> None:
 
 @rule
 class FieldRule(Rule):
-    """Typed values on each line, step order against the highest step so far; I009 at the
-    end, from the set of step numbers (a :class:`StepSet`, 8 bytes a step) and the step
-    references of the structured comments to a step not seen before them."""
+    """Typed values, each on its own line."""
 
+    codes = frozenset({"W005", "W014"})
     family = FAMILY
+    scope = "line"
 
     def __init__(self) -> None:
         vocab = vocabulary()
         self.typed = vocab.typed_fields
         self.reference_comments = vocab.step_reference_comments
-        self.highest: int | None = None
-        self.steps = StepSet()
-        #: (line, column, step, source value) of each step reference not yet satisfied.
-        self.references: list[tuple[int, int, int, str]] = []
 
     def node(self, event: Line, ctx: Context) -> None:
         kind = event.kind
@@ -139,11 +135,6 @@ class FieldRule(Rule):
                 for node in event.field_nodes:
                     if node.key in typed:
                         _typed(ctx, event.line, node)
-                    if node.key == "step":
-                        step = parse_int(node.value)
-                        # a step already seen is never reported: only the others are kept
-                        if step is not None and step not in self.steps:
-                            self.references.append((event.line, node.value_col, step, node.raw_value))
             return
         for node in event.field_nodes:
             if node.key in typed:
@@ -151,6 +142,47 @@ class FieldRule(Rule):
         for node in event.metric_nodes:
             if node.key in typed:
                 _typed(ctx, event.line, node)
+
+
+@rule
+class StepRule(Rule):
+    """Step order against the highest step so far; I009 at the end, from the set of step
+    numbers (a :class:`StepSet`, 8 bytes a step) and the step references of the structured
+    comments to a step not seen before them."""
+
+    codes = frozenset({"W004", "I007", "I009"})
+    family = FAMILY
+    keys = frozenset({"step"})
+
+    def __init__(self) -> None:
+        self.reference_comments = vocabulary().step_reference_comments
+        self.highest: int | None = None
+        self.steps = StepSet()
+        #: (line, column, step, source value) of each step reference not yet satisfied.
+        self.references: list[tuple[int, int, int, str]] = []
+
+    def wants(self, node: Line) -> bool:
+        if node.kind in _SKIPPED:
+            return False
+        assert isinstance(node, Event)
+        if node.kind == "comment" and node.name not in self.reference_comments:
+            return False
+        return any(field.key == "step" for field in node.field_nodes)
+
+    def node(self, event: Line, ctx: Context) -> None:
+        kind = event.kind
+        if kind in _SKIPPED:
+            return
+        assert isinstance(event, Event)
+        if kind == "comment":
+            if event.name in self.reference_comments:
+                for node in event.field_nodes:
+                    if node.key == "step":
+                        step = parse_int(node.value)
+                        # a step already seen is never reported: only the others are kept
+                        if step is not None and step not in self.steps:
+                            self.references.append((event.line, node.value_col, step, node.raw_value))
+            return
         self.highest = _order(ctx, event, self.highest, self.steps)
 
     def finish(self, ctx: Context) -> None:

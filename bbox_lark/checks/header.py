@@ -227,6 +227,7 @@ class HeaderRule(Rule):
     """Everything about the header, once it has been read."""
 
     family = FAMILY
+    scope = "line"  # the header only: checked once, before any part
 
     def start(self, ctx: Context) -> None:
         header_checks(ctx)

@@ -121,6 +121,7 @@ class LineRule(Rule):
     """Each line on its own."""
 
     family = FAMILY
+    scope = "line"
 
     def node(self, node: Line, ctx: Context) -> None:
         if isinstance(node, Event):

@@ -53,6 +53,7 @@ class RedactionRule(Rule):
     compares them at the end."""
 
     family = FAMILY
+    scope = "file"
 
     def __init__(self) -> None:
         self.count = 0
@@ -64,6 +65,11 @@ class RedactionRule(Rule):
         if node.kind == "comment" and _states_count(node):
             assert isinstance(node, Event)
             self.stated.append((node.line, next(n for n in node.field_nodes if n.key == "redactions")))
+
+    def merge(self, part: Rule) -> None:
+        assert isinstance(part, RedactionRule)
+        self.count += part.count
+        self.stated += part.stated
 
     def finish(self, ctx: Context) -> None:
         count = self.count

@@ -39,6 +39,7 @@ class SessionRule(Rule):
     ``@end`` came; reports at the end."""
 
     family = FAMILY
+    scope = "file"
 
     def __init__(self) -> None:
         self.content = 0
@@ -56,6 +57,13 @@ class SessionRule(Rule):
                     self.first_start = node.line
             elif node.name == "end":
                 self.ended = True
+
+    def merge(self, part: Rule) -> None:
+        assert isinstance(part, SessionRule)
+        self.content += part.content
+        if self.first_start is None:
+            self.first_start = part.first_start
+        self.ended = self.ended or part.ended
 
     def finish(self, ctx: Context) -> None:
         if self.first_start is None and self.content > LONG_SESSION:

@@ -60,6 +60,7 @@ class SourceRule(Rule):
     """Byte-level faults, as the reader finds them, and the byte order mark."""
 
     family = FAMILY
+    scope = "line"
 
     def start(self, ctx: Context) -> None:
         if ctx.head.bom:
