@@ -25,9 +25,9 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from bbox_lark.ast import BlankLine, Diagnostic, Event, Line, Result, SourceFault
+from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
 from bbox_lark.checks import Checker, Context, Rule
 from bbox_lark.checks.suppressions import MARKER
 from bbox_lark.parser import Head, iter_nodes
@@ -58,8 +58,9 @@ class PartResult:
     found: list[Diagnostic]
     #: The ``file`` rules, by class name, with this part's state.
     states: dict[str, Rule]
-    #: Slimmed nodes for the ``sequence`` rules and the suppressions, in order.
-    nodes: list[Line]
+    #: Slimmed nodes for the ``sequence`` rules and the suppressions, in order, as plain
+    #: tuples (:func:`_slim`; much cheaper to send between processes than nodes).
+    nodes: list[Slim]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +130,7 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
     ctx.found.clear()  # reports the header's findings
     node_rules = [r.node for r in (*line_rules, *file_rules) if type(r).node is not Rule.node]
     fault_rules = [r.fault for r in line_rules if type(r).fault is not Rule.fault]
-    nodes: list[Line] = []
+    nodes: list[Slim] = []
     stream = iter_nodes(
         _lines(path, part), max_line=options.max_line, attach=False, first_line=part.first_line, header=False
     )
@@ -148,9 +149,9 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
         kind = node.kind
         marker = kind == "comment" and isinstance(node, Event) and node.text.startswith(MARKER)
         if marker or any(r.wants(node) for r in sequence):
-            nodes.append(_slim(node, keys) if isinstance(node, Event) else node)
+            nodes.append(_slim(node, keys) if isinstance(node, Event) else (node.kind, node.line))
         elif waiting and kind != "comment":
-            nodes.append(BlankLine(node.line, "", ""))  # a suppression's target
+            nodes.append(("blank", node.line))  # a suppression's target
         if marker:
             waiting = True
         elif kind != "comment":
@@ -159,22 +160,53 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
     return PartResult(ctx.found, states, nodes)
 
 
-def _slim(event: Event, keys: frozenset[str]) -> Event:
+#: A slimmed node: ``(kind, line)`` for a blank line or a continuation (a suppression's
+#: target), else the event's kind, line, prefix, name, comment text and its column, the
+#: kept fields (key, value, raw value, column, value column, quoted, after the arrow) and
+#: the result's kind and column.
+Slim = tuple[Any, ...]
+
+
+def _slim(event: Event, keys: frozenset[str]) -> Slim:
     """What the ``sequence`` rules and the suppressions read of an event, and no more."""
     result = event.result
-    comment = event.kind == "comment"
-    return Event(
+    return (
         event.kind,
         event.line,
+        event.prefix,
+        event.name,
+        event.text if event.kind == "comment" else "",
+        event.text_col,
+        tuple(
+            (n.key, n.value, n.raw_value, n.col, n.value_col, n.quoted, n.after_arrow)
+            for n in event.field_nodes
+            if n.key in keys
+        ),
+        (result.kind, result.col) if result is not None else None,
+    )
+
+
+def _unslim(slim: Slim) -> Line:
+    if len(slim) == 2:
+        kind, line = slim
+        return Continuation(line, "", "") if kind == "continuation" else BlankLine(line, "", "")
+    kind, line, prefix, name, text, text_col, kept, result = slim
+    field_nodes = tuple(Field(*values) for values in kept)
+    fields: dict[str, Any] = {}
+    for node in field_nodes:
+        fields.setdefault(node.key, node.value)
+    return Event(
+        kind,
+        line,
         "",
         "",
-        prefix=event.prefix,
-        name=event.name,
-        text=event.text if comment else "",
-        text_col=event.text_col,
-        fields={k: v for k, v in event.fields.items() if k in keys},
-        field_nodes=tuple(n for n in event.field_nodes if n.key in keys),
-        result=Result(result.kind, "", result.col) if result is not None else None,
+        prefix=prefix,
+        name=name,
+        text=text,
+        text_col=text_col,
+        fields=fields,
+        field_nodes=field_nodes,
+        result=Result(result[0], "", result[1]) if result is not None else None,
     )
 
 
@@ -209,7 +241,8 @@ def check_split(
         ctx.found += result.found
         for name, state in result.states.items():
             states[name].merge(state)
-        for node in result.nodes:
+        for slim in result.nodes:
+            node = _unslim(slim)
             suppressions.node(node)
             for check in sequence:
                 check(node, ctx)
