@@ -21,7 +21,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on first use
-    from bbox_lark.api import check, parse
+    from bbox_lark.api import check, iter_check, parse
     from bbox_lark.ast import (
         BlankLine,
         BlobPointer,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.convert import Conversion, ConvertError, detect_format
     from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
     from bbox_lark.fix import apply_fixes
+    from bbox_lark.parser import Head, iter_nodes
     from bbox_lark.printer import dumps, emit, format_document
     from bbox_lark.stats import Stats, compute_stats
 
@@ -62,6 +63,7 @@ __all__ = [
     "Document",
     "Event",
     "Field",
+    "Head",
     "Header",
     "Lifecycle",
     "Message",
@@ -79,6 +81,8 @@ __all__ = [
     "dumps",
     "emit",
     "format_document",
+    "iter_check",
+    "iter_nodes",
     "parse",
     "registry",
 ]
@@ -86,7 +90,10 @@ __all__ = [
 #: Where each public name lives: (module, attribute). Keep in step with the imports above.
 _LAZY: dict[str, tuple[str, str]] = {
     "check": ("bbox_lark.api", "check"),
+    "iter_check": ("bbox_lark.api", "iter_check"),
     "parse": ("bbox_lark.api", "parse"),
+    "Head": ("bbox_lark.parser", "Head"),
+    "iter_nodes": ("bbox_lark.parser", "iter_nodes"),
     **{
         name: ("bbox_lark.ast", name)
         for name in (

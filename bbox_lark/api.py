@@ -1,19 +1,39 @@
-"""The public functions behind ``bbox_lark``'s facade."""
+"""The public functions behind ``bbox_lark``'s facade.
+
+Everything is built on :func:`bbox_lark.parser.iter_nodes`: :func:`parse` collects the nodes
+it yields, :func:`check` and :func:`iter_check` keep none of them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import cast
 
-from bbox_lark.ast import Diagnostic, Document
-from bbox_lark.checks import run_checks
-from bbox_lark.parser import parse_document
+from bbox_lark.ast import Diagnostic, Document, Line
+from bbox_lark.checks import Checker
+from bbox_lark.parser import Head, NodeStream, Source, iter_nodes
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 
+def checker_for(
+    path: str | Path | None,
+    blobs: str | Path | None,
+    select: Iterable[str] | None,
+    ignore: Iterable[str] | None,
+    stream: bool = False,
+) -> Checker:
+    return Checker(
+        path=Path(path) if path is not None else None,
+        blobs=Path(blobs) if blobs is not None else None,
+        select=select,
+        ignore=ignore,
+        stream=stream,
+    )
+
+
 def parse(
-    text: str | bytes,
+    text: Source,
     *,
     path: str | Path | None = None,
     blobs: str | Path | None = None,
@@ -25,22 +45,79 @@ def parse(
     its diagnostics in ``Document.diagnostics``.
 
     ``text`` may be bytes (decoded as UTF-8 with ``surrogateescape``, so invalid bytes are
-    reported and still print back). ``path`` locates the ``.bbox-blobs/`` folder beside the
+    reported and still print back), or anything :func:`~bbox_lark.iter_nodes` reads (a file
+    object, an iterable of lines). ``path`` locates the ``.bbox-blobs/`` folder beside the
     file; ``blobs`` names a blob folder explicitly and turns blob checking on.
     """
-    document = parse_document(text, max_line=max_line)
-    found = run_checks(
-        document,
-        path=Path(path) if path is not None else None,
-        blobs=Path(blobs) if blobs is not None else None,
-        select=select,
-        ignore=ignore,
+    checker = checker_for(path, blobs, select, ignore)
+    stream = iter_nodes(text, max_line=max_line)
+    nodes: list[Line] = []
+    found = list(run(checker, stream, nodes))
+    head = stream.head
+    assert head is not None
+    return Document(
+        bom=head.bom,
+        header_lines=head.header_lines,
+        header_info=head.header_info,
+        lines=tuple(nodes),
+        source_faults=tuple(stream.faults),
+        diagnostics=tuple(found),
     )
-    return replace(document, diagnostics=tuple(found))
+
+
+def run(checker: Checker, stream: NodeStream, keep: list[Line] | None = None) -> Iterator[Diagnostic]:
+    """Feed ``stream`` to ``checker``; yield its findings: all at the end, sorted, or with
+    ``checker.stream`` as soon as they are known. ``keep`` (when given) receives every node,
+    and the stream's ``faults`` are then left in place."""
+    head = next(stream)
+    assert isinstance(head, Head)
+    checker.start(head)
+    streaming = checker.stream
+    if streaming:
+        yield from checker.take()
+    faults = stream.faults
+    given = 0
+    for node in stream:
+        if len(faults) > given:
+            for fault in faults[given:]:
+                checker.fault(fault)
+            if keep is None:
+                faults.clear()
+            else:
+                given = len(faults)
+        if keep is not None:
+            keep.append(cast(Line, node))
+        checker.node(cast(Line, node))
+        if streaming:
+            found = checker.take()
+            if found:
+                yield from found
+    for fault in faults[given:]:
+        checker.fault(fault)
+    yield from checker.finish()
+
+
+def iter_check(
+    source: Source,
+    *,
+    path: str | Path | None = None,
+    blobs: str | Path | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+) -> Iterator[Diagnostic]:
+    """Check a document as it is read, yielding each finding as soon as it is known: a
+    line's findings once that line has arrived (in column and code order), then at the end
+    what only the whole file shows (a call never completed, ``@start`` without ``@end``,
+    counts, unused suppressions). An ``ignore-file[...]`` suppression applies from its
+    own line on. Nothing proportional to the document is kept but the findings' state
+    (see :class:`~bbox_lark.checks.Rule`)."""
+    checker = checker_for(path, blobs, select, ignore, stream=True)
+    return run(checker, iter_nodes(source, max_line=max_line, attach=False))
 
 
 def check(
-    text: str | bytes,
+    text: Source,
     *,
     path: str | Path | None = None,
     blobs: str | Path | None = None,
@@ -48,7 +125,8 @@ def check(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
 ) -> list[Diagnostic]:
-    """Every diagnostic for a bbox/1 document, sorted by line, column and code."""
-    return list(
-        parse(text, path=path, blobs=blobs, max_line=max_line, select=select, ignore=ignore).diagnostics
-    )
+    """Every diagnostic for a bbox/1 document, sorted by line, column and code. The
+    document is read as a stream (``text`` may be a file object or an iterable of lines)
+    and its nodes are not kept."""
+    checker = checker_for(path, blobs, select, ignore)
+    return list(run(checker, iter_nodes(text, max_line=max_line, attach=False)))

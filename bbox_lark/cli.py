@@ -341,10 +341,20 @@ def check(
     isolated: Isolated = False,
     exclude: Exclude = None,
     extend_exclude: ExtendExclude = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Check files in this many processes (a number, or auto: the number of cores,"
+            " the default). The output does not depend on it.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Validate bbox/1 files and report every finding with its line and column."""
     from bbox_lark.config import ConfigError, check_blobs, resolver_from_options
-    from bbox_lark.workflow import check_paths
+    from bbox_lark.workflow import check_paths, stdin_streams, stream_input
 
     try:
         resolver = resolver_from_options(
@@ -356,13 +366,31 @@ def check(
             exclude=exclude,
             extend_exclude=extend_exclude,
             max_line=max_line,
+            jobs=jobs,
         )
-        reports = check_paths(paths, blobs=check_blobs(blobs), settings=resolver)
+        streaming = paths == ["-"] and not statistics and _line_based(output) and stdin_streams()
+        if streaming:  # each finding as soon as its line has arrived (docs/design.md)
+            reports = stream_input("-", blobs=check_blobs(blobs), settings=resolver.for_path("-"))
+        else:
+            reports = check_paths(paths, blobs=check_blobs(blobs), settings=resolver)
     except ConfigError as error:
         raise fail_usage(str(error)) from None
     raise typer.Exit(
-        _report_check(reports, output, strict=strict, statistics=statistics, quiet=quiet, exit_zero=exit_zero)
+        _report_check(
+            reports,
+            output,
+            strict=strict,
+            statistics=statistics,
+            quiet=quiet,
+            exit_zero=exit_zero,
+            streaming=streaming,
+        )
     )
+
+
+def _line_based(output: OutputFormat | None) -> bool:
+    """Formats that print each finding on its own (not one document for the run)."""
+    return output in (None, OutputFormat.full, OutputFormat.concise, OutputFormat.text, OutputFormat.github)
 
 
 def _report_check(
@@ -373,9 +401,12 @@ def _report_check(
     statistics: bool,
     quiet: bool,
     exit_zero: bool,
+    streaming: bool = False,
 ) -> int:
     """Render a check run (``bbox_lark.report``) on stdout as it goes, unreadable inputs and the
-    summary on stderr, a progress bar on a terminal; return the exit code."""
+    summary on stderr, a progress bar on a terminal; return the exit code. ``streaming``:
+    the reports are partial ones (one finding each, rendered and flushed at once) followed by
+    each input's whole report (counted, not rendered again)."""
     from bbox_lark.ansi import wants_color
     from bbox_lark.report import ReportOptions, Tally, render, render_statistics
 
@@ -383,15 +414,20 @@ def _report_check(
         output = OutputFormat.full if _isatty(sys.stdout) else OutputFormat.concise
     options = ReportOptions(strict=strict, exit_zero=exit_zero, color=wants_color(sys.stdout))
     tally = Tally(options)
-    progress = _Progress(enabled=not quiet and _isatty(sys.stderr))
+    progress = _Progress(enabled=not quiet and not streaming and _isatty(sys.stderr))
 
     def watched() -> Iterator[Any]:
-        for report in tally.watch(reports):
+        for report in reports:
+            if report.partial:
+                yield report
+                continue
+            tally.add(report)
             if report.error is not None:
                 err.print("[bold red]error:[/] ", end="")
                 err.print(_safe(report.error), markup=False)
             progress.advance()
-            yield report
+            if not streaming:
+                yield report
 
     if statistics:
         chunks = render_statistics(watched(), options, as_json=output is OutputFormat.json)
@@ -400,6 +436,8 @@ def _report_check(
     with progress:
         for chunk in chunks:
             _write_out(chunk)
+            if streaming:
+                sys.stdout.flush()
     if not quiet and (statistics or output in (OutputFormat.full, OutputFormat.concise, OutputFormat.text)):
         err.print(("[red]✗[/] " if tally.worst else "[green]✓[/] ") + tally.summary())
     return tally.exit_code

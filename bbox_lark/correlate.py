@@ -21,6 +21,10 @@ completion are one call.
 
 from __future__ import annotations
 
+import bisect
+import hashlib
+import heapq
+from array import array
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,14 +48,17 @@ FAMILIES = {
 Key = tuple[str, str]
 
 
+#: The fields a call's key is read from, the first present one winning (DECISIONS §6, §9).
+KEY_FIELDS = ("id", "span")
+
+
 def call_key(event: Event) -> Key | None:
     """``("id", value)``, else ``("span", value)``, else None."""
-    value = event.fields.get("id")
-    if isinstance(value, str) and value:
-        return ("id", value)
-    value = event.fields.get("span")
-    if isinstance(value, str) and value:
-        return ("span", value)
+    fields = event.fields
+    for name in KEY_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str) and value:
+            return (name, value)
     return None
 
 
@@ -72,6 +79,7 @@ def _is_final(event: Event) -> bool:
 class _Open:
     event: Event
     family: str
+    key: Key | None
     open: bool = True
 
 
@@ -99,15 +107,15 @@ class Pairing:
 class _OpenCalls:
     """Open calls indexed so that every question the pairing asks costs O(1) amortized:
     by key (oldest first), by key and family, and how many ``t!`` starts of each tool name
-    are open. Closed calls stay in the queues until they reach the front (each is removed
-    once), so no line ever scans the calls still open (a file with thousands of open
-    starts stays linear)."""
+    are open. A closed call leaves its queues once it reaches their front, and an empty
+    queue is dropped, so no line ever scans the calls still open (a file with thousands of
+    open starts stays linear) and closed calls are not kept."""
 
     __slots__ = ("by_key", "by_key_family", "open_tool_starts")
 
     def __init__(self) -> None:
-        self.by_key: dict[Key, deque[_Open]] = defaultdict(deque)
-        self.by_key_family: dict[tuple[Key, str], deque[_Open]] = defaultdict(deque)
+        self.by_key: dict[Key, deque[_Open]] = {}
+        self.by_key_family: dict[tuple[Key, str], deque[_Open]] = {}
         self.open_tool_starts: dict[str | None, int] = defaultdict(int)
 
     @staticmethod
@@ -118,8 +126,8 @@ class _OpenCalls:
 
     def add(self, call: _Open, key: Key | None) -> None:
         if key is not None:
-            self.by_key[key].append(call)
-            self.by_key_family[(key, call.family)].append(call)
+            self.by_key.setdefault(key, deque()).append(call)
+            self.by_key_family.setdefault((key, call.family), deque()).append(call)
         if call.event.kind == "tool_start":
             self.open_tool_starts[call.event.name] += 1
 
@@ -127,91 +135,198 @@ class _OpenCalls:
         call.open = False
         if call.event.kind == "tool_start":
             self.open_tool_starts[call.event.name] -= 1
+        key = call.key
+        if key is not None:
+            if self._front(self.by_key.get(key)) is None:
+                self.by_key.pop(key, None)
+            slot = (key, call.family)
+            if self._front(self.by_key_family.get(slot)) is None:
+                self.by_key_family.pop(slot, None)
         return call.event
 
     def any_open(self, key: Key, family: str | None = None) -> bool:
         queue = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
         return self._front(queue) is not None
 
-    def close_oldest(self, key: Key, family: str | None) -> Event | None:
+    def oldest(self, key: Key, family: str | None) -> _Open | None:
         queue = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
-        call = self._front(queue)
-        return self.close(call) if call is not None else None
+        return self._front(queue)
+
+
+class SeenKeys:
+    """The call keys seen so far (for W002: an observation whose key no earlier line had).
+
+    Memory: each key is kept as its 64-bit BLAKE2b digest, 8 bytes a key in sorted arrays
+    (runs merged two by two as they grow, so at most log2 of them), plus up to
+    :attr:`RECENT` digests not yet merged. A log of a million distinct ids holds about
+    8 MB here. Two keys colliding on 64 bits (about one chance in 10^7 for ten million
+    keys) would make an observation of the one count as seen."""
+
+    __slots__ = ("_recent", "_runs")
+
+    RECENT = 4096
+
+    def __init__(self) -> None:
+        self._recent: set[int] = set()
+        self._runs: list[array[int]] = []
+
+    @staticmethod
+    def _digest(key: Key) -> int:
+        data = f"{key[0]}={key[1]}".encode("utf-8", "surrogateescape")
+        return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+    def add(self, key: Key) -> None:
+        value = self._digest(key)
+        if self._has(value):
+            return
+        recent = self._recent
+        recent.add(value)
+        if len(recent) >= self.RECENT:
+            runs = self._runs
+            runs.append(array("Q", sorted(recent)))
+            recent.clear()
+            while len(runs) > 1 and len(runs[-2]) <= len(runs[-1]):
+                newer = runs.pop()
+                runs[-1] = array("Q", heapq.merge(runs[-1], newer))
+
+    def __contains__(self, key: Key) -> bool:
+        return self._has(self._digest(key))
+
+    def _has(self, value: int) -> bool:
+        if value in self._recent:
+            return True
+        for run in self._runs:
+            index = bisect.bisect_left(run, value)
+            if index < len(run) and run[index] == value:
+                return True
+        return False
+
+
+#: What :meth:`Pairer.feed` says about an event.
+OTHER, CALL, COMPLETION, ORPHAN, UNKNOWN, AMBIGUOUS = range(6)
+
+
+class Pairer:
+    """The pairing as a stream: :meth:`feed` each event in order, then :attr:`open_starts`.
+
+    It keeps the open calls (each with its event), the keys seen (:class:`SeenKeys`) and,
+    per tool name, the open ``t!`` starts without a key; nothing else."""
+
+    __slots__ = ("_anonymous", "_index", "_open", "_seen", "completed")
+
+    def __init__(self) -> None:
+        self._index = _OpenCalls()
+        self._seen = SeenKeys()
+        self._anonymous: dict[str | None, deque[_Open]] = {}
+        self._open: dict[int, _Open] = {}  # by id(), in the order the calls started
+        #: After :meth:`feed` returned ``COMPLETION``: the line of the start it completed.
+        self.completed = 0
+
+    def _start(self, call: _Open) -> None:
+        self._index.add(call, call.key)
+        self._open[id(call)] = call
+
+    def _close(self, call: _Open) -> Event:
+        del self._open[id(call)]
+        return self._index.close(call)
+
+    def _close_oldest(self, key: Key, family: str | None) -> Event | None:
+        call = self._index.oldest(key, family)
+        return self._close(call) if call is not None else None
+
+    def feed(self, event: Event) -> int:
+        """``CALL`` (a call that completes nothing, starts included), ``COMPLETION`` (the
+        start's line is in :attr:`completed`), ``ORPHAN`` (a ``t~`` with no open start),
+        ``UNKNOWN`` (an ``o:`` whose key no earlier line had), ``AMBIGUOUS`` (a start whose
+        key an earlier call still holds: also a call), or ``OTHER``."""
+        kind = event.kind
+        if kind == "observation":
+            key = call_key(event)
+            if key is None:
+                return OTHER
+            if key not in self._seen:
+                return UNKNOWN
+            if _is_final(event):
+                started = self._close_oldest(key, None)
+                if started is not None:
+                    self.completed = started.line
+                    return COMPLETION
+            return OTHER
+        if kind == "tool_progress":
+            key = call_key(event)
+            if key is not None:
+                if not self._index.any_open(key, "tool"):
+                    return ORPHAN
+            elif self._index.open_tool_starts.get(event.name, 0) <= 0:
+                return ORPHAN
+            return OTHER
+        family = FAMILIES.get(kind)
+        if family is None:
+            return OTHER
+        key = call_key(event)
+        if key is None:
+            if kind == "tool_start":
+                call = _Open(event, family, None)
+                self._anonymous.setdefault(event.name, deque()).append(call)
+                self._start(call)
+            elif kind == "tool":
+                queue = self._anonymous.get(event.name)
+                while queue:
+                    call = queue.popleft()
+                    if call.open:
+                        self.completed = self._close(call).line
+                        if not queue:
+                            del self._anonymous[event.name]
+                        return COMPLETION
+                if queue is not None:
+                    del self._anonymous[event.name]
+            return CALL
+        outcome = CALL
+        if is_start(event):
+            if self._index.any_open(key):
+                outcome = AMBIGUOUS
+            self._start(_Open(event, family, key))
+        else:
+            started = self._close_oldest(key, family)
+            if started is not None:
+                self.completed = started.line
+                outcome = COMPLETION
+        self._seen.add(key)
+        return outcome
+
+    @property
+    def open_starts(self) -> list[Event]:
+        """The starts nothing has completed yet, in order."""
+        return [call.event for call in self._open.values()]
 
 
 def pair_calls(events: Iterable[Event]) -> Pairing:
     """Pair the starts and completions of ``events`` (a document's events, in order)."""
-    index = _OpenCalls()
-    seen: set[Key] = set()
-    anonymous: dict[str | None, deque[_Open]] = defaultdict(deque)
-    starts: list[_Open] = []
+    pairer = Pairer()
     calls: list[Event] = []
     completes: dict[int, int] = {}
     orphans: list[Event] = []
     unknown: list[Event] = []
     ambiguous: list[Event] = []
-
     for event in events:
-        kind = event.kind
-        if kind == "observation":
-            key = call_key(event)
-            if key is None:
-                continue
-            if key not in seen:
-                unknown.append(event)
-            elif _is_final(event):
-                started = index.close_oldest(key, None)
-                if started is not None:
-                    completes[event.line] = started.line
+        outcome = pairer.feed(event)
+        if outcome == OTHER:
             continue
-        if kind == "tool_progress":
-            key = call_key(event)
-            if key is not None:
-                if not index.any_open(key, "tool"):
-                    orphans.append(event)
-            elif index.open_tool_starts.get(event.name, 0) <= 0:
-                orphans.append(event)
-            continue
-        family = FAMILIES.get(kind)
-        if family is None:
-            continue
-        key = call_key(event)
-        if key is None:
-            if kind == "tool_start":
-                call = _Open(event, family)
-                anonymous[event.name].append(call)
-                index.add(call, None)
-                starts.append(call)
-            elif kind == "tool":
-                queue = anonymous.get(event.name)
-                while queue:
-                    call = queue.popleft()
-                    if call.open:
-                        index.close(call)
-                        completes[event.line] = call.event.line
-                        break
-            if event.line not in completes:
-                calls.append(event)
-            continue
-        if is_start(event):
-            if index.any_open(key):
-                ambiguous.append(event)
-            call = _Open(event, family)
-            index.add(call, key)
-            starts.append(call)
+        if outcome == CALL:
             calls.append(event)
+        elif outcome == COMPLETION:
+            completes[event.line] = pairer.completed
+        elif outcome == ORPHAN:
+            orphans.append(event)
+        elif outcome == UNKNOWN:
+            unknown.append(event)
         else:
-            started = index.close_oldest(key, family)
-            if started is not None:
-                completes[event.line] = started.line
-            else:
-                calls.append(event)
-        seen.add(key)
-
+            ambiguous.append(event)
+            calls.append(event)
     return Pairing(
         calls=tuple(calls),
         completes=completes,
-        open_starts=tuple(c.event for c in starts if c.open),
+        open_starts=tuple(pairer.open_starts),
         orphan_progress=tuple(orphans),
         unknown_observations=tuple(unknown),
         ambiguous=tuple(ambiguous),

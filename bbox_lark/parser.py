@@ -7,18 +7,21 @@ grammar analysis cached on disk between runs (``Lark(cache=...)``).
 from __future__ import annotations
 
 import gc
+import io
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any, cast
+from typing import IO, Any, cast
 
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
 
-from bbox_lark.ast import BlankLine, Continuation, Document, Event, HeaderLine, Line
+from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Line, SourceFault
 from bbox_lark.grammar import build_lark, compiled
-from bbox_lark.header import read_header
-from bbox_lark.source import DEFAULT_MAX_LINE, read_source
+from bbox_lark.header import MAX_HEADER_BYTES, read_header
+from bbox_lark.source import BOM, DEFAULT_MAX_LINE
 from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
 
 _SURROGATES = re.compile("[\udc80-\udcff]")
@@ -148,40 +151,6 @@ def _starts_like_body(raw: str) -> bool:
     return isinstance(node, Event) and node.kind not in ("comment", "unknown")
 
 
-def _split_header(
-    lines: list[tuple[str, str]],
-) -> tuple[list[HeaderLine], int | None, int | None, int]:
-    """Find the header block. Returns its lines, the opening and closing fence line numbers
-    and the index of the first body line."""
-    index = 0
-    while index < len(lines) and not lines[index][0].strip():
-        index += 1
-    if index == len(lines) or not _is_fence(lines[index][0]):
-        return [], None, None, 0
-    open_index = index
-    for close in range(open_index + 1, len(lines)):
-        if _is_fence(lines[close][0]):
-            header = [
-                HeaderLine(
-                    n + 1,
-                    raw,
-                    eol,
-                    "blank" if n < open_index else "fence" if n in (open_index, close) else "yaml",
-                )
-                for n, (raw, eol) in enumerate(lines[: close + 1])
-            ]
-            return header, open_index + 1, close + 1, close + 1
-    # No closing fence: the header ends at the first blank line or body-like line.
-    end = open_index + 1
-    while end < len(lines) and lines[end][0].strip() and not _starts_like_body(lines[end][0]):
-        end += 1
-    header = [
-        HeaderLine(n + 1, raw, eol, "blank" if n < open_index else "fence" if n == open_index else "yaml")
-        for n, (raw, eol) in enumerate(lines[:end])
-    ]
-    return header, open_index + 1, None, end
-
-
 def iter_body(
     lines: list[tuple[str, str]], start: int, oversized: frozenset[int] = frozenset()
 ) -> Iterator[Line]:
@@ -198,62 +167,330 @@ def iter_body(
 
 def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
     """Give each event its continuation lines (across blank lines, DECISIONS §10)."""
-    from dataclasses import replace
+    return tuple(_attach(iter(nodes)))
 
-    result: list[Line] = list(nodes)
-    owner_index: int | None = None
-    pending: list[int] = []
 
-    def flush() -> None:
-        if owner_index is not None and pending:
-            owner = result[owner_index]
-            assert isinstance(owner, Event)
-            conts = tuple(cast(Continuation, result[i]) for i in pending)
-            result[owner_index] = replace(owner, continuation=conts)
+# -- streaming ---------------------------------------------------------------------------
 
-    for index, node in enumerate(nodes):
-        if isinstance(node, Continuation):
-            if owner_index is not None:
-                owner = result[owner_index]
-                result[index] = replace(node, owner=owner.line)
-                pending.append(index)
-        elif isinstance(node, BlankLine):
-            continue
+#: How far the reader looks ahead for the header's closing fence, in characters. A header
+#: is at most ``MAX_HEADER_BYTES`` (64 KiB, E009); past this much text without a closing
+#: fence the header is taken as unclosed (E005) and ends at its first blank or body-like
+#: line, as it does when no fence follows at all.
+HEADER_LOOKAHEAD = 16 * MAX_HEADER_BYTES
+
+#: Lines parsed between two young-generation garbage collections while a document is read
+#: (the cyclic collector is off inside the reader: its pause is per batch, not per file).
+GC_BATCH = 50_000
+
+Source = str | bytes | IO[str] | IO[bytes] | Iterable[str] | Iterable[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What :func:`iter_nodes` yields first: the header block, read before any body line."""
+
+    #: True when the text started with a byte order mark.
+    bom: bool
+    header_lines: tuple[HeaderLine, ...]
+    header_info: Header | None
+    #: Line number of the first body line.
+    body_start: int
+
+
+def _physical_lines(source: Source) -> Iterator[str]:
+    """The source's lines as text, each with its ``\n`` (the last one may lack it).
+
+    Bytes are decoded line by line as UTF-8 with ``surrogateescape`` (a line break never
+    falls inside a UTF-8 sequence, so this is the same as decoding the whole). Only ``\n``
+    ends a line: a text file should be opened with ``newline=""`` or ``newline="\n"`` (or
+    in binary), else Python has already turned its CRLFs into ``\n``. The pieces of an
+    iterable need not be lines: they are joined and cut at ``\n``."""
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    elif isinstance(source, str):
+        source = io.StringIO(source, newline="\n")
+    held_bytes: list[bytes] = []
+    held_text: list[str] = []
+    for chunk in source:
+        if isinstance(chunk, bytes):
+            if chunk.find(b"\n") == len(chunk) - 1 and not held_bytes:
+                yield chunk.decode("utf-8", "surrogateescape")  # a whole line: the usual case
+                continue
+            *whole, rest = chunk.split(b"\n")
+            for piece in whole:
+                held_bytes.append(piece)
+                yield (b"".join(held_bytes) + b"\n").decode("utf-8", "surrogateescape")
+                held_bytes = []
+            if rest:
+                held_bytes.append(rest)
         else:
-            flush()
-            owner_index, pending = index, []
-    flush()
-    return tuple(result)
+            if chunk.find("\n") == len(chunk) - 1 and not held_text:
+                yield chunk
+                continue
+            *parts, tail = chunk.split("\n")
+            for part in parts:
+                held_text.append(part)
+                yield "".join(held_text) + "\n"
+                held_text = []
+            if tail:
+                held_text.append(tail)
+    if held_bytes:
+        yield b"".join(held_bytes).decode("utf-8", "surrogateescape")
+    if held_text:
+        yield "".join(held_text)
 
 
-def parse_document(data: bytes | str, *, max_line: int = DEFAULT_MAX_LINE) -> Document:
-    """Parse a whole file into a :class:`Document` (diagnostics not yet computed)."""
-    source = read_source(data, max_line)
-    lines = source.lines
-    oversized = frozenset(f.line for f in source.faults if f.code == "E003")
-    # Oversized lines are never handed to the parser, not even to find the header.
-    safe = [("", eol) if n + 1 in oversized else (raw, eol) for n, (raw, eol) in enumerate(lines)]
-    header_lines, open_line, close_line, body_index = _split_header(safe)
+class NodeStream(Iterator[Head | Line]):
+    """The iterator :func:`iter_nodes` returns: a :class:`Head`, then every body line.
+
+    :attr:`faults` collects the byte-level problems (E001 invalid UTF-8, E002 NUL, E003
+    oversized line) of every line read so far, in line order; a line's faults are there
+    before its node is yielded. A consumer may empty the list as it goes."""
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        attach: bool = True,
+        first_line: int = 1,
+        header: bool = True,
+    ) -> None:
+        self.faults: list[SourceFault] = []
+        #: The :class:`Head`, once it has been yielded.
+        self.head: Head | None = None
+        self.lines_read = 0
+        self._max_line = max_line
+        self._first_line = first_line
+        self._header = header
+        self._nodes = self._generate(source, attach)
+
+    def __iter__(self) -> NodeStream:
+        return self
+
+    def __next__(self) -> Head | Line:
+        return next(self._nodes)
+
+    def close(self) -> None:
+        self._nodes.close()
+
+    def _split(self, source: Source) -> Iterator[tuple[str, str, bool]]:
+        """(text, ending, oversized) per physical line, faults recorded as they come."""
+        max_line, faults = self._max_line, self.faults
+        for number, chunk in enumerate(_physical_lines(source), self._first_line):
+            if chunk.endswith("\n"):
+                if chunk.endswith("\r\n"):
+                    raw, eol = chunk[:-2], "\r\n"
+                else:
+                    raw, eol = chunk[:-1], "\n"
+            else:
+                raw, eol = chunk, ""
+            if number == 1 and raw.startswith(BOM):
+                raw = raw[1:]
+                self.bom = True
+            oversized = len(raw) > max_line
+            if oversized:
+                faults.append(
+                    SourceFault(
+                        "E003",
+                        number,
+                        max_line + 1,
+                        f"line is {len(raw)} characters long, over the limit of {max_line};"
+                        " it is kept verbatim and not parsed",
+                    )
+                )
+            if "\x00" in raw:
+                faults.append(SourceFault("E002", number, raw.index("\x00") + 1, "NUL byte"))
+            if _SURROGATES.search(raw) is not None:
+                bad = _SURROGATES.search(raw)
+                assert bad is not None
+                byte = ord(bad[0]) - 0xDC00
+                faults.append(
+                    SourceFault("E001", number, bad.start() + 1, f"invalid UTF-8 byte 0x{byte:02x}")
+                )
+            self.lines_read = number
+            yield raw, eol, oversized
+
+    bom = False
+
+    def _generate(self, source: Source, attach: bool) -> Generator[Head | Line, None, None]:
+        lines = self._split(source)
+        if self._header:
+            buffered, head = _read_head(lines)
+        else:  # a part of a body (``check --jobs``): no header to look for
+            buffered, head = [], _HeadParts((), None, self._first_line)
+        self.head = Head(self.bom, head.header_lines, head.header_info, head.body_start)
+        yield self.head
+        body = _parse_body(buffered, lines, head.body_start)
+        yield from _attach(body) if attach else _own(body)
+
+
+def iter_nodes(
+    source: Source,
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
+    attach: bool = True,
+    first_line: int = 1,
+    header: bool = True,
+) -> NodeStream:
+    """Read a bbox/1 document as it comes: a :class:`Head` first, then each body line's
+    node (:class:`~bbox_lark.ast.Event`, :class:`~bbox_lark.ast.Continuation` or
+    :class:`~bbox_lark.ast.BlankLine`) in file order.
+
+    ``source`` is the whole text (``str`` or ``bytes``), a file object (binary, or text
+    opened with ``newline=""``) or any iterable of lines or pieces of text. Nothing is read
+    before the first item is asked for, and the header is read with a bounded look-ahead
+    (:data:`HEADER_LOOKAHEAD`); after it, each line is parsed when it arrives.
+
+    Continuations: with ``attach`` (the default) an event is yielded once its continuation
+    lines are complete (when the next event arrives, or at the end), with
+    ``Event.continuation`` filled in, so the nodes are those of :func:`bbox_lark.parse`. With
+    ``attach=False`` every node is yielded as soon as its line is read: an event without
+    its ``continuation`` tuple, each continuation with its ``owner`` set (what the checks
+    use, so that ``check -`` reports a line as soon as it arrives).
+
+    Byte-level faults (E001-E003) are collected in the returned stream's ``faults``.
+
+    ``first_line`` and ``header=False`` read a part of a body that starts at that line
+    (``check --jobs`` splits a large file so); the :class:`Head` is then empty."""
+    return NodeStream(source, max_line=max_line, attach=attach, first_line=first_line, header=header)
+
+
+@dataclass(frozen=True, slots=True)
+class _HeadParts:
+    header_lines: tuple[HeaderLine, ...]
+    header_info: Header | None
+    body_start: int
+
+
+def _read_head(
+    lines: Iterator[tuple[str, str, bool]],
+) -> tuple[list[tuple[str, str, bool]], _HeadParts]:
+    """Read the header block, looking ahead as far as needed (and no further than
+    :data:`HEADER_LOOKAHEAD`). Returns the lines read past the header (to parse as body)
+    and the header."""
+    buffered: list[tuple[str, str, bool]] = []
+    for item in lines:
+        buffered.append(item)
+        if not item[2] and item[0].strip():
+            break
+    # Oversized lines are never handed to the parser, not even to find the header: they
+    # count as blank lines there.
+    if not buffered or buffered[-1][2] or not _is_fence(buffered[-1][0]):
+        return buffered, _HeadParts((), None, 1)
+    open_index = len(buffered) - 1
+    size = 0
+    close: int | None = None
+    for item in lines:
+        buffered.append(item)
+        if not item[2] and _is_fence(item[0]):
+            close = len(buffered) - 1
+            break
+        size += len(item[0]) + 1
+        if size > HEADER_LOOKAHEAD:
+            break
+    if close is not None:
+        end = close + 1
+    else:
+        # No closing fence: the header ends at the first blank line or body-like line.
+        end = open_index + 1
+        while end < len(buffered):
+            raw, _, oversized = buffered[end]
+            if oversized or not raw.strip() or _starts_like_body(raw):
+                break
+            end += 1
+
+    def role(n: int) -> str:
+        return "blank" if n < open_index else "fence" if n in (open_index, close) else "yaml"
+
+    header_lines = tuple(
+        HeaderLine(n + 1, raw, eol, role(n)) for n, (raw, eol, _) in enumerate(buffered[:end])
+    )
     # An oversized header line is kept verbatim but, like a body line, never parsed: it
     # reaches the YAML reader as an empty line.
-    yaml_text = "".join(h.raw + "\n" for h in header_lines if h.role == "yaml")
+    yaml_text = "".join(
+        ("" if buffered[h.line - 1][2] else h.raw) + "\n" for h in header_lines if h.role == "yaml"
+    )
     # Invalid bytes are reported once, as E001 at their column; YAML reads them as U+FFFD.
     yaml_text = _SURROGATES.sub("\ufffd", yaml_text)
-    header_lines = [HeaderLine(h.line, lines[h.line - 1][0], h.eol, h.role) for h in header_lines]
-    header_info = None
-    if open_line is not None:
-        header_info = read_header(yaml_text, open_line + 1, open_line, close_line)
+    info = read_header(yaml_text, open_index + 2, open_index + 1, None if close is None else close + 1)
+    return buffered[end:], _HeadParts(header_lines, info, end + 1)
+
+
+def _parse_body(
+    buffered: list[tuple[str, str, bool]], rest: Iterator[tuple[str, str, bool]], number: int
+) -> Iterator[Line]:
+    """Parse each body line as it comes (line ``number`` first), with the cyclic garbage
+    collector paused; it collects the young generation once per :data:`GC_BATCH` lines."""
+    parse = line_driver().parse
     enabled = gc.isenabled()
     gc.disable()  # millions of small objects: the cyclic GC would run constantly
     try:
-        nodes = list(iter_body(lines, body_index, oversized))
+        countdown = GC_BATCH
+        for raw, eol, oversized in itertools.chain(buffered, rest):
+            if oversized:
+                yield Event("unknown", number, raw, eol, oversized=True)
+            else:
+                yield build_line(parse(raw), raw, number, eol)
+            number += 1
+            countdown -= 1
+            if not countdown:
+                countdown = GC_BATCH
+                if enabled:
+                    gc.collect(0)
     finally:
         if enabled:
             gc.enable()
+
+
+def _own(nodes: Iterable[Line]) -> Iterator[Line]:
+    """Each node as it comes, continuations with their owner's line number."""
+    owner: int | None = None
+    for node in nodes:
+        if isinstance(node, Event):
+            owner = node.line
+        elif owner is not None and isinstance(node, Continuation):
+            node = replace(node, owner=owner)
+        yield node
+
+
+def _attach(nodes: Iterator[Line]) -> Iterator[Line]:
+    """Each event with its continuation lines (across blank lines, DECISIONS §10), yielded
+    once the next event (or the end) shows they are complete."""
+    owner: Event | None = None
+    held: list[Line] = []  # what follows ``owner``: blank lines and its continuations
+    for node in nodes:
+        if isinstance(node, Event):
+            if owner is not None:
+                yield from _release(owner, held)
+                held = []
+            owner = node
+        elif owner is None:
+            yield node
+        elif isinstance(node, Continuation):
+            held.append(replace(node, owner=owner.line))
+        else:
+            held.append(node)
+    if owner is not None:
+        yield from _release(owner, held)
+
+
+def _release(owner: Event, held: list[Line]) -> Iterator[Line]:
+    conts = tuple(node for node in held if isinstance(node, Continuation))
+    yield replace(owner, continuation=conts) if conts else owner
+    yield from held
+
+
+def parse_document(data: Source, *, max_line: int = DEFAULT_MAX_LINE) -> Document:
+    """Parse a whole file into a :class:`Document` (diagnostics not yet computed)."""
+    stream = iter_nodes(data, max_line=max_line)
+    head = next(stream)
+    assert isinstance(head, Head)
+    nodes = cast(tuple[Line, ...], tuple(stream))
     return Document(
-        bom=source.bom,
-        header_lines=tuple(header_lines),
-        header_info=header_info,
-        lines=attach_continuations(nodes),
-        source_faults=tuple(source.faults),
+        bom=head.bom,
+        header_lines=head.header_lines,
+        header_info=head.header_info,
+        lines=nodes,
+        source_faults=tuple(stream.faults),
     )

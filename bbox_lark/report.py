@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,7 +178,7 @@ def render_full(reports: Iterable[FileReport], options: ReportOptions | None = N
         if report.error is not None or not report.diagnostics:
             continue
         shown = safe(report.shown)
-        lines = source_lines(report.text or "")
+        lines = report.source(d.line for d in report.diagnostics)
         yield "".join(_full_block(shown, d, lines, color) for d in report.diagnostics)
 
 
@@ -189,14 +189,14 @@ def source_lines(text: str) -> list[str]:
     return [line for line, _ in split_lines(text.removeprefix(BOM))]
 
 
-def _full_block(shown: str, diagnostic: Diagnostic, lines: list[str], color: bool) -> str:
+def _full_block(shown: str, diagnostic: Diagnostic, lines: Mapping[int, str], color: bool) -> str:
     style = SEVERITY_STYLE.get(diagnostic.severity, "")
     number = str(diagnostic.line)
     pad = " " * len(number)
     bar = paint("|", f"{BOLD};{BLUE}", color)
     out = [_concise_line(shown, diagnostic, color)]
-    if 1 <= diagnostic.line <= len(lines):
-        text, caret_pad = window(lines[diagnostic.line - 1], diagnostic.col)
+    if diagnostic.line in lines:
+        text, caret_pad = window(lines[diagnostic.line], diagnostic.col)
         gutter = paint(number, f"{BOLD};{BLUE}", color)
         out += [f"{pad} {bar}", f"{gutter} {bar} {text}".rstrip(" "), f"{pad} {bar} {caret_pad}"]
         out[-1] += paint("^", style, color)

@@ -12,17 +12,24 @@ their report (exit code 2 for such a run).
 
 from __future__ import annotations
 
+import io
+import os
+import sys
+import tempfile
 import traceback
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from bbox_lark.ast import Diagnostic
-from bbox_lark.source import DEFAULT_MAX_LINE, decode
+from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
 if TYPE_CHECKING:
-    from bbox_lark.config import Resolver, Settings
+    from concurrent.futures import Executor
+
+    from bbox_lark.config import Jobs, Resolver, Settings
     from bbox_lark.discover import Input
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -60,10 +67,17 @@ class FileReport:
     diagnostics: tuple[Diagnostic, ...] = ()
     #: Why the input could not be read (missing, unreadable, a folder without bbox files).
     error: str | None = None
-    #: The input's text (decoded with ``surrogateescape``), for showing source lines.
+    #: The input's whole text, when a caller has it (decoded with ``surrogateescape``); the
+    #: check run leaves it None and keeps only :attr:`lines`, or nothing for a file.
     text: str | None = None
     #: Whether warnings fail for this file (``strict`` from its settings).
     strict: bool = False
+    #: The source lines that have findings, by line number (standard input only: a file's
+    #: lines are read again when they are shown, see :meth:`source`).
+    lines: Mapping[int, str] | None = None
+    #: True for one finding of an input still being read (:func:`stream_input`): the whole
+    #: report follows once the input has been read.
+    partial: bool = False
 
     @property
     def shown(self) -> str:
@@ -79,6 +93,25 @@ class FileReport:
         """True when bbox-lark failed on this file (an ``E016`` finding)."""
         return any(d.code == INTERNAL_ERROR for d in self.diagnostics)
 
+    def source(self, wanted: Iterable[int]) -> dict[int, str]:
+        """The text of the ``wanted`` physical lines (as the parser numbers them, without
+        BOM or ending) that can be found: from :attr:`text`, :attr:`lines`, or by reading
+        the file again (only those lines are kept)."""
+        wanted = set(wanted)
+        if self.text is not None:
+            found = _pick_lines(io.StringIO(self.text, newline="\n"), wanted)
+        elif self.lines is not None:
+            found = {n: self.lines[n] for n in wanted if n in self.lines}
+        elif self.path != "-" and wanted:
+            try:
+                with open(self.path, "rb") as file:
+                    found = _pick_lines(file, wanted)
+            except OSError:
+                found = {}
+        else:
+            found = {}
+        return found
+
     def exit_code(self, strict: bool | None = None) -> int:
         """2 for an unreadable input or an internal error, 1 for failing findings, else 0.
         ``strict`` None: the file's own :attr:`strict`."""
@@ -87,6 +120,61 @@ class FileReport:
         return (
             EXIT_FINDINGS if fails(self.diagnostics, self.strict if strict is None else strict) else EXIT_OK
         )
+
+
+def _pick_lines(lines: Iterable[str | bytes], wanted: set[int]) -> dict[int, str]:
+    """The ``wanted`` lines of a file given line by line (``\n`` endings kept)."""
+    found: dict[int, str] = {}
+    if not wanted:
+        return found
+    last = max(wanted)
+    for number, chunk in enumerate(lines, 1):
+        if number > last:
+            break
+        if number in wanted:
+            found[number] = _line_text(
+                chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk, number
+            )
+    return found
+
+
+def open_input(item: str) -> IO[bytes]:
+    """The binary stream of a file, or standard input for ``-``; :class:`InputError` for a
+    path that cannot be read (a folder, a missing or unreadable file)."""
+    from bbox_lark.inputs import InputError
+
+    if item == "-":
+        return sys.stdin.buffer
+    path = Path(item)
+    if path.is_dir():
+        raise InputError(f"{item}: no *.bbox, *.blackbox or *.rlog files in this directory")
+    if not path.exists():
+        raise InputError(f"{item}: no such file or directory")
+    try:
+        return path.open("rb")
+    except OSError as error:
+        raise InputError(f"{item}: cannot read: {error.strerror or error}") from None
+
+
+def stdin_streams() -> bool:
+    """True when standard input is a pipe or a terminal (not a file or a buffer): ``check -``
+    then reports each finding as soon as its line has arrived."""
+    try:
+        return not sys.stdin.buffer.seekable()
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _settings_of(
+    settings: Settings | None,
+    item: str,
+    select: Iterable[str] | None,
+    ignore: Iterable[str] | None,
+    max_line: int,
+) -> tuple[Iterable[str] | None, Iterable[str] | None, int, bool]:
+    if settings is None:
+        return select, ignore, max_line, False
+    return settings.select, settings.ignore_for(item), settings.max_line, settings.strict
 
 
 def check_input(
@@ -100,40 +188,232 @@ def check_input(
 ) -> FileReport:
     """Read and check one input (``-`` is standard input); never raises on bad input.
     ``settings`` (when given) replaces ``select``, ``ignore`` and ``max_line``: its
-    ``per-file-ignores`` apply to ``item``."""
-    from bbox_lark.api import parse
-    from bbox_lark.inputs import InputError, read_input
+    ``per-file-ignores`` apply to ``item``. The input is read as a stream: only the
+    findings are kept (and, for standard input, the lines that have findings)."""
+    reports = stream_input(
+        item, blobs=blobs, select=select, ignore=ignore, max_line=max_line, settings=settings, stream=False
+    )
+    return list(reports)[-1]
 
-    strict = False
-    if settings is not None:
-        select, ignore = settings.select, settings.ignore_for(item)
-        max_line, strict = settings.max_line, settings.strict
+
+def stream_input(
+    item: str,
+    *,
+    blobs: Path | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+    settings: Settings | None = None,
+    stream: bool = True,
+) -> Iterator[FileReport]:
+    """Check one input as it is read. With ``stream``, first yield one partial report per
+    finding (with its source line) as soon as it is known, in the order they become known
+    (:func:`bbox_lark.iter_check`), then the whole report (every finding, sorted) last;
+    without ``stream``, only the whole report. Meant for standard input: a file's partial
+    reports would read the file again to show their line."""
+    from bbox_lark.api import checker_for, run
+    from bbox_lark.inputs import InputError
+    from bbox_lark.parser import iter_nodes
+
+    select, ignore, max_line, strict = _settings_of(settings, item, select, ignore, max_line)
     try:
-        data = read_input(item)
+        file = open_input(item)
     except InputError as error:
-        return FileReport(item, error=str(error), strict=strict)
-    text = decode(data)
+        yield FileReport(item, error=str(error), strict=strict)
+        return
+    tee = _Tee(file) if item == "-" else None
+    found: list[Diagnostic] = []
     try:
-        document = parse(
-            data,
-            path=None if item == "-" else Path(item),
-            blobs=blobs,
-            max_line=max_line,
-            select=select,
-            ignore=ignore,
+        lines: Iterable[bytes] = file if tee is None else tee
+        checker = checker_for(
+            path=None if item == "-" else Path(item), blobs=blobs, select=select, ignore=ignore, stream=stream
         )
+        try:
+            diagnostics = run(checker, iter_nodes(lines, max_line=max_line, attach=False))
+            if not stream:
+                found = list(diagnostics)
+            else:
+                held: list[Diagnostic] = []  # waiting for the end to find their line
+                for diagnostic in diagnostics:
+                    found.append(diagnostic)
+                    text = tee.recent.get(diagnostic.line) if tee is not None else None
+                    if text is None or held:
+                        held.append(diagnostic)
+                    else:
+                        yield FileReport(
+                            item, (diagnostic,), strict=strict, lines={diagnostic.line: text}, partial=True
+                        )
+                if held:
+                    shown = tee.lines({d.line for d in held}) if tee is not None else None
+                    for diagnostic in held:
+                        yield FileReport(item, (diagnostic,), strict=strict, lines=shown, partial=True)
+                found.sort(key=lambda d: (d.line, d.col, d.code))
+        except OSError as error:
+            yield FileReport(item, error=f"{item}: cannot read: {error.strerror or error}", strict=strict)
+            return
+        except Exception as error:  # a bug in bbox-lark: this file's report says so, the run goes on
+            found = [internal_error(error)]
+        shown = tee.lines({d.line for d in found}) if tee is not None and found else None
+        yield FileReport(item, tuple(found), strict=strict, lines=shown)
+    finally:
+        if tee is not None:
+            tee.close()
+        if file is not sys.stdin.buffer:
+            file.close()
+
+
+class _Tee:
+    """Standard input line by line, copied to a spool file (memory up to 1 MiB, then a
+    temporary file) so that the lines with findings can be shown at the end, and the most
+    recent lines (up to 1 MiB of them) at hand for findings reported as their line comes."""
+
+    BUDGET = 1 << 20
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+        self.spool = tempfile.SpooledTemporaryFile(max_size=self.BUDGET)  # noqa: SIM115 (close())
+        self.recent: dict[int, str] = {}
+        self._sizes: deque[tuple[int, int]] = deque()
+        self._held = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        recent, sizes = self.recent, self._sizes
+        for number, chunk in enumerate(_lines_of(self.file), 1):
+            self.spool.write(chunk)
+            recent[number] = _line_text(chunk, number)
+            sizes.append((number, len(chunk)))
+            self._held += len(chunk)
+            while self._held > self.BUDGET and len(sizes) > 1:
+                old, size = sizes.popleft()
+                del recent[old]
+                self._held -= size
+            yield chunk
+
+    def lines(self, wanted: set[int]) -> dict[int, str]:
+        self.spool.seek(0)
+        found = _pick_lines(self.spool, wanted)
+        self.spool.seek(0, io.SEEK_END)
+        return found
+
+    def close(self) -> None:
+        self.spool.close()
+
+
+def _lines_of(file: IO[bytes]) -> Iterator[bytes]:
+    """A binary stream's lines, each as soon as its ``\n`` has arrived (on a pipe,
+    ``readline`` returns what one read gave once it holds a line break)."""
+    return iter(file.readline, b"")
+
+
+def _line_text(chunk: bytes, number: int) -> str:
+    text = decode(chunk)
+    if number == 1:
+        text = text.removeprefix(BOM)
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text[:-1] if text.endswith("\n") else text
+
+
+#: Below this many bytes of files in a run, ``--jobs`` checks them in this process: starting
+#: worker processes would cost more than it saves.
+PARALLEL_MIN_BYTES = 1 << 20
+
+
+def job_count(jobs: Jobs | None) -> int:
+    """Worker processes for ``jobs`` (a number, or ``"auto"``/None: the cores available)."""
+    if isinstance(jobs, int):
+        return jobs
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _check_file(path: str, blobs: Path | None, settings: Settings) -> FileReport:
+    """One file, in a worker process."""
+    return check_input(path, blobs=blobs, settings=settings)
+
+
+def check_inputs(
+    inputs: Iterable[Input], *, blobs: Path | None = None, jobs: Jobs | None = 1
+) -> Iterator[FileReport]:
+    """Check discovered inputs, each with its own settings, one report each, in order.
+
+    ``jobs`` > 1 (``"auto"``/None: the cores) spreads the files over that many worker
+    processes when the run is large enough (:data:`PARALLEL_MIN_BYTES`); the reports come
+    in the inputs' order whatever finishes first, so the output is the same as with one."""
+    from bbox_lark.parallel import SPLIT_MIN_BYTES
+
+    items = list(inputs)
+    workers = job_count(jobs)
+    files = [item for item in items if item.problem is None and item.path != "-"]
+    sizes = _sizes(files)
+    large = any(size >= SPLIT_MIN_BYTES for size in sizes)
+    if workers > 1 and (large or (len(files) > 1 and sum(sizes) >= PARALLEL_MIN_BYTES)):
+        yield from _check_parallel(items, blobs, workers)
+        return
+    for item in items:
+        yield _check_item(item, blobs)
+
+
+def _check_item(item: Input, blobs: Path | None) -> FileReport:
+    if item.problem is not None:
+        return FileReport(item.path, error=item.problem, strict=item.settings.strict)
+    return check_input(item.path, blobs=blobs, settings=item.settings)
+
+
+def _sizes(items: list[Input]) -> list[int]:
+    sizes = []
+    for item in items:
+        try:
+            sizes.append(os.stat(item.path).st_size)
+        except OSError:
+            sizes.append(0)
+    return sizes
+
+
+def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Iterator[FileReport]:
+    """The inputs' reports in order, files checked by ``workers`` processes; a large file is
+    checked in parts (:mod:`bbox_lark.parallel`) when its turn comes."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from bbox_lark.parallel import SPLIT_MIN_BYTES
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: list[Future[FileReport] | Input] = []
+        for item, size in zip(items, _sizes(items), strict=True):
+            if item.problem is None and item.path != "-" and size < SPLIT_MIN_BYTES:
+                pending.append(pool.submit(_check_file, item.path, blobs, item.settings))
+            else:
+                pending.append(item)  # here, in turn: standard input, unusable paths, large files
+        for item, entry in zip(items, pending, strict=True):
+            if isinstance(entry, Future):
+                try:
+                    yield entry.result()
+                except Exception as error:  # a worker died: this file's report says so
+                    yield FileReport(item.path, (internal_error(error),), strict=item.settings.strict)
+            elif item.problem is None and item.path != "-":
+                yield _check_large(item, blobs, pool, workers)
+            else:
+                yield _check_item(item, blobs)
+
+
+def _check_large(item: Input, blobs: Path | None, pool: Executor, workers: int) -> FileReport:
+    """A large file, its parts checked in parallel: the findings of one pass."""
+    from bbox_lark.parallel import Options, check_split, plan
+
+    settings = item.settings
+    options = Options(blobs, settings.select, settings.ignore_for(item.path), settings.max_line)
+    try:
+        planned = plan(item.path, settings.max_line)
+        if planned is None:
+            return _check_item(item, blobs)
+        found = check_split(item.path, options, pool, workers + 1, planned)
+    except OSError as error:
+        return FileReport(item.path, error=f"{item.path}: cannot read: {error.strerror or error}")
     except Exception as error:  # a bug in bbox-lark: this file's report says so, the run goes on
-        return FileReport(item, (internal_error(error),), text=text, strict=strict)
-    return FileReport(item, document.diagnostics, text=text, strict=strict)
-
-
-def check_inputs(inputs: Iterable[Input], *, blobs: Path | None = None) -> Iterator[FileReport]:
-    """Check discovered inputs, each with its own settings, one report each, in order."""
-    for item in inputs:
-        if item.problem is not None:
-            yield FileReport(item.path, error=item.problem, strict=item.settings.strict)
-        else:
-            yield check_input(item.path, blobs=blobs, settings=item.settings)
+        return FileReport(item.path, (internal_error(error),), strict=settings.strict)
+    return FileReport(item.path, tuple(found), strict=settings.strict)
 
 
 def check_paths(
@@ -144,13 +424,16 @@ def check_paths(
     ignore: Iterable[str] | None = None,
     max_line: int | None = None,
     settings: Resolver | None = None,
+    jobs: Jobs | None = None,
 ) -> Iterator[FileReport]:
     """Check every file named by ``paths`` (a folder means every bbox file below it; ``-``
     is standard input), one report per input, in order.
 
     ``settings`` gives each file its settings (configuration files, command-line
     overrides); without it no configuration file is read and ``select``, ``ignore`` and
-    ``max_line`` apply to every file. Files are found before this returns, so a bad
+    ``max_line`` apply to every file. ``jobs``: worker processes (see :func:`check_inputs`;
+    None: the ``jobs`` setting of the current folder's configuration, else the number of
+    cores). Files are found before this returns, so a bad
     configuration raises :class:`~bbox_lark.config.ConfigError` here, before any report."""
     from bbox_lark.config import Overrides, Resolver, split_option
     from bbox_lark.discover import discover
@@ -163,7 +446,9 @@ def check_paths(
             max_line=max_line,
         )
         settings = Resolver(overrides, isolated=True)
-    return check_inputs(discover(list(paths), settings), blobs=blobs)
+    if jobs is None:
+        jobs = settings.for_path("-").jobs
+    return check_inputs(discover(list(paths), settings), blobs=blobs, jobs=jobs)
 
 
 def run_exit_code(reports: Iterable[FileReport], strict: bool | None = None) -> int:

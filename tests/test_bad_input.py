@@ -16,6 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -288,7 +289,15 @@ def test_unreadable_file_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     def refuse(self: pathlib.Path) -> bytes:
         raise PermissionError(13, "Permission denied", str(self))
 
+    opener = pathlib.Path.open
+
+    def refuse_open(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
+        if self == path:  # check reads a file as a stream
+            raise PermissionError(13, "Permission denied", str(self))
+        return opener(self, *args, **kwargs)
+
     monkeypatch.setattr(pathlib.Path, "read_bytes", refuse)
+    monkeypatch.setattr(pathlib.Path, "open", refuse_open)
     for command in (["check"], ["check", "--format", "json"], ["parse"], ["stats", "--json"]):
         result = invoke([*command, str(path)])
         assert_clean_exit(result, 2)

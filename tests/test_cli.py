@@ -234,7 +234,15 @@ def test_check_schema_covers_unreadable_files(tmp_path: Path, monkeypatch: pytes
             raise PermissionError(13, "Permission denied", str(self))
         return read_bytes(self)
 
+    opener = Path.open
+
+    def refuse_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self.name == "b.bbox":  # check reads a file as a stream
+            raise PermissionError(13, "Permission denied", str(self))
+        return opener(self, *args, **kwargs)
+
     monkeypatch.setattr(Path, "read_bytes", refuse_b)
+    monkeypatch.setattr(Path, "open", refuse_open)
     result = runner.invoke(app, ["check", "--format", "json", str(good), str(locked)])
     value = json.loads(result.stdout)
     assert result.exit_code == 2 and value["exit_code"] == 2

@@ -20,6 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 import bbox_lark
+from bbox_lark.ast import Diagnostic, Line
+from bbox_lark.checks import Context
 from bbox_lark.cli import app
 from bbox_lark.printer import document_signature, format_document
 
@@ -73,14 +75,16 @@ def test_an_internal_error_is_a_finding_and_the_run_goes_on(
     bad, good = tmp_path / "a-bad.bbox", tmp_path / "b-good.bbox"
     bad.write_text(HEADER + "a: CRASH-ME\n")
     good.write_text(HEADER + "t:read a.rs -> [1 lines]\n")
-    real_parse = bbox_lark.api.parse
+    from bbox_lark.checks.lines import LineRule
 
-    def parse(data: str | bytes, **options: object) -> bbox_lark.Document:
-        if b"CRASH-ME" in (data if isinstance(data, bytes) else data.encode()):
+    real_node = LineRule.node
+
+    def node(self: LineRule, line: Line, ctx: Context) -> None:  # a rule with a bug
+        if "CRASH-ME" in line.raw:
             raise RuntimeError("boom")
-        return real_parse(data, **options)  # type: ignore[arg-type]
+        real_node(self, line, ctx)
 
-    monkeypatch.setattr(bbox_lark.api, "parse", parse)
+    monkeypatch.setattr(LineRule, "node", node)
     result = runner.invoke(app, ["check", str(tmp_path)])
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -99,10 +103,10 @@ def test_an_internal_error_is_reported_whatever_is_selected(
     path = tmp_path / "a.bbox"
     path.write_text(HEADER)
 
-    def parse(*_args: object, **_options: object) -> bbox_lark.Document:
+    def run(*_args: object, **_options: object) -> Iterator[Diagnostic]:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(bbox_lark.api, "parse", parse)
+    monkeypatch.setattr(bbox_lark.api, "run", run)
     result = runner.invoke(app, ["check", "--select", "W003", str(path)])
     assert result.exit_code == 2
     assert ": E016 internal error (RecursionError" in result.stdout

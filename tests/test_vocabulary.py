@@ -185,6 +185,8 @@ ALLOWED = {
     ("checks/redactions.py", "comment kinds"),
     # Header keys (`budget:`, `model:`, `notes:`), which only share names with comment kinds.
     ("checks/header.py", "comment kinds"),
+    # The two fields a call key is read from (DECISIONS §6, §9), in order: one definition.
+    ("correlate.py", "typed fields"),
 }
 #: Words a vocabulary shares with ordinary ones (severities are `error warning info`): a
 #: collection counts for that vocabulary only when it also holds one of its own words.

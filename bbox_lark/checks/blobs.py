@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from bbox_lark.ast import BlobPointer, Document
-from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.ast import BlobPointer, Document, Line
+from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 from bbox_lark.scan import find_blobs
 from bbox_lark.values import MAX_INT, is_oversized_int
 
@@ -114,9 +114,25 @@ def blob_folder(ctx: Context) -> Path | None:
 
 
 @rule
-def blob_checks(ctx: Context) -> None:
-    folder = blob_folder(ctx)
-    for blob in iter_blobs(ctx.document):
+class BlobRule(Rule):
+    """Each blob pointer as its line comes."""
+
+    family = FAMILY
+    scope = "line"
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+
+    def start(self, ctx: Context) -> None:
+        self.folder = blob_folder(ctx)
+
+    def node(self, node: Line, ctx: Context) -> None:
+        if "@blob" in node.raw:
+            blob_checks(ctx, self.folder, find_blobs(node.raw, node.line))
+
+
+def blob_checks(ctx: Context, folder: Path | None, blobs: Iterable[BlobPointer]) -> None:
+    for blob in blobs:
         line, col = blob.line, blob.col
         sha = blob.sha256
         if sha is None or sha == "":

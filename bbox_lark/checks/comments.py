@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.ast import Event, Line
+from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_elapsed
 
 FAMILY = "comments"
@@ -34,12 +35,24 @@ describe(
 
 
 @rule
-def elapsed_checks(ctx: Context) -> None:
-    last: int | None = None
-    last_value = ""
-    for event in ctx.events:
-        if event.kind != "comment" or event.name != "elapsed":
-            continue
+class ElapsedRule(Rule):
+    """``# elapsed`` marks: each against the previous one."""
+
+    family = FAMILY
+
+    def wants(self, node: Line) -> bool:
+        return node.kind == "comment" and isinstance(node, Event) and node.name == "elapsed"
+
+    def __init__(self) -> None:
+        self.last: int | None = None
+        self.last_value = ""
+
+    def node(self, event: Line, ctx: Context) -> None:
+        if event.kind != "comment":
+            return
+        assert isinstance(event, Event)
+        if event.name != "elapsed":
+            return
         value = event.text[2:].split(None, 1)[0] if len(event.text) > 2 else ""
         col = event.text_col + 2
         seconds = parse_elapsed(value)
@@ -47,10 +60,11 @@ def elapsed_checks(ctx: Context) -> None:
             hours = value.split(":", 1)[0]
             problem = f"has more hours than {MAX_INT}" if is_oversized_int(hours) else "is not HH:MM:SS"
             ctx.report("W019", event.line, col, f"elapsed time {shorten(value)!r} {problem}")
-            continue
+            return
+        last = self.last
         if last is not None and seconds < last:
             message = (
-                f"elapsed time {shorten(value)} is earlier than the previous mark, {shorten(last_value)}"
+                f"elapsed time {shorten(value)} is earlier than the previous mark, {shorten(self.last_value)}"
             )
             ctx.report("W020", event.line, col, message)
-        last, last_value = seconds, value
+        self.last, self.last_value = seconds, value

@@ -6,9 +6,9 @@ The pairing itself (what opens a call, what completes it, which key it goes by) 
 
 from __future__ import annotations
 
-from bbox_lark.ast import Event
-from bbox_lark.checks import Context, describe, example, rule, shorten
-from bbox_lark.correlate import Key, call_key, pair_calls
+from bbox_lark.ast import Event, Line
+from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
+from bbox_lark.correlate import AMBIGUOUS, FAMILIES, KEY_FIELDS, ORPHAN, UNKNOWN, Key, Pairer, call_key
 
 FAMILY = "correlation"
 
@@ -89,28 +89,52 @@ def _key_col(event: Event, key: Key | None) -> int:
 
 
 @rule
-def correlation_checks(ctx: Context) -> None:
-    pairing = pair_calls(ctx.events)
-    for event in pairing.orphan_progress:
-        key = call_key(event)
-        what = f"{key[0]}={shorten(key[1])}" if key else f"tool {shorten(event.name or '')!r}"
-        ctx.report("W001", event.line, _key_col(event, key), f"progress for {what} with no open start")
-    for event in pairing.unknown_observations:
-        key = call_key(event)
-        assert key is not None
-        ctx.report(
-            "W002", event.line, _key_col(event, key), f"observation for unknown call {key[0]}={key[1]}"
-        )
-    for event in pairing.ambiguous:
-        key = call_key(event)
-        assert key is not None
-        ctx.report(
-            "W024", event.line, _key_col(event, key), f"{key[0]}={key[1]} is already held by an open call"
-        )
-    for event in pairing.open_starts:
-        if event.prefix == "t!":
+class CorrelationRule(Rule):
+    """The pairing of :mod:`bbox_lark.correlate` as a stream (:class:`~bbox_lark.correlate.Pairer`):
+    W001, W002 and W024 when their line comes, W007 and W025 for the starts still open at
+    the end. It holds the open calls and the keys seen (about 8 bytes a
+    key: :class:`~bbox_lark.correlate.SeenKeys`)."""
+
+    family = FAMILY
+    keys = frozenset(KEY_FIELDS)
+
+    def wants(self, node: Line) -> bool:
+        return node.kind in _PAIRED
+
+    def __init__(self) -> None:
+        self.pairer = Pairer()
+
+    def node(self, event: Line, ctx: Context) -> None:
+        if event.kind not in _PAIRED:
+            return
+        assert isinstance(event, Event)
+        outcome = self.pairer.feed(event)
+        if outcome == ORPHAN:
+            key = call_key(event)
+            what = f"{key[0]}={shorten(key[1])}" if key else f"tool {shorten(event.name or '')!r}"
+            ctx.report("W001", event.line, _key_col(event, key), f"progress for {what} with no open start")
+        elif outcome == UNKNOWN:
+            key = call_key(event)
+            assert key is not None
             ctx.report(
-                "W007", event.line, 1, f"tool start `t!:{shorten(event.name or '')}` is never completed"
+                "W002", event.line, _key_col(event, key), f"observation for unknown call {key[0]}={key[1]}"
             )
-        else:
-            ctx.report("W025", event.line, 1, f"`{event.prefix}:` call started here is never completed")
+        elif outcome == AMBIGUOUS:
+            key = call_key(event)
+            assert key is not None
+            ctx.report(
+                "W024", event.line, _key_col(event, key), f"{key[0]}={key[1]} is already held by an open call"
+            )
+
+    def finish(self, ctx: Context) -> None:
+        for event in self.pairer.open_starts:
+            if event.prefix == "t!":
+                ctx.report(
+                    "W007", event.line, 1, f"tool start `t!:{shorten(event.name or '')}` is never completed"
+                )
+            else:
+                ctx.report("W025", event.line, 1, f"`{event.prefix}:` call started here is never completed")
+
+
+#: The line kinds the pairing looks at.
+_PAIRED = frozenset({"observation", "tool_progress", *FAMILIES})

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import Event, Field
-from bbox_lark.checks import Context, describe, example, rule, shorten
+import bisect
+from array import array
+
+from bbox_lark.ast import Event, Field, Line
+from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 from bbox_lark.grammar import vocabulary
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
@@ -109,38 +112,120 @@ def _typed(ctx: Context, line: int, node: Field) -> None:
 
 
 @rule
-def field_checks(ctx: Context) -> None:
-    vocab = vocabulary()
-    typed = vocab.typed_fields
-    highest: int | None = None
-    steps: set[int] = set()
-    references: list[tuple[int, Field]] = []
-    for event in ctx.events:
-        if event.kind == "unknown":
-            continue
-        if event.kind == "comment":
-            if event.name in vocab.step_reference_comments:
+class FieldRule(Rule):
+    """Typed values, each on its own line."""
+
+    codes = frozenset({"W005", "W014"})
+    family = FAMILY
+    scope = "line"
+
+    def __init__(self) -> None:
+        vocab = vocabulary()
+        self.typed = vocab.typed_fields
+        self.reference_comments = vocab.step_reference_comments
+
+    def node(self, event: Line, ctx: Context) -> None:
+        kind = event.kind
+        if kind in _SKIPPED:
+            return
+        assert isinstance(event, Event)
+        typed = self.typed
+        if kind == "comment":
+            if event.name in self.reference_comments:
                 for node in event.field_nodes:
                     if node.key in typed:
                         _typed(ctx, event.line, node)
-                    if node.key == "step" and parse_int(node.value) is not None:
-                        references.append((event.line, node))
-            continue
+            return
         for node in event.field_nodes:
             if node.key in typed:
                 _typed(ctx, event.line, node)
         for node in event.metric_nodes:
             if node.key in typed:
                 _typed(ctx, event.line, node)
-        highest = _order(ctx, event, highest, steps)
-    for line, node in references:
-        if steps and parse_int(node.value) not in steps:
-            ctx.report(
-                "I009", line, node.value_col, f"step={shorten(node.raw_value)} refers to a step no line has"
-            )
 
 
-def _order(ctx: Context, event: Event, highest: int | None, steps: set[int]) -> int | None:
+@rule
+class StepRule(Rule):
+    """Step order against the highest step so far; I009 at the end, from the set of step
+    numbers (a :class:`StepSet`, 8 bytes a step) and the step references of the structured
+    comments to a step not seen before them."""
+
+    codes = frozenset({"W004", "I007", "I009"})
+    family = FAMILY
+    keys = frozenset({"step"})
+
+    def __init__(self) -> None:
+        self.reference_comments = vocabulary().step_reference_comments
+        self.highest: int | None = None
+        self.steps = StepSet()
+        #: (line, column, step, source value) of each step reference not yet satisfied.
+        self.references: list[tuple[int, int, int, str]] = []
+
+    def wants(self, node: Line) -> bool:
+        if node.kind in _SKIPPED:
+            return False
+        assert isinstance(node, Event)
+        if node.kind == "comment" and node.name not in self.reference_comments:
+            return False
+        return any(field.key == "step" for field in node.field_nodes)
+
+    def node(self, event: Line, ctx: Context) -> None:
+        kind = event.kind
+        if kind in _SKIPPED:
+            return
+        assert isinstance(event, Event)
+        if kind == "comment":
+            if event.name in self.reference_comments:
+                for node in event.field_nodes:
+                    if node.key == "step":
+                        step = parse_int(node.value)
+                        # a step already seen is never reported: only the others are kept
+                        if step is not None and step not in self.steps:
+                            self.references.append((event.line, node.value_col, step, node.raw_value))
+            return
+        self.highest = _order(ctx, event, self.highest, self.steps)
+
+    def finish(self, ctx: Context) -> None:
+        steps = self.steps
+        for line, col, step, raw in self.references:
+            if steps and step not in steps:
+                ctx.report("I009", line, col, f"step={shorten(raw)} refers to a step no line has")
+
+
+_SKIPPED = frozenset({"unknown", "continuation", "blank"})
+
+
+class StepSet:
+    """A set of step numbers: 8 bytes a step for steps that go up (an array), a plain set
+    for the few that come out of order."""
+
+    __slots__ = ("_extra", "_rising")
+
+    def __init__(self) -> None:
+        self._rising = array("q")
+        self._extra: set[int] = set()
+
+    def add(self, value: int) -> None:
+        rising = self._rising
+        if (not rising or value > rising[-1]) and value < (1 << 63):
+            rising.append(value)
+        elif value not in self:
+            self._extra.add(value)
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, int):
+            return False
+        if value in self._extra:
+            return True
+        rising = self._rising
+        index = bisect.bisect_left(rising, value)
+        return index < len(rising) and rising[index] == value
+
+    def __bool__(self) -> bool:
+        return bool(self._rising) or bool(self._extra)
+
+
+def _order(ctx: Context, event: Event, highest: int | None, steps: StepSet) -> int | None:
     node = next((n for n in event.field_nodes if n.key == "step"), None)
     step = parse_int(node.value) if node is not None else None
     if node is None or step is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 
 FAMILY = "header"
 
@@ -223,9 +223,18 @@ describe(
 
 
 @rule
+class HeaderRule(Rule):
+    """Everything about the header, once it has been read."""
+
+    family = FAMILY
+    scope = "line"  # the header only: checked once, before any part
+
+    def start(self, ctx: Context) -> None:
+        header_checks(ctx)
+
+
 def header_checks(ctx: Context) -> None:
-    doc = ctx.document
-    info = doc.header_info
+    info = ctx.head.header_info
     if info is None:
         ctx.report("E004", 1, 1, "no header: the file must start with a `---` line")
         return

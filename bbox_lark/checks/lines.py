@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import Continuation, Event
-from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.ast import Continuation, Event, Line
+from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 from bbox_lark.grammar import vocabulary
 
 FAMILY = "lines"
@@ -117,15 +117,17 @@ describe(
 
 
 @rule
-def line_checks(ctx: Context) -> None:
-    for node in ctx.document.lines:
-        if isinstance(node, Continuation):
-            if node.owner is None:
-                ctx.report("W023", node.line, 1, "continuation line with no line before it")
-            continue
-        if not isinstance(node, Event):
-            continue
-        _check_event(ctx, node)
+class LineRule(Rule):
+    """Each line on its own."""
+
+    family = FAMILY
+    scope = "line"
+
+    def node(self, node: Line, ctx: Context) -> None:
+        if isinstance(node, Event):
+            _check_event(ctx, node)
+        elif isinstance(node, Continuation) and node.owner is None:
+            ctx.report("W023", node.line, 1, "continuation line with no line before it")
 
 
 def _check_event(ctx: Context, event: Event) -> None:

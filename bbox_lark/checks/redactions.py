@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bbox_lark.ast import Document, Event, Redaction
-from bbox_lark.checks import Context, describe, example, rule, shorten
+from bbox_lark.ast import Document, Event, Field, Line, Redaction
+from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 from bbox_lark.scan import find_redactions
 from bbox_lark.values import parse_int
 
@@ -38,22 +38,47 @@ def _states_count(node: object) -> bool:
 def iter_redactions(document: Document) -> Iterator[Redaction]:
     """Every marker on every body line except the comments that state the count."""
     for node in document.lines:
-        if "[redacted:" in node.raw and not _states_count(node):
-            yield from find_redactions(node.raw, node.line)
+        yield from line_redactions(node)
+
+
+def line_redactions(node: Line) -> Iterator[Redaction]:
+    """The markers of one body line (none for a comment that states the count)."""
+    if "[redacted:" in node.raw and not _states_count(node):
+        yield from find_redactions(node.raw, node.line)
 
 
 @rule
-def redaction_checks(ctx: Context) -> None:
-    count = sum(1 for _ in iter_redactions(ctx.document))
-    for event in ctx.events:
-        if not _states_count(event):
-            continue
-        node = next(n for n in event.field_nodes if n.key == "redactions")
-        stated = parse_int(node.value)
-        if stated != count:
-            ctx.report(
-                "W018",
-                event.line,
-                node.value_col,
-                f"redactions={shorten(node.raw_value)} but the body has {count} marker(s)",
-            )
+class RedactionRule(Rule):
+    """Counts markers and keeps each comment that states a count (line, column, value);
+    compares them at the end."""
+
+    family = FAMILY
+    scope = "file"
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.stated: list[tuple[int, Field]] = []
+
+    def node(self, node: Line, ctx: Context) -> None:
+        if "[redacted:" in node.raw:
+            self.count += sum(1 for _ in line_redactions(node))
+        if node.kind == "comment" and _states_count(node):
+            assert isinstance(node, Event)
+            self.stated.append((node.line, next(n for n in node.field_nodes if n.key == "redactions")))
+
+    def merge(self, part: Rule) -> None:
+        assert isinstance(part, RedactionRule)
+        self.count += part.count
+        self.stated += part.stated
+
+    def finish(self, ctx: Context) -> None:
+        count = self.count
+        for line, field in self.stated:
+            stated = parse_int(field.value)
+            if stated != count:
+                ctx.report(
+                    "W018",
+                    line,
+                    field.value_col,
+                    f"redactions={shorten(field.raw_value)} but the body has {count} marker(s)",
+                )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import BlankLine
-from bbox_lark.checks import Context, describe, example, rule
+from bbox_lark.ast import Event, Line
+from bbox_lark.checks import Context, Rule, describe, example, rule
 
 FAMILY = "session"
 
@@ -34,12 +34,39 @@ describe(
 
 
 @rule
-def session_checks(ctx: Context) -> None:
-    doc = ctx.document
-    starts = [e for e in ctx.events if e.kind == "lifecycle" and e.name == "start"]
-    ends = [e for e in ctx.events if e.kind == "lifecycle" and e.name == "end"]
-    content = sum(1 for node in doc.lines if not isinstance(node, BlankLine))
-    if not starts and content > LONG_SESSION:
-        ctx.report("I001", 1, 1, f"{content} non-blank body lines and no @start")
-    if starts and not ends:
-        ctx.report("I002", starts[0].line, 1, "@start without @end")
+class SessionRule(Rule):
+    """Counts non-blank body lines and remembers the first ``@start`` and whether an
+    ``@end`` came; reports at the end."""
+
+    family = FAMILY
+    scope = "file"
+
+    def __init__(self) -> None:
+        self.content = 0
+        self.first_start: int | None = None
+        self.ended = False
+
+    def node(self, node: Line, ctx: Context) -> None:
+        if node.kind == "blank":
+            return
+        self.content += 1
+        if node.kind == "lifecycle":
+            assert isinstance(node, Event)
+            if node.name == "start":
+                if self.first_start is None:
+                    self.first_start = node.line
+            elif node.name == "end":
+                self.ended = True
+
+    def merge(self, part: Rule) -> None:
+        assert isinstance(part, SessionRule)
+        self.content += part.content
+        if self.first_start is None:
+            self.first_start = part.first_start
+        self.ended = self.ended or part.ended
+
+    def finish(self, ctx: Context) -> None:
+        if self.first_start is None and self.content > LONG_SESSION:
+            ctx.report("I001", 1, 1, f"{self.content} non-blank body lines and no @start")
+        if self.first_start is not None and not self.ended:
+            ctx.report("I002", self.first_start, 1, "@start without @end")

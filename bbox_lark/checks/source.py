@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bbox_lark.checks import CLEAN_HEADER, Context, describe, example, rule
+from bbox_lark.ast import SourceFault
+from bbox_lark.checks import CLEAN_HEADER, Context, Rule, describe, example, rule
 
 FAMILY = "source"
 
@@ -55,8 +56,15 @@ describe(
 
 
 @rule
-def source_faults(ctx: Context) -> None:
-    for fault in ctx.document.source_faults:
+class SourceRule(Rule):
+    """Byte-level faults, as the reader finds them, and the byte order mark."""
+
+    family = FAMILY
+    scope = "line"
+
+    def start(self, ctx: Context) -> None:
+        if ctx.head.bom:
+            ctx.report("I005", 1, 1, "byte order mark at the start of the file")
+
+    def fault(self, fault: SourceFault, ctx: Context) -> None:
         ctx.report(fault.code, fault.line, fault.col, fault.message)
-    if ctx.document.bom:
-        ctx.report("I005", 1, 1, "byte order mark at the start of the file")

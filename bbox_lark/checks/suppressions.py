@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bbox_lark.ast import Diagnostic, Document, Event
+from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.checks import REGISTRY, describe, example, printable
 
 FAMILY = "suppressions"
@@ -85,75 +85,117 @@ def _known(code: str) -> bool:
     return any(known.startswith(code) for known in REGISTRY)
 
 
-def read_suppressions(
-    document: Document, events: list[Event] | None = None
-) -> tuple[list[Suppression], list[Diagnostic]]:
-    """Every suppression comment of the body, and an I011 for each one that cannot be read
-    (or for each unknown code in one). ``events`` is ``document.events`` when the caller
-    has it already."""
-    every = document.events if events is None else events
-    comments = [e for e in every if e.kind == "comment" and e.text.startswith(MARKER)]
-    if not comments:
-        return [], []
-    found: list[Suppression] = []
+def read_suppression(event: Event, target: int | None = None) -> tuple[Suppression | None, list[Diagnostic]]:
+    """The suppression a comment holds (None when it holds none or cannot be read), and an
+    I011 for a suppression that cannot be read (or for each unknown code in it)."""
     invalid: list[Diagnostic] = []
     info = REGISTRY["I011"]
 
     def bad(line: int, col: int, message: str) -> None:
         invalid.append(Diagnostic("I011", info.severity, line, col, printable(message), info.name))
 
-    targets = _targets(document, {e.line for e in comments})
-    for event in comments:
-        directive = _DIRECTIVE.match(event.text)
-        if directive is None:
-            continue  # `# bbox-lark: some note` is a plain comment
-        kind = directive["kind"]
-        listed = _CODES.match(event.text, directive.end())
-        col = event.text_col + directive.start()
-        if listed is None:
-            bad(event.line, col, f"suppression without codes; write `# bbox-lark: {kind}[CODE,...]`")
+    directive = _DIRECTIVE.match(event.text)
+    if directive is None:
+        return None, invalid  # `# bbox-lark: some note` is a plain comment
+    kind = directive["kind"]
+    listed = _CODES.match(event.text, directive.end())
+    col = event.text_col + directive.start()
+    if listed is None:
+        bad(event.line, col, f"suppression without codes; write `# bbox-lark: {kind}[CODE,...]`")
+        return None, invalid
+    suppression = Suppression(event.line, kind == "ignore-file", None if kind == "ignore-file" else target)
+    start = event.text_col + listed.start("codes")
+    offset = 0
+    for part in listed["codes"].split(","):
+        stripped = part.strip()
+        where = start + offset + (len(part) - len(part.lstrip()))
+        offset += len(part) + 1
+        if not stripped:
             continue
-        suppression = Suppression(
-            event.line, kind == "ignore-file", None if kind == "ignore-file" else targets.get(event.line)
-        )
-        start = event.text_col + listed.start("codes")
-        offset = 0
-        for part in listed["codes"].split(","):
-            stripped = part.strip()
-            where = start + offset + (len(part) - len(part.lstrip()))
-            offset += len(part) + 1
-            if not stripped:
-                continue
-            code = stripped.upper()
-            if _known(code):
-                suppression.codes.append((code, where))
-            else:
-                bad(event.line, where, f"unknown code {stripped!r} in a suppression; it silences nothing")
-        if not suppression.codes:
-            if not any(d.line == event.line for d in invalid):
-                bad(
-                    event.line,
-                    col,
-                    f"suppression with an empty list of codes; write `# bbox-lark: {kind}[CODE,...]`",
-                )
-            continue
-        found.append(suppression)
-    return found, invalid
+        code = stripped.upper()
+        if _known(code):
+            suppression.codes.append((code, where))
+        else:
+            bad(event.line, where, f"unknown code {stripped!r} in a suppression; it silences nothing")
+    if not suppression.codes:
+        if not invalid:
+            bad(
+                event.line,
+                col,
+                f"suppression with an empty list of codes; write `# bbox-lark: {kind}[CODE,...]`",
+            )
+        return None, invalid
+    return suppression, invalid
 
 
-def _targets(document: Document, lines: set[int]) -> dict[int, int]:
-    """For each suppression comment's line, the next body line that is not a comment."""
-    targets: dict[int, int] = {}
-    waiting: list[int] = []
-    for node in document.lines:
-        if isinstance(node, Event) and node.kind == "comment":
-            if node.line in lines:
-                waiting.append(node.line)
-            continue
-        for line in waiting:
-            targets[line] = node.line
-        waiting = []
-    return targets
+class Suppressions:
+    """The suppression comments of a document as it is read (:class:`~bbox_lark.checks.Checker`
+    feeds it every node). It keeps the suppression comments only, so its memory is that of
+    the comments, not of the file.
+
+    Whole-file: :meth:`finish` takes every finding and gives back what is not silenced, plus
+    I010 and I011. Streaming: :meth:`silence` filters the findings of the lines read so far
+    (with the suppressions read so far: an ``ignore-file`` applies from its own line on)
+    and adds the I011s of the comments read since; :meth:`finish` gives the I010s."""
+
+    def __init__(self, enabled: Callable[[str], bool], *, stream: bool = False) -> None:
+        self.enabled = enabled
+        self.stream = stream
+        self.found: list[Suppression] = []
+        self.invalid: list[Diagnostic] = []
+        self._waiting: list[Suppression] = []
+
+    def node(self, node: Line) -> None:
+        if node.kind == "comment":
+            assert isinstance(node, Event)
+            if node.text.startswith(MARKER):
+                suppression, invalid = read_suppression(node)
+                self.invalid += invalid
+                if suppression is not None:
+                    self.found.append(suppression)
+                    if not suppression.file_wide:
+                        self._waiting.append(suppression)
+        elif self._waiting:
+            # the next body line that is not a comment (a blank line counts)
+            for suppression in self._waiting:
+                suppression.target = node.line
+            self._waiting = []
+
+    def silence(self, found: list[Diagnostic]) -> list[Diagnostic]:
+        """Streaming: ``found`` without what is silenced, plus the new I011s."""
+        kept = _silence(found, self.found) if self.found else found
+        if self.invalid:
+            meta = [d for d in self.invalid if self.enabled(d.code)]
+            self.invalid = []
+            kept += _silence(meta, self.found)
+        return kept
+
+    def finish(self, found: list[Diagnostic]) -> list[Diagnostic]:
+        """``found`` without what is silenced, plus I010 for each enabled code that silenced
+        nothing and I011 for each suppression that cannot be read (when those codes are
+        enabled themselves)."""
+        suppressions, invalid, enabled = self.found, self.invalid, self.enabled
+        self.invalid = []
+        if not suppressions and not invalid:
+            return found
+        kept = _silence(found, suppressions)
+        meta = [d for d in invalid if enabled(d.code)]
+        if not enabled("I010"):
+            return kept + _silence(meta, suppressions)
+        # A code that covers I010 itself (`ignore-file[I010]`) is judged last, once the other
+        # I010s are known: it is used when it silences one of them.
+        deferred = []
+        for s in suppressions:
+            for code, col in s.codes:
+                if code in s.used or not any(enabled(known) for known in REGISTRY if known.startswith(code)):
+                    continue
+                if "I010".startswith(code):
+                    deferred.append((s, code, col))
+                else:
+                    meta.append(_unused(s, code, col))
+        meta = _silence(meta, suppressions)
+        meta += [_unused(s, code, col) for s, code, col in deferred if code not in s.used]
+        return kept + meta
 
 
 def _silence(found: list[Diagnostic], suppressions: list[Suppression]) -> list[Diagnostic]:
@@ -175,37 +217,29 @@ def _silence(found: list[Diagnostic], suppressions: list[Suppression]) -> list[D
     return kept
 
 
+def read_suppressions(
+    document: Document, events: list[Event] | None = None
+) -> tuple[list[Suppression], list[Diagnostic]]:
+    """Every suppression comment of a parsed document's body (with its target), and an I011
+    for each one that cannot be read (or for each unknown code in one)."""
+    suppressions = Suppressions(lambda code: True)
+    for node in document.lines:
+        suppressions.node(node)
+    return suppressions.found, suppressions.invalid
+
+
 def apply_suppressions(
     document: Document,
     found: list[Diagnostic],
     enabled: Callable[[str], bool],
     events: list[Event] | None = None,
 ) -> list[Diagnostic]:
-    """``found`` without what the document's suppression comments silence, plus I010 for
-    each enabled code that silenced nothing and I011 for each suppression that cannot be
-    read (when those codes are enabled themselves). ``enabled(code)`` tells whether a code
-    is reported at all under the run's selection."""
-    suppressions, invalid = read_suppressions(document, events)
-    if not suppressions and not invalid:
-        return found
-    kept = _silence(found, suppressions)
-    meta = [d for d in invalid if enabled(d.code)]
-    if not enabled("I010"):
-        return kept + _silence(meta, suppressions)
-    # A code that covers I010 itself (`ignore-file[I010]`) is judged last, once the other
-    # I010s are known: it is used when it silences one of them.
-    deferred = []
-    for s in suppressions:
-        for code, col in s.codes:
-            if code in s.used or not any(enabled(known) for known in REGISTRY if known.startswith(code)):
-                continue
-            if "I010".startswith(code):
-                deferred.append((s, code, col))
-            else:
-                meta.append(_unused(s, code, col))
-    meta = _silence(meta, suppressions)
-    meta += [_unused(s, code, col) for s, code, col in deferred if code not in s.used]
-    return kept + meta
+    """``found`` (the findings of a parsed ``document``) without what its suppression
+    comments silence, plus I010 and I011 (see :meth:`Suppressions.finish`)."""
+    suppressions = Suppressions(enabled)
+    for node in document.lines:
+        suppressions.node(node)
+    return suppressions.finish(found)
 
 
 def _unused(s: Suppression, code: str, col: int) -> Diagnostic:

@@ -1,0 +1,249 @@
+"""A large file checked in parts, in parallel (``check --jobs``), with the output of one pass.
+
+The file's body is cut at lines that start a non-comment event (their first character is
+a lowercase letter or ``@``): such a line is never a continuation, a blank or a comment, so
+every continuation has its owner in its own part and a suppression comment's target is at
+most the first line of the next part. Each part, in a worker process:
+
+* runs the rules whose findings depend on each node alone (``scope = "line"``: bytes,
+  line kinds, blobs, typed values) and keeps their findings;
+* runs the rules whose state adds up (``scope = "file"``: session counts, redaction
+  counts) and sends their state back;
+* sends, for the rules that need the nodes in order (``scope = "sequence"``: correlation,
+  step order, elapsed marks) and for the suppressions, only the nodes they want, slimmed
+  (kind, line, names, result kind, comment text and the few fields they read).
+
+The parent reads the header, then takes the parts in order: it adds their findings,
+merges the ``file`` states and runs the ``sequence`` rules and the suppressions over the
+slimmed nodes, exactly as over the whole file; so a call opened in one part and closed in
+another pairs as in one pass, and the findings are the same, sorted the same way.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
+from bbox_lark.checks import Checker, Context, Rule
+from bbox_lark.checks.suppressions import MARKER
+from bbox_lark.parser import Head, iter_nodes
+from bbox_lark.source import DEFAULT_MAX_LINE
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
+#: A file is split when it has at least this many bytes.
+SPLIT_MIN_BYTES = 8 << 20
+#: About how many bytes a part has.
+PART_BYTES = 512 << 10
+
+_STARTS_EVENT = frozenset(b"abcdefghijklmnopqrstuvwxyz@")
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Lines ``first_line`` onwards, from byte ``start`` to byte ``end`` of the file."""
+
+    start: int
+    end: int
+    first_line: int
+
+
+@dataclass(slots=True)
+class PartResult:
+    found: list[Diagnostic]
+    #: The ``file`` rules, by class name, with this part's state.
+    states: dict[str, Rule]
+    #: Slimmed nodes for the ``sequence`` rules and the suppressions, in order, as plain
+    #: tuples (:func:`_slim`; much cheaper to send between processes than nodes).
+    nodes: list[Slim]
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    blobs: Path | None
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...] | None
+    max_line: int = DEFAULT_MAX_LINE
+
+
+def plan(
+    path: str, max_line: int = DEFAULT_MAX_LINE, part_bytes: int | None = None
+) -> tuple[Head, list[SourceFault], list[Part]] | None:
+    """The header (and its lines' byte-level faults) and the parts of the body; None when
+    the body cannot be cut (one part). ``part_bytes``: about how many bytes a part has
+    (default :data:`PART_BYTES`)."""
+    part_bytes = part_bytes or PART_BYTES
+    with open(path, "rb") as file:
+        stream = iter_nodes(file, max_line=max_line, attach=False)
+        head = next(stream)
+        assert isinstance(head, Head)
+        faults = [f for f in stream.faults if f.line < head.body_start]
+    parts: list[Part] = []
+    with open(path, "rb") as file:
+        offset = 0
+        number = 1
+        for line in itertools.islice(file, head.body_start - 1):
+            offset += len(line)
+            number += 1
+        start, first = offset, number
+        target = offset + part_bytes
+        for line in file:
+            if offset >= target and line[0] in _STARTS_EVENT:
+                parts.append(Part(start, offset, first))
+                start, first = offset, number
+                target = offset + part_bytes
+            offset += len(line)
+            number += 1
+        parts.append(Part(start, offset, first))
+    if len(parts) < 2:
+        return None
+    return head, list(faults), parts
+
+
+def _lines(path: str, part: Part) -> Iterator[bytes]:
+    with open(path, "rb") as file:
+        file.seek(part.start)
+        left = part.end - part.start
+        while left > 0:
+            line = file.readline()
+            if not line:
+                return
+            left -= len(line)
+            yield line
+
+
+def check_part(path: str, part: Part, options: Options) -> PartResult:
+    """One part, in a worker process (see the module's notes)."""
+    checker = Checker(path=Path(path), blobs=options.blobs, select=options.select, ignore=options.ignore)
+    ctx = Context(Head(False, (), None, part.first_line), Path(path), options.blobs)
+    line_rules = [r for r in checker.rules if r.scope == "line"]
+    file_rules = [r for r in checker.rules if r.scope == "file"]
+    sequence = [r for r in checker.rules if r.scope == "sequence"]
+    keys = frozenset().union(*(r.keys for r in sequence))
+    for rule in line_rules:
+        rule.start(ctx)  # what a rule needs from the header (the blob folder); the parent
+    ctx.found.clear()  # reports the header's findings
+    node_rules = [r.node for r in (*line_rules, *file_rules) if type(r).node is not Rule.node]
+    fault_rules = [r.fault for r in line_rules if type(r).fault is not Rule.fault]
+    nodes: list[Slim] = []
+    stream = iter_nodes(
+        _lines(path, part), max_line=options.max_line, attach=False, first_line=part.first_line, header=False
+    )
+    next(stream)
+    faults = stream.faults
+    waiting = True  # the part's first line may be the target of the last part's suppression
+    for item in stream:
+        node = cast(Line, item)
+        if faults:
+            for fault in faults:
+                for report in fault_rules:
+                    report(fault, ctx)
+            faults.clear()
+        for check in node_rules:
+            check(node, ctx)
+        kind = node.kind
+        marker = kind == "comment" and isinstance(node, Event) and node.text.startswith(MARKER)
+        if marker or any(r.wants(node) for r in sequence):
+            nodes.append(_slim(node, keys) if isinstance(node, Event) else (node.kind, node.line))
+        elif waiting and kind != "comment":
+            nodes.append(("blank", node.line))  # a suppression's target
+        if marker:
+            waiting = True
+        elif kind != "comment":
+            waiting = False
+    states = {type(r).__name__: r for r in file_rules}
+    return PartResult(ctx.found, states, nodes)
+
+
+#: A slimmed node: ``(kind, line)`` for a blank line or a continuation (a suppression's
+#: target), else the event's kind, line, prefix, name, comment text and its column, the
+#: kept fields (key, value, raw value, column, value column, quoted, after the arrow) and
+#: the result's kind and column.
+Slim = tuple[Any, ...]
+
+
+def _slim(event: Event, keys: frozenset[str]) -> Slim:
+    """What the ``sequence`` rules and the suppressions read of an event, and no more."""
+    result = event.result
+    return (
+        event.kind,
+        event.line,
+        event.prefix,
+        event.name,
+        event.text if event.kind == "comment" else "",
+        event.text_col,
+        tuple(
+            (n.key, n.value, n.raw_value, n.col, n.value_col, n.quoted, n.after_arrow)
+            for n in event.field_nodes
+            if n.key in keys
+        ),
+        (result.kind, result.col) if result is not None else None,
+    )
+
+
+def _unslim(slim: Slim) -> Line:
+    if len(slim) == 2:
+        kind, line = slim
+        return Continuation(line, "", "") if kind == "continuation" else BlankLine(line, "", "")
+    kind, line, prefix, name, text, text_col, kept, result = slim
+    field_nodes = tuple(Field(*values) for values in kept)
+    fields: dict[str, Any] = {}
+    for node in field_nodes:
+        fields.setdefault(node.key, node.value)
+    return Event(
+        kind,
+        line,
+        "",
+        "",
+        prefix=prefix,
+        name=name,
+        text=text,
+        text_col=text_col,
+        fields=fields,
+        field_nodes=field_nodes,
+        result=Result(result[0], "", result[1]) if result is not None else None,
+    )
+
+
+def check_split(
+    path: str,
+    options: Options,
+    pool: Executor,
+    window: int,
+    planned: tuple[Head, list[SourceFault], list[Part]],
+) -> list[Diagnostic]:
+    """Every finding of the file at ``path``, its parts checked by ``pool`` (at most
+    ``window`` parts in flight: memory stays bounded by the parts' size, not the file's)."""
+    head, faults, parts = planned
+    checker = Checker(path=Path(path), blobs=options.blobs, select=options.select, ignore=options.ignore)
+    checker.start(head)
+    for fault in faults:
+        checker.fault(fault)
+    ctx = checker.context
+    assert ctx is not None
+    states = {type(r).__name__: r for r in checker.rules if r.scope == "file"}
+    sequence = [r.node for r in checker.rules if r.scope == "sequence"]
+    suppressions = checker.suppressions
+    queue: list[Future[PartResult]] = []
+    todo = iter(parts)
+    for part in itertools.islice(todo, window):
+        queue.append(pool.submit(check_part, path, part, options))
+    while queue:
+        result = queue.pop(0).result()
+        following = next(todo, None)
+        if following is not None:
+            queue.append(pool.submit(check_part, path, following, options))
+        ctx.found += result.found
+        for name, state in result.states.items():
+            states[name].merge(state)
+        for slim in result.nodes:
+            node = _unslim(slim)
+            suppressions.node(node)
+            for check in sequence:
+                check(node, ctx)
+    return checker.finish()
