@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import inspect
 import multiprocessing
 import os
 import platform
@@ -186,18 +185,18 @@ def all_cores_files(
 
 
 def library_parallel_check() -> Callable[[str, int], object] | None:
-    """The library's own way to check one text on ``jobs`` cores, or None while there is
-    none. Plug-in point for the pending ``check --jobs``: once ``bbox_lark.check`` takes
-    ``jobs=``, the big file's all-cores figure is measured with it, with no change here."""
-    try:
-        parameters = inspect.signature(bbox_lark.check).parameters
-    except (TypeError, ValueError):
-        return None
-    if "jobs" not in parameters:
-        return None
+    """The library's own way to check one text on ``jobs`` cores: ``check --jobs`` as a
+    library call (``bbox_lark.workflow.check_paths(..., jobs=N)``, which splits a large file
+    at lines that are not continuations), on the text written to a temporary file."""
+    import tempfile
+
+    from bbox_lark.workflow import check_paths
 
     def check_on_cores(text: str, jobs: int) -> object:
-        return bbox_lark.check(text, jobs=jobs)  # type: ignore[call-arg]
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "bench.bbox"
+            path.write_text(text, encoding="utf-8")
+            return [len(report.diagnostics) for report in check_paths([str(path)], jobs=jobs)]
 
     return check_on_cores
 
@@ -243,7 +242,7 @@ def throughput(
         how = "multiprocessing over the files"
     else:
         seconds = all_cores_text(texts[0], jobs, repeat) if len(texts) == 1 else None
-        how = "the library's check(jobs=N)"
+        how = "check --jobs N: the file split at non-continuation lines"
     if seconds is None:
         print(f"    check, all cores ({jobs})        not implemented yet (check --jobs is pending)")
     else:
