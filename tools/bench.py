@@ -46,7 +46,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import bbox_lark
+try:
+    import bbox_lark
+except ImportError:  # run with a Python that does not have the project installed
+    sys.exit("error: bbox_lark is not installed for this Python; run .venv/bin/python tools/bench.py")
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
