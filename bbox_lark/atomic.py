@@ -45,6 +45,57 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     _fsync_directory(directory)
 
 
+class AtomicWriter:
+    """A file written as a stream and put in place atomically by :meth:`commit` (what
+    :func:`write_atomic` does for bytes in memory); :meth:`discard` leaves the target as it
+    was. Use as a context manager: leaving it without a commit discards."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.target = Path(os.path.realpath(path))
+        try:
+            self._mode: int | None = stat.S_IMODE(os.stat(self.target).st_mode)
+        except FileNotFoundError:
+            self._mode = None
+        handle, self._temp = tempfile.mkstemp(
+            prefix=f".{self.target.name}.", suffix=".tmp", dir=self.target.parent
+        )
+        self.stream = os.fdopen(handle, "wb")
+        self._done = False
+
+    def commit(self) -> None:
+        try:
+            self.stream.flush()
+            os.fsync(self.stream.fileno())
+            self.stream.close()
+            mode = self._mode
+            if mode is None:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.chmod(self._temp, mode)
+            os.replace(self._temp, self.target)
+        except BaseException:
+            self.discard()
+            raise
+        self._done = True
+        _fsync_directory(self.target.parent)
+
+    def discard(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        with contextlib.suppress(OSError):
+            self.stream.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._temp)
+
+    def __enter__(self) -> AtomicWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+
 def _fsync_directory(directory: Path) -> None:
     """Make the rename durable where the platform allows it (not on Windows)."""
     try:

@@ -18,10 +18,10 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from bbox_lark.inputs import InputError, read_input
 from bbox_lark.source import DEFAULT_MAX_LINE
@@ -1045,12 +1045,79 @@ def _format_names() -> str:
     return ", ".join(f.name for f in formats())
 
 
-@app.command("convert")
+class _ConvertCommand(TyperCommand):
+    """``convert``: its format options become flags (:func:`_format_options`) when the
+    command is first parsed or shown, so that running another command imports no
+    converter."""
+
+    _extended = False
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        if not self._extended:
+            self._extended = True
+            self.params.extend(_format_options())
+        return cast(list[Any], super().get_params(ctx))
+
+
+def _format_options() -> list[Any]:
+    """One click option per option a converter declares (``Format.options``), built by Typer
+    from a signature: a new format or option needs no change here."""
+
+    def options(**chosen: Any) -> None:  # pragma: no cover - never called
+        del chosen
+
+    setattr(options, "__signature__", _format_flags())  # noqa: B010
+    holder = typer.Typer()
+    holder.command()(options)
+    return list(typer.main.get_command(holder).params)
+
+
+def _format_flags() -> inspect.Signature:
+    from bbox_lark.convert import formats
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    declared: dict[str, list[tuple[str, Any]]] = {}
+    for fmt in formats():
+        for option in fmt.options:
+            declared.setdefault(option.name, []).append((fmt.name, option))
+    flags = []
+    for name, owners in declared.items():
+        option = owners[0][1]
+        helps = " ".join(dict.fromkeys(o.help for _, o in owners))
+        if option.choices:
+            helps += f" One of: {', '.join(option.choices)}."
+        annotation: Any = bool | None if isinstance(option.default, bool) else str | None
+        flag = (
+            option.flag if not isinstance(option.default, bool) else f"{option.flag}/--no-{option.flag[2:]}"
+        )
+        flags.append(
+            inspect.Parameter(
+                name,
+                keyword,
+                default=None,
+                annotation=Annotated[annotation, typer.Option(flag, help=helps, show_default=False)],
+            )
+        )
+    return inspect.Signature(flags)
+
+
+def _without_var_keyword(command: Callable[..., None]) -> Callable[..., None]:
+    """Hide ``**options`` from Typer: :class:`_ConvertCommand` adds those flags itself."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    setattr(command, "__signature__", signature.replace(parameters=own))  # noqa: B010
+    return command
+
+
+@app.command("convert", cls=_ConvertCommand)
+@_without_var_keyword
 def convert_command(
-    file: Annotated[str, typer.Argument(help="The input file, or - for stdin.")],
+    file: Annotated[
+        str, typer.Argument(help="The input file (a folder for folder formats), or - for stdin.")
+    ],
     to: Annotated[
         str | None,
-        typer.Option("--to", help="Output format (default: from the -o file name): bbox, compact."),
+        typer.Option("--to", help="Output format (default: from the -o file name); see --list."),
     ] = None,
     from_: Annotated[
         str | None,
@@ -1058,24 +1125,45 @@ def convert_command(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write to this path (atomically); - or none: stdout."),
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to this path (atomically; a folder for folder formats); - or none: stdout.",
+        ),
     ] = None,
-    lossy: Annotated[
-        bool, typer.Option("--lossy", help="compact: the spec's summary style; reports what it drops.")
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report",
+            help="Print the whole fidelity report on stderr: what was kept, moved to an extra,"
+            " synthesized or dropped.",
+        ),
     ] = False,
+    report_json: Annotated[
+        Path | None,
+        typer.Option("--report-json", help="Write the fidelity report as JSON to this path (- for stderr)."),
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
     ] = False,
     max_line: MaxLine = None,
+    **options: Any,
 ) -> None:
-    """Convert between formats (bbox, compact). What each keeps: docs/compact.md."""
-    from bbox_lark.atomic import write_atomic
-    from bbox_lark.convert import ConvertError, convert, format_for_path
-    from bbox_lark.source import encode
+    """Convert between formats, streaming. What each keeps: docs/convert.md."""
+    import io
+
+    from bbox_lark.atomic import AtomicWriter
+    from bbox_lark.convert import (
+        ConvertError,
+        Input,
+        RefusedInputError,
+        convert_stream,
+        format_for_path,
+        get_format,
+    )
     from bbox_lark.writepolicy import write_verdict
 
     max_line = _max_line(max_line)
-
     if output is not None and str(output) == "-":
         output = None  # `-o -` is standard output
     if to is None:
@@ -1083,37 +1171,101 @@ def convert_command(
         if len(named) != 1:
             raise fail_usage(f"give --to FORMAT (one of: {_format_names()})")
         to = named[0].name
-    shown, data = _read_one(file)
     try:
-        result = convert(data, from_, to=to, path=file, max_line=max_line, lossy=lossy)
+        target = get_format(to)
     except ConvertError as error:
         raise fail_usage(str(error)) from None
-    verdict = write_verdict(result.diagnostics, force=force)
-    if output is not None and verdict.refused:
-        _print_findings(shown, verdict.errors)
-        err.print("[red]✗[/] ", end="")
-        err.print(
-            f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-            markup=False,
-        )
-        raise typer.Exit(EXIT_FINDINGS)
-    if output is None:
-        _write_text(result.text)
-    else:
+    if file != "-" and not Path(file).exists():
+        raise fail_usage(f"{_safe(file)}: no such file or directory")
+    shown = "<stdin>" if file == "-" else _safe(file)
+    folder_out = target.output == "folder"
+    if folder_out and output is None:
+        raise fail_usage(f"{target.name} output is a folder: give -o DIR")
+    writer: AtomicWriter | None = None
+    if output is not None and not folder_out:
         try:
-            write_atomic(output, encode(result.text))
+            writer = AtomicWriter(output)
         except OSError as error:
             raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+    sys.stdout.flush()
+    binary = writer.stream if writer is not None else getattr(sys.stdout, "buffer", None)
+    text_out: Any
+    if binary is not None:
+        text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
+    else:  # a text-only stdout (tests capturing it)
+        text_out = sys.stdout
+    try:
+        try:
+            result = convert_stream(
+                Input(file),
+                None if folder_out else text_out,
+                to=to,
+                from_=from_,
+                max_line=max_line,
+                output_path=output if folder_out else None,
+                **options,
+            )
+        except RefusedInputError as error:
+            raise fail_usage(f"{shown}: {error}") from None
+        except ConvertError as error:
+            raise fail_usage(str(error)) from None
+        except OSError as error:
+            raise fail_usage(f"{shown}: cannot read: {error.strerror or error}") from None
+        finally:
+            if text_out is not sys.stdout:
+                text_out.flush()
+                text_out.detach()
+        verdict = write_verdict(result.diagnostics, force=force)
+        if writer is not None and verdict.refused:
+            writer.discard()
+            _print_findings(shown, verdict.errors)
+            err.print("[red]✗[/] ", end="")
+            err.print(
+                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
+                markup=False,
+            )
+            raise typer.Exit(EXIT_FINDINGS)
+        if writer is not None:
+            try:
+                writer.commit()
+            except OSError as error:
+                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+    finally:
+        if writer is not None:
+            writer.discard()
     _print_findings(shown, verdict.errors)
-    for entry in result.report:
-        err.print(f"{shown}: ", end="", markup=False)
-        err.print(entry.render(), markup=False)
+    fidelity = result.fidelity
+    if report:
+        err.print(fidelity.render(shown), end="", markup=False)
+    else:
+        for entry in fidelity.losses:
+            err.print(f"{shown}: ", end="", markup=False)
+            err.print(entry.render(), markup=False)
+        for skipped in fidelity.skipped:
+            err.print(skipped.render(shown), markup=False)
+    if report_json is not None:
+        import json
+
+        data = json.dumps({"source": result.source, "target": result.target, **fidelity.to_dict()}, indent=2)
+        if str(report_json) == "-":
+            err.print(data, markup=False)
+        else:
+            try:
+                report_json.write_text(data + "\n", encoding="utf-8")
+            except OSError as error:
+                raise fail_usage(
+                    f"{_safe(str(report_json))}: cannot write: {error.strerror or error}"
+                ) from None
     if output is not None:
         err.print(f"wrote {_safe(str(output))} ({result.source} → {result.target})", markup=False)
     if verdict.refusing:
         done = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
         err.print(f"! {shown}: {len(verdict.refusing)} error(s); {done}", markup=False)
-    raise typer.Exit(verdict.exit_code)
+    code = verdict.exit_code
+    if fidelity.skipped:
+        err.print(f"! {shown}: {len(fidelity.skipped)} record(s) skipped", markup=False)
+        code = max(code, EXIT_FINDINGS)
+    raise typer.Exit(code)
 
 
 def _escape_unencodable_output() -> None:

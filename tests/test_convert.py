@@ -553,7 +553,7 @@ def test_cli_lossy_reports_on_stderr() -> None:
     [
         (["--to", "xml"], "unknown format 'xml'; known formats: bbox, compact"),
         (["--from", "xml", "--to", "bbox"], "unknown format 'xml'"),
-        (["--to", "bbox", "--lossy"], "option 'lossy' does not apply to bbox output"),
+        (["--to", "bbox", "--lossy"], "option 'lossy' does not apply to bbox input or bbox output"),
         ([], "give --to FORMAT (one of: bbox, compact)"),
         (["-o", "out.txt"], "give --to FORMAT"),
     ],

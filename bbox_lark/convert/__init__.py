@@ -1,98 +1,261 @@
-"""Format converters: the one entry point (``bbox-lark convert``, :func:`convert`) that every
-format plugs into.
+"""Format converters: the one entry point (``bbox-lark convert``, :func:`convert`,
+:func:`convert_stream`) that every format plugs into.
 
-A format is a :class:`~bbox_lark.convert.base.Format`: a name, its file name endings, a
-content sniffer, ``read(text) -> Document``, ``write(Document) -> str`` and a statement of
-what survives the trip. Readers and writers fill in a :class:`Report` of what they dropped or
-synthesized, with the source line of each. Adding a format is one module with a ``FORMAT``
-and one line in :data:`_BUILTIN` (or a call to :func:`register_format`).
+A format is a module with a ``FORMAT`` (:class:`~bbox_lark.convert.base.Format`): a reader
+that yields a document stream, a writer that writes one, its options and its mapping tables
+(see :mod:`bbox_lark.convert.base`). Adding a format is one module and one line in
+:data:`BUILTIN` (or a call to :func:`register_format`). Modules are imported when the
+registry is first used, so ``bbox-lark check`` never pays for them.
 
-Formats now: ``bbox`` (the lossless printer) and ``compact`` (docs/compact.md).
+A conversion streams: the reader's items go to the writer as they are read, so memory does
+not grow with the input (unless a format needs the whole document, as compact and ATIF do).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import replace
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from bbox_lark.ast import Diagnostic
-from bbox_lark.convert import bbox as _bbox
-from bbox_lark.convert import compact as _compact
 from bbox_lark.convert.base import (
+    FATES,
     Conversion,
     ConvertError,
+    Fidelity,
     Format,
+    Input,
+    MappingRow,
+    Option,
+    ReadContext,
+    RefusedInputError,
     Report,
     ReportEntry,
+    Skipped,
     UndetectableFormatError,
     UnknownFormatError,
     UnsupportedOptionError,
+    WriteContext,
+    build_head,
+    collect,
+    flatten,
 )
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
+if TYPE_CHECKING:
+    from bbox_lark.convert.base import Item
+
 __all__ = [
+    "FATES",
     "Conversion",
     "ConvertError",
+    "Fidelity",
     "Format",
+    "Input",
+    "MappingRow",
+    "Option",
+    "ReadContext",
+    "RefusedInputError",
     "Report",
     "ReportEntry",
+    "Skipped",
     "UndetectableFormatError",
     "UnknownFormatError",
     "UnsupportedOptionError",
+    "WriteContext",
+    "build_head",
+    "collect",
     "convert",
+    "convert_stream",
     "detect_format",
+    "flatten",
     "formats",
     "get_format",
     "register_format",
 ]
 
-_BUILTIN = (_bbox.FORMAT, _compact.FORMAT)
-_REGISTRY: dict[str, Format] = {f.name: f for f in _BUILTIN}
+#: The modules of the built-in formats (``bbox_lark.convert.<name>``, each with a ``FORMAT``),
+#: in the order ``--help`` lists them.
+BUILTIN = ("bbox", "compact")
+
+_REGISTRY: dict[str, Format] = {}
+_LOADED = False
+
+
+def _registry() -> dict[str, Format]:
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        builtin = {}
+        for module in BUILTIN:
+            found: Format = import_module(f"bbox_lark.convert.{module}").FORMAT
+            builtin[found.name] = found
+        # Formats registered before the first use come after the built-in ones.
+        builtin.update(_REGISTRY)
+        _REGISTRY.clear()
+        _REGISTRY.update(builtin)
+    return _REGISTRY
 
 
 def register_format(format_: Format) -> None:
     """Add (or replace) a format."""
-    _REGISTRY[format_.name] = format_
+    _registry()[format_.name] = format_
 
 
 def formats() -> tuple[Format, ...]:
     """Every registered format, in registration order."""
-    return tuple(_REGISTRY.values())
+    return tuple(_registry().values())
 
 
 def get_format(name: str) -> Format:
-    """The format called ``name`` (case-insensitive); :class:`UnknownFormatError` otherwise."""
-    found = _REGISTRY.get(name.lower())
+    """The format called ``name`` (case-insensitive; ``-`` and ``_`` alike); raises
+    :class:`UnknownFormatError` otherwise."""
+    registry = _registry()
+    found = registry.get(name.lower()) or registry.get(name.lower().replace("_", "-"))
     if found is None:
-        raise UnknownFormatError(name, _REGISTRY)
+        raise UnknownFormatError(name, registry)
     return found
 
 
 def format_for_path(path: str | Path) -> list[Format]:
     """The formats whose file name endings match ``path`` (longest ending first)."""
     name = Path(path).name.lower()
-    matches = [(len(ext), f) for f in _REGISTRY.values() for ext in f.extensions if name.endswith(ext)]
+    matches = [(len(ext), f) for f in _registry().values() for ext in f.extensions if name.endswith(ext)]
     return [f for _, f in sorted(matches, key=lambda pair: -pair[0])]
 
 
 def detect_format(path: str | Path | None, data: bytes | str) -> str | None:
-    """The name of the format of ``data``: from the file name ending when it names exactly
-    one format, else from the content (the surest sniffer wins; ties go to the format
-    registered first). None when neither tells."""
+    """The name of the format of ``data`` (its first 64 KiB are enough): from the file name
+    ending when it names exactly one format, else from the content (the surest sniffer
+    wins; ties go to the format registered first). None when neither tells."""
     candidates = format_for_path(path) if path is not None and str(path) != "-" else []
     if len(candidates) == 1:
         return candidates[0].name
     text = decode(data)
-    pool = candidates or list(_REGISTRY.values())
+    pool = candidates or list(_registry().values())
     best, best_score = None, 0
     for candidate in pool:
+        if candidate.read is None:
+            continue
         score = candidate.sniff(text)
         if score > best_score:
             best, best_score = candidate, score
     if best is None and candidates:
         return candidates[0].name
     return best.name if best is not None else None
+
+
+def _detect_folder(path: Path) -> str | None:
+    """A folder is read by the one format that reads folders and recognises it."""
+    for candidate in _registry().values():
+        if candidate.reads_folders and candidate.sniff(f"folder:{path}"):
+            return candidate.name
+    return None
+
+
+def split_options(
+    source: Format, target: Format, options: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The reader's and the writer's options, each with its defaults; an option given
+    (not None and not its default) that neither takes is :class:`UnsupportedOptionError`."""
+    read: dict[str, Any] = {o.name: o.default for o in source.options if o.applies == "read"}
+    write: dict[str, Any] = {o.name: o.default for o in target.options if o.applies == "write"}
+    for name, value in options.items():
+        if value is None:
+            continue
+        taken = False
+        for fmt, applies, chosen in ((source, "read", read), (target, "write", write)):
+            option = fmt.option(name, applies)
+            if option is not None:
+                chosen[name] = option.check(value)
+                taken = True
+        if not taken and value is not False:
+            supported = sorted({f.name for f in _registry().values() for o in f.options if o.name == name})
+            where = f"{source.name} input or {target.name} output"
+            raise UnsupportedOptionError(name, where, supported)
+    return read, write
+
+
+def _resolve(source_input: Input, from_: str | None) -> Format:
+    if from_ is not None:
+        return get_format(from_)
+    path = source_input.path
+    if path is not None and path.is_dir():
+        name = _detect_folder(path)
+        if name is None:
+            raise ConvertError(f"{path}: is a folder that no format reads; give one file")
+        return _registry()[name]
+    name = detect_format(path, source_input.head())
+    if name is None:
+        raise UndetectableFormatError(source_input.shown, _registry())
+    return _registry()[name]
+
+
+def convert_stream(
+    source_input: Input,
+    out: TextIO | None,
+    *,
+    to: str,
+    from_: str | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+    output_path: Path | None = None,
+    check: bool = True,
+    **options: Any,
+) -> Conversion:
+    """Convert ``source_input`` to format ``to``, writing to ``out`` as it reads (a folder
+    format writes to ``output_path`` instead). The returned conversion's ``text`` is empty.
+
+    Raises :class:`ConvertError` for a usage problem (unknown format, undetectable input,
+    an option that does not apply) and :class:`RefusedInputError` for an input refused as a
+    whole; a broken input is otherwise converted as far as it goes, with its findings in
+    :attr:`Conversion.diagnostics` and unreadable records in :attr:`Conversion.skipped`."""
+    target = get_format(to)
+    source = _resolve(source_input, from_)
+    if source.read is None:
+        raise ConvertError(f"{source.name} cannot be read, only written")
+    if target.write is None:
+        raise ConvertError(f"{target.name} cannot be written, only read")
+    if target.output == "folder" and output_path is None:
+        raise ConvertError(f"{target.name} output is a folder: give -o DIR")
+    read_options, write_options = split_options(source, target, options)
+    fidelity = Fidelity()
+    read_ctx = ReadContext(fidelity, read_options, max_line, check=check)
+    write_ctx = WriteContext(fidelity, write_options, foreign=source.name != target.name, path=output_path)
+    items = _staged(source.read(source_input, read_ctx), fidelity)
+    sink = out if out is not None else cast(TextIO, _Null())
+    try:
+        target.write(items, sink, write_ctx)
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
+    fidelity.stage = "write"
+    diagnostics = tuple(_at_source(d, fidelity) for d in read_ctx.diagnostics)
+    return Conversion("", fidelity, diagnostics, source.name, target.name)
+
+
+def _staged(items: Iterator[Item], fidelity: Fidelity) -> Iterator[Item]:
+    """The reader's items, with the report's stage set to ``read`` while the reader runs."""
+    while True:
+        fidelity.stage = "read"
+        try:
+            item = next(items)
+        except StopIteration:
+            fidelity.stage = "write"
+            return
+        fidelity.stage = "write"
+        yield item
+
+
+class _Null:
+    """A text sink for folder writers that write nothing to the stream."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 def convert(
@@ -102,52 +265,34 @@ def convert(
     to: str,
     path: str | Path | None = None,
     max_line: int = DEFAULT_MAX_LINE,
+    output_path: str | Path | None = None,
     **options: Any,
 ) -> Conversion:
-    """Convert ``data`` from format ``from_`` (detected from ``path`` and the content when
-    None) to format ``to``. ``options`` go to the writer (``lossy=True`` for compact).
+    """Convert ``data`` (the input's bytes or text; ``path`` names it, for format detection
+    and blob lookup) from format ``from_`` (detected when None) to format ``to``, in memory.
+    ``options`` are the readers' and writers' options (``lossy=True`` for compact …).
 
-    Raises :class:`ConvertError` for a usage problem only (unknown format, undetectable
-    input, an option the writer does not take); a broken input is converted as far as it
-    goes, and its findings are in :attr:`Conversion.diagnostics`, at the input's lines.
-    """
-    target = get_format(to)
-    for option, value in options.items():
-        if value and option not in target.write_options:
-            supported = [f.name for f in _REGISTRY.values() if option in f.write_options]
-            raise UnsupportedOptionError(option, target.name, supported)
-    if from_ is not None:
-        source = get_format(from_)
-    else:
-        name = detect_format(path, data)
-        if name is None:
-            shown = "<stdin>" if path is None or str(path) == "-" else str(path)
-            raise UndetectableFormatError(shown, _REGISTRY)
-        source = _REGISTRY[name]
-    text = decode(data)
-    blob_path = None if path is None or str(path) == "-" else path
-    read_report = Report()
-    document = source.read(text, report=read_report, max_line=max_line, path=blob_path)
-    write_report = Report()
-    chosen = dict(target.foreign_options) if source.name != target.name else {}
-    chosen.update((key, value) for key, value in options.items() if key in target.write_options)
-    output = target.write(document, report=write_report, **chosen)
-    # The writer saw the document's lines; show them at the input's lines.
-    merged = Report(found={key: list(lines) for key, lines in read_report.found.items()})
-    for (action, what), lines in write_report.found.items():
-        merged.found.setdefault((action, what), []).extend(read_report.source_line(n) for n in lines)
-    return Conversion(
-        text=output,
-        report=merged.entries,
-        document=document,
-        diagnostics=tuple(_at_source(d, read_report) for d in document.diagnostics),
-        source=source.name,
-        target=target.name,
+    Raises :class:`ConvertError` for a usage problem only; see :func:`convert_stream`."""
+    import io
+
+    buffer = io.StringIO(newline="")
+    source_input = Input(path, data if data is not None else b"")
+    if path is not None and str(path) != "-" and Path(path).is_dir():
+        source_input = Input(path)
+    result = convert_stream(
+        source_input,
+        buffer,
+        to=to,
+        from_=from_,
+        max_line=max_line,
+        output_path=Path(output_path) if output_path is not None else None,
+        **options,
     )
+    return replace(result, text=buffer.getvalue())
 
 
-def _at_source(diagnostic: Diagnostic, report: Report) -> Diagnostic:
-    if not report.origin:
+def _at_source(diagnostic: Diagnostic, fidelity: Fidelity) -> Diagnostic:
+    if fidelity.origin is None:
         return diagnostic
-    line, shift = report.origin.get(diagnostic.line, (diagnostic.line, 0))
+    line, shift = fidelity.origin(diagnostic.line)
     return replace(diagnostic, line=line, col=diagnostic.col + shift)

@@ -1,24 +1,46 @@
-"""What every converter is made of: a :class:`Format` (name, extensions, content sniffer,
-reader, writer, fidelity statement) and the :class:`Report` it fills in.
+"""What every converter is made of, and the fidelity report it fills in.
 
-A reader takes text and returns a :class:`~bbox_lark.ast.Document`; a writer takes a document
-and returns text. Both record in a :class:`Report` whatever they drop or have to synthesize,
-with the source line of each, and a reader records where each line of the document it builds
-came from (:attr:`Report.origin`), so that findings and losses can be shown at the input's
-own line numbers.
+A converter is one module with a :class:`Format`:
+
+- a **reader** ``read(source, ctx) -> Iterator[Item]`` that yields a document as a stream:
+  a :class:`~bbox_lark.parser.Head` first, then body nodes (events, continuations, blank
+  lines), as :func:`bbox_lark.iter_nodes` does for bbox text. Foreign readers build their
+  nodes from values (``Call.build``, ``Message.build`` …, :func:`build_head`), never by
+  writing bbox text and parsing it back;
+- a **writer** ``write(items, out, ctx)`` that takes such a stream and writes the format to
+  ``out`` (a text stream, or a folder for formats stored as several files);
+- its **options**, declared once (:class:`Option`): ``bbox-lark convert`` builds its flags
+  from them, and :func:`bbox_lark.convert.convert` takes them as keyword arguments;
+- its **mapping tables** (:class:`MappingRow`), which ``docs/`` renders: what each construct
+  of bbox becomes in the format and back.
+
+While converting, reader and writer record in a :class:`Fidelity` report, per construct,
+what they **kept**, what went to an **extra** (a side channel of the target that brings it
+back), what they **synthesized** (ids, step numbers, timestamps …) and what they **dropped**,
+with counts and the first source lines of each; records they could not read are **skipped**
+with their line and why (the command then exits 1, DECISIONS §10 Importers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
-from bbox_lark.ast import Diagnostic, Document
+from bbox_lark.ast import Diagnostic
 
-#: What a report entry says happened: something of the source is not in the output, or
-#: something of the output was not in the source.
-ACTIONS = ("dropped", "synthesized")
+if TYPE_CHECKING:
+    from bbox_lark.ast import Line
+    from bbox_lark.parser import Head
+
+    #: What a document stream holds: the head, then body nodes.
+    Item = Head | Line
+
+#: What can happen to a construct in a conversion, in the order reports show them.
+FATES = ("kept", "extra", "synthesized", "dropped")
+#: How many source lines a report row remembers (its count goes on).
+LINES_KEPT = 1_000
 
 
 class ConvertError(ValueError):
@@ -46,70 +68,309 @@ class UndetectableFormatError(ConvertError):
 
 
 class UnsupportedOptionError(ConvertError):
-    """An option the target format's writer does not take (``lossy`` for bbox output)."""
+    """An option neither the source's reader nor the target's writer takes."""
 
     def __init__(self, option: str, target: str, supported_by: Iterable[str]) -> None:
         by = tuple(supported_by)
         where = f"; it applies to: {', '.join(by)}" if by else ""
-        super().__init__(f"option {option!r} does not apply to {target} output{where}")
+        super().__init__(f"option {option!r} does not apply to {target}{where}")
+
+
+class RefusedInputError(ConvertError):
+    """An input the reader refuses as a whole (an invalid ATIF trajectory, a chat file of an
+    unknown version): nothing is written, the command exits 2 with this message."""
+
+
+# -- options and mapping tables ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option of a reader or writer. ``bbox-lark convert`` shows it as ``--name`` (``_``
+    as ``-``): a flag when the default is a bool, else a value (one of ``choices`` when
+    given)."""
+
+    name: str
+    help: str
+    default: Any = False
+    choices: tuple[str, ...] = ()
+    #: ``read`` (the option is the reader's) or ``write``.
+    applies: str = "write"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> Any:
+        """The value, or :class:`ConvertError` naming the bad value."""
+        if self.choices and value not in self.choices:
+            raise ConvertError(f"{self.flag}: {value!r} is not one of {', '.join(self.choices)}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class MappingRow:
+    """A row of a converter's mapping table: what ``source`` becomes."""
+
+    source: str
+    target: str
+    #: One of :data:`FATES`.
+    fate: str = "kept"
+    note: str = ""
+
+
+# -- the fidelity report -----------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class ReportEntry:
-    """One kind of thing a converter dropped or synthesized, and where."""
+    """One row of a fidelity report: a construct, what happened to it, how often, where."""
 
-    #: ``dropped`` or ``synthesized``.
+    #: One of :data:`FATES`.
     action: str
-    #: What, as a plural noun phrase: ``comment lines``, ``id= fields``, ``count units``.
+    #: The construct, as a plural noun phrase: ``comment lines``, ``id= fields``.
     what: str
-    #: Source lines (1-based, in the converter's input), in order; one per occurrence.
+    #: Source lines of the first occurrences (at most :data:`LINES_KEPT`); 0 for none.
     lines: tuple[int, ...]
+    #: How many times it happened (may exceed ``len(lines)``).
+    count: int = -1
+    #: The direction it happened in: ``read`` or ``write``.
+    stage: str = "write"
 
-    @property
-    def count(self) -> int:
-        return len(self.lines)
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            object.__setattr__(self, "count", len(self.lines))
 
     def render(self, limit: int = 5) -> str:
         """``dropped comment lines: 9 (lines 14, 29, 32, 35, 36, …)``."""
-        shown = ", ".join(str(n) for n in self.lines[:limit])
+        where = [n for n in self.lines if n > 0]
+        if not where:
+            return f"{self.action} {self.what}: {self.count}"
+        shown = ", ".join(str(n) for n in where[:limit])
         more = ", …" if self.count > limit else ""
         label = "line" if self.count == 1 else "lines"
         return f"{self.action} {self.what}: {self.count} ({label} {shown}{more})"
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fate": self.action,
+            "construct": self.what,
+            "count": self.count,
+            "lines": [n for n in self.lines if n > 0][:20],
+            "stage": self.stage,
+        }
 
-@dataclass(slots=True)
-class Report:
-    """The fidelity report of one conversion step (mutable while a converter fills it in)."""
 
-    #: (action, what) -> source lines, in insertion order.
-    found: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    #: A reader's map from each line of the document it built to the input line it came
-    #: from and the column shift (``document col + shift = input col``); empty means "the
-    #: same lines and columns" (a bbox input).
-    origin: dict[int, tuple[int, int]] = field(default_factory=dict)
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A source record a reader could not read (or a writer could not write)."""
 
-    def drop(self, what: str, line: int) -> None:
-        self.found.setdefault(("dropped", what), []).append(line)
+    line: int
+    message: str
 
-    def synthesize(self, what: str, line: int) -> None:
-        self.found.setdefault(("synthesized", what), []).append(line)
+    def render(self, shown: str) -> str:
+        return f"{shown}:{self.line}: skipped: {self.message}"
+
+
+class Fidelity:
+    """The fidelity report of one conversion (mutable while a converter fills it in).
+
+    Memory is bounded: a row keeps its count and its first :data:`LINES_KEPT` lines."""
+
+    def __init__(self) -> None:
+        #: (stage, fate, construct) -> [count, first lines].
+        self._rows: dict[tuple[str, str, str], tuple[list[int], list[int]]] = {}
+        self.skipped: list[Skipped] = []
+        #: ``read`` while the reader runs, ``write`` while the writer does.
+        self.stage = "write"
+        #: A reader's map from each line of the document it yields to the input line it
+        #: came from and the column shift (``document col + shift = input col``); None
+        #: means "the same lines and columns".
+        self.origin: Callable[[int], tuple[int, int]] | None = None
+
+    # What happened, one call per occurrence (``line`` is a source line; 0 when none).
+    def note(self, fate: str, what: str, line: int = 0, count: int = 1) -> None:
+        if fate not in FATES:
+            raise ValueError(f"unknown fate {fate!r}")
+        if self.stage == "write" and self.origin is not None and line > 0:
+            line = self.origin(line)[0]
+        row = self._rows.get((self.stage, fate, what))
+        if row is None:
+            row = self._rows[(self.stage, fate, what)] = ([0], [])
+        row[0][0] += count
+        if len(row[1]) < LINES_KEPT:
+            row[1].append(line)
+
+    def kept(self, what: str, line: int = 0, count: int = 1) -> None:
+        self.note("kept", what, line, count)
+
+    def extra(self, what: str, line: int = 0, count: int = 1) -> None:
+        self.note("extra", what, line, count)
+
+    def synthesized(self, what: str, line: int = 0, count: int = 1) -> None:
+        self.note("synthesized", what, line, count)
+
+    def dropped(self, what: str, line: int = 0, count: int = 1) -> None:
+        self.note("dropped", what, line, count)
+
+    # The names of the first interface, kept for the compact converter's callers.
+    drop = dropped
+    synthesize = synthesized
+
+    def skip(self, line: int, message: str) -> None:
+        """A record that could not be read; reported with its line, exit code 1."""
+        self.skipped.append(Skipped(line, message))
 
     def source_line(self, line: int) -> int:
         """The input line a document line came from."""
-        return self.origin.get(line, (line, 0))[0]
+        return self.origin(line)[0] if self.origin is not None else line
 
     @property
     def entries(self) -> tuple[ReportEntry, ...]:
-        return tuple(ReportEntry(action, what, tuple(lines)) for (action, what), lines in self.found.items())
+        """Every row, the reader's first, each stage's in order of first occurrence."""
+        keys = sorted(self._rows, key=lambda k: k[0] != "read")
+        return tuple(
+            ReportEntry(fate, what, tuple(self._rows[k][1]), self._rows[k][0][0], stage)
+            for k in keys
+            for stage, fate, what in (k,)
+        )
+
+    @property
+    def losses(self) -> tuple[ReportEntry, ...]:
+        """The rows that say something was dropped or synthesized (what ``convert`` prints
+        without ``--report``)."""
+        return tuple(e for e in self.entries if e.action in ("dropped", "synthesized"))
+
+    def count(self, fate: str, what: str | None = None) -> int:
+        return sum(e.count for e in self.entries if e.action == fate and (what is None or e.what == what))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entries": [e.to_dict() for e in self.entries],
+            "skipped": [{"line": s.line, "message": s.message} for s in self.skipped],
+            "totals": {fate: self.count(fate) for fate in FATES},
+        }
+
+    def render(self, shown: str = "") -> str:
+        """The whole report as text, a row per line."""
+        prefix = f"{shown}: " if shown else ""
+        order = {fate: n for n, fate in enumerate(FATES)}
+        entries = sorted(self.entries, key=lambda e: (e.stage != "read", order[e.action]))
+        rows = [f"{prefix}{e.stage}: {e.render()}" for e in entries]
+        rows.extend(s.render(shown or "<input>") for s in self.skipped)
+        return "".join(row + "\n" for row in rows)
 
     def __bool__(self) -> bool:
-        return bool(self.found)
+        return bool(self._rows or self.skipped)
 
 
-#: ``read(text, *, report, max_line, path) -> Document`` (``path`` locates blobs; may be None)
-Reader = Callable[..., Document]
-#: ``write(document, *, report, **options) -> str``
-Writer = Callable[..., str]
+#: The first interface's name for the report.
+Report = Fidelity
+
+
+# -- reading and writing -----------------------------------------------------------------
+
+
+class Input:
+    """What a reader reads: a file (or standard input) given by path, or bytes in memory.
+
+    :meth:`lines` streams it; :meth:`read_bytes` reads it whole (JSON documents);
+    :attr:`path` is the path given (a folder, for formats stored as several files)."""
+
+    def __init__(
+        self, path: str | Path | None = None, data: bytes | str | None = None, stream: IO[bytes] | None = None
+    ) -> None:
+        self.path = None if path is None or str(path) == "-" else Path(path)
+        self._data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+        self._stream = stream
+        self._head: bytes | None = None
+
+    @property
+    def shown(self) -> str:
+        return str(self.path) if self.path is not None else "<stdin>"
+
+    def _open(self) -> IO[bytes]:
+        if self._stream is not None:
+            return self._stream
+        if self.path is None:
+            import sys
+
+            return sys.stdin.buffer
+        return self.path.open("rb")
+
+    def head(self, size: int = 1 << 16) -> bytes:
+        """The first ``size`` bytes (for sniffing); the stream still yields them."""
+        if self._data is not None:
+            return self._data[:size]
+        if self._head is None:
+            if self.path is not None and self.path.is_dir():
+                self._head = b""
+            else:
+                stream = self._open()
+                self._stream = stream
+                self._head = stream.read(size)
+        return self._head[:size]
+
+    def chunks(self) -> Iterator[bytes]:
+        """The content, in pieces (each byte once, from the start)."""
+        if self._data is not None:
+            yield self._data
+            return
+        if self._head is not None:
+            yield self._head
+        stream = self._open()
+        try:
+            while True:
+                piece = stream.read(1 << 16)
+                if not piece:
+                    break
+                yield piece
+        finally:
+            if self.path is not None:
+                stream.close()
+
+    def lines(self) -> Iterator[bytes]:
+        """The content's lines, each with its ``\\n`` (the last may lack one)."""
+        held = b""
+        for piece in self.chunks():
+            held += piece
+            *whole, held = held.split(b"\n")
+            for line in whole:
+                yield line + b"\n"
+        if held:
+            yield held
+
+    def read_bytes(self) -> bytes:
+        return b"".join(self.chunks())
+
+
+@dataclass(slots=True)
+class ReadContext:
+    """What a reader is given, and where it records what it found."""
+
+    report: Fidelity
+    options: dict[str, Any] = field(default_factory=dict)
+    max_line: int = 0
+    #: The input's findings as bbox (only readers of bbox text fill this), at input lines.
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: Run the bbox checks on what is read (bbox sources); off for a plain stream.
+    check: bool = True
+
+
+@dataclass(slots=True)
+class WriteContext:
+    """What a writer is given."""
+
+    report: Fidelity
+    options: dict[str, Any] = field(default_factory=dict)
+    #: True when the document came from another format (bbox output is then canonical).
+    foreign: bool = False
+    #: Where the output goes, for writers that write a folder (``--to lightbox -o DIR``).
+    path: Path | None = None
+
+
+Reader = Callable[[Input, ReadContext], "Iterator[Item]"]
+Writer = Callable[["Iterable[Item]", TextIO, WriteContext], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,37 +382,97 @@ class Format:
     description: str
     #: File name endings that mean this format (lower case, with the dot).
     extensions: tuple[str, ...]
-    #: How sure the content looks like this format: 0 no, higher is surer.
+    #: How sure the start of the content looks like this format: 0 no, higher is surer.
     sniff: Callable[[str], int]
-    read: Reader
-    write: Writer
-    #: What survives ``bbox → this format → bbox`` (DECISIONS §7), as documented.
+    read: Reader | None
+    write: Writer | None
+    #: What survives ``bbox → this format → bbox`` (DECISIONS §7), in a sentence.
     fidelity: str
     #: True when ``bbox → this format → bbox`` gives an equal document.
     lossless: bool = True
-    #: Options the writer takes (``lossy`` for compact).
-    write_options: frozenset[str] = frozenset()
-    #: Options the writer gets when the document was read from another format (bbox output
-    #: is then canonical); options given explicitly win.
-    foreign_options: dict[str, Any] = field(default_factory=dict)
+    options: tuple[Option, ...] = ()
+    #: bbox → this format, and this format → bbox.
+    export_mapping: tuple[MappingRow, ...] = ()
+    import_mapping: tuple[MappingRow, ...] = ()
+    #: ``text`` (written to a stream) or ``folder`` (written to ``-o DIR``).
+    output: str = "text"
+    #: True when the reader takes a folder as well as a file.
+    reads_folders: bool = False
+
+    def option(self, name: str, applies: str) -> Option | None:
+        return next((o for o in self.options if o.name == name and o.applies == applies), None)
 
 
 @dataclass(frozen=True, slots=True)
 class Conversion:
-    """The result of :func:`bbox_lark.convert.convert`."""
+    """The result of :func:`bbox_lark.convert.convert` (or, with ``text`` empty, of
+    :func:`bbox_lark.convert.convert_stream`)."""
 
     #: The output text (write it with :func:`bbox_lark.source.encode` to get bytes back).
     text: str
-    #: What was dropped or synthesized, at the input's line numbers.
-    report: tuple[ReportEntry, ...]
-    #: The document the input was read into (its diagnostics are at the document's lines).
-    document: Document
-    #: The input's findings, at the input's own line numbers.
+    #: What was kept, moved to an extra, synthesized, dropped or skipped.
+    fidelity: Fidelity
+    #: The input's findings as bbox, at the input's own line numbers (bbox sources).
     diagnostics: tuple[Diagnostic, ...]
     source: str
     target: str
 
     @property
+    def report(self) -> tuple[ReportEntry, ...]:
+        """The rows that say something was dropped or synthesized."""
+        return self.fidelity.losses
+
+    @property
+    def skipped(self) -> tuple[Skipped, ...]:
+        return tuple(self.fidelity.skipped)
+
+    @property
     def errors(self) -> int:
         """How many of the input's findings are errors."""
         return sum(1 for d in self.diagnostics if d.severity == "error")
+
+
+# -- building documents from values ------------------------------------------------------
+
+
+def collect(items: Iterable[Item]) -> tuple[Any, list[Any]]:
+    """A whole stream as (head, body nodes), for formats that need the whole document."""
+    iterator = iter(items)
+    head = next(iterator)
+    return head, list(iterator)
+
+
+def flatten(items: Iterable[Item]) -> Iterator[Item]:
+    """The stream with the continuation lines of each event built from values as items of
+    their own, after it (a parsed stream has them so already)."""
+    from bbox_lark.ast import Event
+
+    for item in items:
+        yield item
+        if isinstance(item, Event) and item.source is None and item.continuation:
+            yield from item.continuation
+
+
+def build_head(fields: dict[str, Any], *, bom: bool = False) -> Head:
+    """The :class:`~bbox_lark.parser.Head` of a header with these keys, in order (values:
+    strings, numbers, lists and maps of them; None writes an empty value). Importers keep
+    the header small (DECISIONS §10): large structures go in body lines or blobs."""
+    import yaml
+
+    from bbox_lark.parser import iter_nodes
+
+    text = "---\n"
+    for key, value in fields.items():
+        if value is None:
+            text += f"{key}:\n"
+            continue
+        text += yaml.safe_dump(
+            {key: value}, default_flow_style=None, allow_unicode=True, sort_keys=False, width=1 << 30
+        )
+    text += "---\n"
+    head = next(iter_nodes(text))
+    assert not isinstance(head, (list, tuple))
+    from bbox_lark.parser import Head as _Head
+
+    assert isinstance(head, _Head)
+    return _Head(bom, head.header_lines, head.header_info, head.body_start) if bom else head

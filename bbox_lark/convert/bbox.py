@@ -6,13 +6,17 @@ another format is written in canonical form (:func:`bbox_lark.printer.format_doc
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, TextIO
 
-from bbox_lark.api import parse
-from bbox_lark.ast import Document, Event
-from bbox_lark.convert.base import Format, Report
-from bbox_lark.printer import dumps, format_document
+from bbox_lark.ast import BlankLine, Event, Line
+from bbox_lark.convert.base import Format, Input, Option, ReadContext, WriteContext, flatten
+from bbox_lark.parser import Head
+from bbox_lark.printer import emit_line, format_line
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE
+
+if TYPE_CHECKING:
+    from bbox_lark.convert.base import Item
 
 #: File name endings of bbox files (``.rlog`` is the format's later name).
 EXTENSIONS = (".bbox", ".blackbox", ".rlog")
@@ -42,14 +46,57 @@ def sniff(text: str) -> int:
     return 0
 
 
-def read(
-    text: str, *, report: Report, max_line: int = DEFAULT_MAX_LINE, path: str | Path | None = None
-) -> Document:
-    return parse(text, path=path, max_line=max_line)
+def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
+    """The nodes of :func:`bbox_lark.iter_nodes` (continuations attached), checked on the
+    way: the input's findings go to ``ctx.diagnostics``."""
+    from bbox_lark.api import checker_for
+    from bbox_lark.parser import iter_nodes
+
+    stream = iter_nodes(source.lines(), max_line=ctx.max_line or DEFAULT_MAX_LINE)
+    checker = checker_for(source.path, None, None, None) if ctx.check else None
+    head = next(stream)
+    if checker is not None:
+        checker.start(head)  # type: ignore[arg-type]
+    yield head
+    faults = stream.faults
+    for node in stream:
+        if checker is not None:
+            for fault in faults:
+                checker.fault(fault)
+            checker.node(node)  # type: ignore[arg-type]
+        faults.clear()
+        yield node
+    if checker is not None:
+        for fault in faults:
+            checker.fault(fault)
+        ctx.diagnostics.extend(checker.finish())
 
 
-def write(document: Document, *, report: Report, canonical: bool = False) -> str:
-    return format_document(document) if canonical else dumps(document)
+def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
+    """Each node as written (its source); with ``canonical`` (the default for a document
+    read from another format) in canonical form, as ``fmt`` writes it. A node built from
+    values is printed from its values (:func:`~bbox_lark.emit`)."""
+    canonical = ctx.options.get("canonical") or ctx.foreign
+    held: list[Line] = []  # a whitespace-only last line without an ending is dropped (fmt)
+    for item in flatten(items):
+        if isinstance(item, Head):
+            if item.bom:
+                out.write(BOM)
+            for line in item.header_lines:
+                out.write(line.raw + line.eol)
+            continue
+        if held:
+            out.write(held.pop().raw)
+        if isinstance(item, Event) and item.source is None:
+            out.write(emit_line(item) + item.eol)
+            continue
+        if not canonical:
+            out.write(item.raw + item.eol)
+            continue
+        if isinstance(item, BlankLine) and not item.eol:
+            held.append(item)
+            continue
+        out.write(format_line(item) + item.eol)
 
 
 FORMAT = Format(
@@ -61,6 +108,7 @@ FORMAT = Format(
     write=write,
     fidelity="lossless: byte for byte; from another format, in canonical (fmt) form",
     lossless=True,
-    write_options=frozenset({"canonical"}),
-    foreign_options={"canonical": True},
+    options=(
+        Option("canonical", "bbox output: write canonical (fmt) form; the default from another format."),
+    ),
 )

@@ -41,15 +41,19 @@ line ending (the file's first line ending when it has none: the last line of the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from bbox_lark.api import parse
 from bbox_lark.ast import BlankLine, Continuation, Document, Event, Line
-from bbox_lark.convert.base import Format, Report
+from bbox_lark.convert.base import Format, Input, Option, ReadContext, Report, WriteContext, collect, flatten
 from bbox_lark.grammar import vocabulary
 from bbox_lark.printer import is_fence, single_spaced
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE, split_lines
+from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode, split_lines
+
+if TYPE_CHECKING:
+    from bbox_lark.convert.base import Item
 
 #: The escape character; `` ⏎`` (space, U+23CE) separates a compact line's bbox lines.
 MARK = "\u23ce"
@@ -145,7 +149,7 @@ def read_compact(
     lines of the bbox text (``report.origin`` maps them to compact lines)."""
     bbox, origin = expand(text)
     if report is not None:
-        report.origin = origin
+        report.origin = lambda line: origin.get(line, (line, 0))
     return parse(bbox, path=path, max_line=max_line)
 
 
@@ -418,14 +422,20 @@ def sniff(text: str) -> int:
     return 3 if _SNIFF.search(text[:1_000_000]) else 0
 
 
-def _read(
-    text: str, *, report: Report, max_line: int = DEFAULT_MAX_LINE, path: str | Path | None = None
-) -> Document:
-    return read_compact(text, report=report, max_line=max_line, path=path)
+def _read(source: Input, ctx: ReadContext) -> Iterator[Item]:
+    """The bbox document a compact text stands for, checked on the way (compact needs the
+    whole text: a compact line's bbox lines are known only once it has been read)."""
+    from bbox_lark.convert import bbox
+
+    text, origin = expand(decode(source.read_bytes()))
+    ctx.report.origin = lambda line: origin.get(line, (line, 0))
+    yield from bbox.read(Input(source.path, text), ctx)
 
 
-def _write(document: Document, *, report: Report, lossy: bool = False) -> str:
-    return write_compact(document, lossy=lossy, report=report)
+def _write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
+    head, body = collect(flatten(items))
+    document = Document(head.bom, head.header_lines, head.header_info, tuple(body))
+    out.write(write_compact(document, lossy=bool(ctx.options.get("lossy")), report=ctx.report))
 
 
 FORMAT = Format(
@@ -440,5 +450,5 @@ FORMAT = Format(
         " style and reports what it drops"
     ),
     lossless=True,
-    write_options=frozenset({"lossy"}),
+    options=(Option("lossy", "compact output: the spec's summary style; reports what it drops."),),
 )
