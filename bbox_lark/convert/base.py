@@ -108,6 +108,37 @@ class Option:
         return value
 
 
+#: The option every importer of a foreign format takes (DECISIONS §10 Importers): a source
+#: without a repo sha writes ``repo_sha: unknown`` (a W009, not an error) unless it is given.
+REPO_SHA = Option(
+    "repo_sha",
+    "Foreign input: the header's repo_sha (default: unknown, a W009 warning).",
+    default=None,
+    applies="read",
+)
+
+
+def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> Head:
+    """The :class:`~bbox_lark.parser.Head` an importer writes: ``format: bbox/1``, ``id``
+    (the source's session id; synthesized, and reported so, when it has none), ``repo_sha``
+    (``--repo-sha``, else ``unknown``), then ``fields`` (None values are left out). Keep it
+    small: large structures go in body lines or blobs (DECISIONS §10)."""
+    import uuid
+
+    if not session_id:
+        session_id = f"imported-{uuid.uuid4()}"
+        ctx.report.synthesized("session ids (the source has none)", 0)
+    values: dict[str, Any] = {"format": "bbox/1", "id": session_id}
+    repo_sha = ctx.options.get("repo_sha")
+    if repo_sha:
+        values["repo_sha"] = repo_sha
+    else:
+        values["repo_sha"] = "unknown"
+        ctx.report.synthesized("repo_sha: unknown (the source has none; give --repo-sha)", 0)
+    values.update((key, value) for key, value in fields.items() if value is not None)
+    return build_head(values)
+
+
 @dataclass(frozen=True, slots=True)
 class MappingRow:
     """A row of a converter's mapping table: what ``source`` becomes."""
@@ -467,7 +498,7 @@ def build_head(fields: dict[str, Any], *, bom: bool = False) -> Head:
             text += f"{key}:\n"
             continue
         text += yaml.safe_dump(
-            {key: value}, default_flow_style=None, allow_unicode=True, sort_keys=False, width=1 << 30
+            {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=False, width=1 << 30
         )
     text += "---\n"
     head = next(iter_nodes(text))
