@@ -22,6 +22,7 @@ from bbox_lark.checks import CheckInfo, registry
 #: The files ``bbox-lark docs`` writes.
 CHECKS_FILE = "checks.md"
 GRAMMAR_FILE = "grammar.html"
+CONVERT_FILE = "convert.md"
 
 #: Section headings of every code's page, in order (ruff style).
 SECTION_PARTS = ("### What it does", "### Why is this bad?", "### Example", "### Use instead")
@@ -380,9 +381,74 @@ def _definition_html(definition: Definition) -> Iterator[str]:
 # -- writing ----------------------------------------------------------------------------
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _mapping_table(rows: Iterable[Any], left: str, right: str) -> list[str]:
+    out = [f"| {left} | {right} | fate | note |", "| --- | --- | --- | --- |"]
+    out += [f"| {_cell(r.source)} | {_cell(r.target)} | {r.fate} | {_cell(r.note)} |" for r in rows]
+    return out
+
+
+def convert_markdown() -> str:
+    """``docs/convert.md``: every format's options and mapping tables, from the registry."""
+    from bbox_lark.convert import FATES, formats
+
+    out = [
+        _GENERATED.replace("check registry", "converter registry"),
+        "",
+        "# Converting: formats, options and mapping tables",
+        "",
+        "`bbox-lark convert FILE --to FORMAT [-o OUT]` reads FILE (its format from `--from`, else"
+        " from the file name, else from the content) and writes FORMAT, streaming where the"
+        " format allows. Every conversion fills in a **fidelity report**: per construct, how many"
+        " were " + ", ".join(f"**{f}**" for f in FATES) + " (kept as they were; moved to an extra"
+        " field of the target that brings them back; made up because the target needs them;"
+        " lost), with the first source lines of each. `convert` prints what was dropped or"
+        " synthesized on stderr; `--report` prints the whole report, `--report-json PATH` writes"
+        " it as JSON (`-` for stderr), and the API returns it as"
+        " `Conversion.fidelity` (`to_dict()`). Records a reader cannot read are skipped and"
+        " named with their line; the exit code is then 1. An input refused as a whole (an"
+        " invalid trajectory, an unknown chat version) exits 2 and writes nothing.",
+        "",
+        "| format | reads | writes | file names | bbox → format → bbox |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for fmt in formats():
+        names = ", ".join(f"`{e}`" for e in fmt.extensions) or "(content only)"
+        trip = "lossless" if fmt.lossless else "lossy"
+        if fmt.read is None or fmt.write is None:
+            trip = "n/a"
+        reads = "yes" if fmt.read is not None else "no"
+        writes = ("yes (a folder)" if fmt.output == "folder" else "yes") if fmt.write is not None else "no"
+        out.append(f"| [{fmt.name}](#{fmt.name}) | {reads} | {writes} | {names} | {trip} |")
+    for fmt in formats():
+        out += ["", f"## {fmt.name}", "", "`" + fmt.name + "`: " + fmt.description + ".", ""]
+        out += [f"What survives: {fmt.fidelity}.", ""]
+        page = Path(__file__).resolve().parent.parent / "docs" / "formats" / f"{fmt.name}.md"
+        if page.exists():
+            out += [f"More: [{fmt.name}](formats/{fmt.name}.md).", ""]
+        if fmt.options:
+            out += ["| option | for | default | what |", "| --- | --- | --- | --- |"]
+            for option in fmt.options:
+                choices = f" ({' / '.join(option.choices)})" if option.choices else ""
+                default = "off" if option.default is False else f"`{option.default}`"
+                if option.default is None:
+                    default = "none"
+                where = "reading" if option.applies == "read" else "writing"
+                out.append(f"| `{option.flag}`{choices} | {where} | {default} | {_cell(option.help)} |")
+            out.append("")
+        if fmt.export_mapping:
+            out += [f"### bbox → {fmt.name}", "", *_mapping_table(fmt.export_mapping, "bbox", fmt.name), ""]
+        if fmt.import_mapping and fmt.name != "bbox":
+            out += [f"### {fmt.name} → bbox", "", *_mapping_table(fmt.import_mapping, fmt.name, "bbox"), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
 def generated_files() -> dict[str, str]:
     """File name -> content of every generated documentation file."""
-    return {CHECKS_FILE: checks_markdown(), GRAMMAR_FILE: grammar_html()}
+    return {CHECKS_FILE: checks_markdown(), GRAMMAR_FILE: grammar_html(), CONVERT_FILE: convert_markdown()}
 
 
 def write_docs(out_dir: Path) -> list[Path]:

@@ -33,6 +33,20 @@ def test_grammar_html_is_current() -> None:
     assert committed("grammar.html") == docsgen.grammar_html(), "stale: run tools/gen_docs.py"
 
 
+def test_converter_page_is_current_and_lists_every_format() -> None:
+    from bbox_lark.convert import formats
+
+    text = committed("convert.md")
+    assert text == docsgen.convert_markdown(), "stale: run tools/gen_docs.py"
+    for fmt in formats():
+        assert f"## {fmt.name}\n" in text
+        for option in fmt.options:
+            assert f"`{option.flag}`" in text
+        rows = (*fmt.export_mapping, *(fmt.import_mapping if fmt.name != "bbox" else ()))
+        for row in rows:
+            assert docsgen._cell(row.source) in text
+
+
 def test_gen_docs_tool_agrees(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("gen_docs", REPO / "tools" / "gen_docs.py")
     assert spec is not None and spec.loader is not None

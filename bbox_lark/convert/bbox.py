@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from bbox_lark.ast import BlankLine, Event, Line
-from bbox_lark.convert.base import Format, Input, Option, ReadContext, WriteContext, flatten
+from bbox_lark.convert.base import Format, Input, MappingRow, Option, ReadContext, WriteContext, flatten
 from bbox_lark.parser import Head
 from bbox_lark.printer import emit_line, format_line
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE
@@ -78,7 +78,10 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     values is printed from its values (:func:`~bbox_lark.emit`)."""
     canonical = ctx.options.get("canonical") or ctx.foreign
     held: list[Line] = []  # a whitespace-only last line without an ending is dropped (fmt)
+    kept = ctx.report.kept
     for item in flatten(items):
+        if not isinstance(item, Head):
+            kept(f"{item.kind} lines", item.line)
         if isinstance(item, Head):
             if item.bom:
                 out.write(BOM)
@@ -108,6 +111,11 @@ FORMAT = Format(
     write=write,
     fidelity="lossless: byte for byte; from another format, in canonical (fmt) form",
     lossless=True,
+    export_mapping=(
+        MappingRow("every line (header, events, comments, blank, unknown, continuations)", "as written"),
+        MappingRow("a document read from another format", "canonical form, as `fmt` writes it"),
+    ),
+    import_mapping=(MappingRow("bbox/1 text", "its nodes (`bbox_lark.iter_nodes`), checked on the way"),),
     options=(
         Option("canonical", "bbox output: write canonical (fmt) form; the default from another format."),
     ),

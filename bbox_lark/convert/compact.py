@@ -47,7 +47,17 @@ from typing import TYPE_CHECKING, TextIO
 
 from bbox_lark.api import parse
 from bbox_lark.ast import BlankLine, Continuation, Document, Event, Line
-from bbox_lark.convert.base import Format, Input, Option, ReadContext, Report, WriteContext, collect, flatten
+from bbox_lark.convert.base import (
+    Format,
+    Input,
+    MappingRow,
+    Option,
+    ReadContext,
+    Report,
+    WriteContext,
+    collect,
+    flatten,
+)
 from bbox_lark.grammar import vocabulary
 from bbox_lark.printer import is_fence, single_spaced
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode, split_lines
@@ -434,8 +444,26 @@ def _read(source: Input, ctx: ReadContext) -> Iterator[Item]:
 
 def _write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     head, body = collect(flatten(items))
+    lossy = bool(ctx.options.get("lossy"))
+    if not lossy:
+        for node in body:
+            ctx.report.kept(f"{node.kind} lines", node.line)
     document = Document(head.bom, head.header_lines, head.header_info, tuple(body))
-    out.write(write_compact(document, lossy=bool(ctx.options.get("lossy")), report=ctx.report))
+    out.write(write_compact(document, lossy=lossy, report=ctx.report))
+
+
+def _docstring_rows() -> tuple[MappingRow, ...]:
+    """The mapping table of this module's docstring (the one docs/compact.md shows)."""
+    text = __doc__ or ""
+    start = text.index("| bbox | compact |")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        bbox_side, compact_side = (cell.strip() for cell in line.strip().strip("|").split(" | ", 1))
+        fate = "dropped" if compact_side.startswith("dropped") else "kept"
+        rows.append(MappingRow(bbox_side, compact_side, fate))
+    return tuple(rows)
 
 
 FORMAT = Format(
@@ -451,4 +479,6 @@ FORMAT = Format(
     ),
     lossless=True,
     options=(Option("lossy", "compact output: the spec's summary style; reports what it drops."),),
+    export_mapping=_docstring_rows(),
+    import_mapping=(MappingRow("a compact line", "its bbox lines, split at ` ⏎` (escapes undone)"),),
 )
