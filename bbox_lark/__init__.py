@@ -21,7 +21,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on first use
-    from bbox_lark.api import check, iter_check, parse
+    from bbox_lark.api import build_document, check, iter_check, parse
     from bbox_lark.ast import (
         BlankLine,
         BlobPointer,
@@ -74,6 +74,7 @@ __all__ = [
     "Unknown",
     "__version__",
     "apply_fixes",
+    "build_document",
     "check",
     "compute_stats",
     "convert_text",
@@ -89,6 +90,7 @@ __all__ = [
 
 #: Where each public name lives: (module, attribute). Keep in step with the imports above.
 _LAZY: dict[str, tuple[str, str]] = {
+    "build_document": ("bbox_lark.api", "build_document"),
     "check": ("bbox_lark.api", "check"),
     "iter_check": ("bbox_lark.api", "iter_check"),
     "parse": ("bbox_lark.api", "parse"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from bbox_lark.ast import Diagnostic, Document, Line
 from bbox_lark.checks import Checker
@@ -63,6 +63,34 @@ def parse(
         source_faults=tuple(stream.faults),
         diagnostics=tuple(found),
     )
+
+
+def build_document(header: dict[str, Any] | None, lines: Iterable[Line], *, bom: bool = False) -> Document:
+    """A document from values: a header (keys in order; None for no header) and body nodes
+    built with ``Message.build``, ``Call.build`` … (their continuation lines included).
+    ``dumps`` prints it in canonical form; ``parse(dumps(doc))`` reads the same values back.
+    Each event's continuation lines come from its ``continuation``; line numbers are given
+    in order, from the first body line."""
+    from dataclasses import replace as _replace
+
+    from bbox_lark.ast import Event
+
+    head = Head.build(header, bom=bom) if header is not None else Head(bom, (), None, 1)
+    body: list[Line] = []
+    number = head.body_start
+    for node in lines:
+        if isinstance(node, Event):
+            owner = number
+            continuation = tuple(
+                _replace(c, line=owner + n, owner=owner) for n, c in enumerate(node.continuation, 1)
+            )
+            body.append(_replace(node, line=owner, continuation=continuation))
+            body.extend(continuation)
+            number += 1 + len(continuation)
+        else:
+            body.append(_replace(node, line=number))
+            number += 1
+    return Document(bom, head.header_lines, head.header_info, tuple(body))
 
 
 def run(checker: Checker, stream: NodeStream, keep: list[Line] | None = None) -> Iterator[Diagnostic]:

@@ -18,7 +18,7 @@ from typing import IO, Any, cast
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
 
-from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Line, SourceFault
+from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Line, SourceFault, Unknown
 from bbox_lark.grammar import build_lark, compiled
 from bbox_lark.header import MAX_HEADER_BYTES, read_header
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE
@@ -160,7 +160,7 @@ def iter_body(
         raw, eol = lines[index]
         number = index + 1
         if number in oversized:
-            yield Event("unknown", number, raw, eol, oversized=True)
+            yield Unknown("unknown", number, raw, eol, oversized=True)
             continue
         yield build_line(parse(raw), raw, number, eol)
 
@@ -195,6 +195,27 @@ class Head:
     header_info: Header | None
     #: Line number of the first body line.
     body_start: int
+
+    @classmethod
+    def build(cls, fields: dict[str, Any], *, bom: bool = False) -> Head:
+        """The head of a header with these keys, in order (values: strings, numbers, lists and
+        maps of them; None writes an empty value), as block YAML between ``---`` fences.
+        Importers keep the header small (DECISIONS §10): large structures go in body lines
+        or blobs."""
+        import yaml
+
+        text = "---\n"
+        for key, value in fields.items():
+            if value is None:
+                text += f"{key}:\n"
+                continue
+            text += yaml.safe_dump(
+                {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=False, width=1 << 30
+            )
+        text += "---\n"
+        head = next(iter_nodes(text))
+        assert isinstance(head, Head)
+        return cls(bom, head.header_lines, head.header_info, head.body_start)
 
 
 def _physical_lines(source: Source) -> Iterator[str]:
@@ -429,7 +450,7 @@ def _parse_body(
         countdown = GC_BATCH
         for raw, eol, oversized in itertools.chain(buffered, rest):
             if oversized:
-                yield Event("unknown", number, raw, eol, oversized=True)
+                yield Unknown("unknown", number, raw, eol, oversized=True)
             else:
                 yield build_line(parse(raw), raw, number, eol)
             number += 1

@@ -371,10 +371,16 @@ def _field_pairs(fields: Any) -> list[tuple[str, Any, bool]]:
             quoted = False
         if not isinstance(key, str) or "=" in key or compiled("FIELD").fullmatch(key + "=") is None:
             raise ValueError(f"{key!r} is not a field key")
-        if not isinstance(value, str):
-            value = tuple(value)
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            value = str(value)  # a number is written as Python prints it (step=3, cost=0.5)
+        elif not isinstance(value, str):
+            value = tuple(
+                str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in value
+            )
             if not all(isinstance(v, str) for v in value):
-                raise ValueError(f"field {key}: a list holds strings")
+                raise ValueError(f"field {key}: a list holds strings and numbers")
         pairs.append((key, value, quoted))
     return pairs
 

@@ -476,3 +476,38 @@ def test_an_oversized_line_is_kept_as_written() -> None:
     document = bbox_lark.parse(HEADER + "u: " + "x" * 50 + "\n", max_line=20)
     event = document.events[0]
     assert event.oversized and emit(event) == event.raw == "u: " + "x" * 50
+
+
+# -- documents from values (what converters build) ----------------------------------------
+
+
+def test_build_document_prints_and_parses_back_with_its_line_numbers() -> None:
+    from bbox_lark import BlankLine, build_document
+
+    nodes = [
+        bbox_lark.Message.build("user", "hi there", fields={"step": 1}),
+        bbox_lark.Call.build(
+            "tool", "read", ["a.rs"], fields={"ok": True, "l": [1, 2]}, continuation=["l1", "l2"]
+        ),
+        BlankLine(0, "", "\n"),
+        bbox_lark.Message.build("agent", "done"),
+    ]
+    header = {"format": "bbox/1", "id": "s", "repo_sha": "abcdef1", "tags": ["a", "b"], "n": "0123"}
+    document = build_document(header, nodes)
+    text = bbox_lark.dumps(document)
+    back = bbox_lark.parse(text)
+    assert back.header == {**header, "tags": ["a", "b"]}
+    assert [(e.kind, e.line) for e in back.events] == [(e.kind, e.line) for e in document.events]
+    assert [(e.kind, e.line) for e in back.events] == [("user", 10), ("tool", 11), ("agent", 15)]
+    assert [e.values() for e in back.events] == [e.values() for e in document.events]
+    assert back.events[1].fields == {"ok": "true", "l": ["1", "2"]}
+    assert [c.owner for c in document.events[1].continuation] == [11, 11]
+    assert not [d for d in back.diagnostics if d.severity == "error"]
+
+
+def test_an_oversized_line_is_an_unknown_node() -> None:
+    document = bbox_lark.parse("u: " + "x" * 50 + "\n", max_line=20)
+    (event,) = document.events
+    assert isinstance(event, bbox_lark.Unknown)
+    assert event.kind == "unknown" and event.oversized
+    assert bbox_lark.dumps(document) == "u: " + "x" * 50 + "\n"

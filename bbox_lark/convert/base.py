@@ -485,25 +485,8 @@ def flatten(items: Iterable[Item]) -> Iterator[Item]:
 
 
 def build_head(fields: dict[str, Any], *, bom: bool = False) -> Head:
-    """The :class:`~bbox_lark.parser.Head` of a header with these keys, in order (values:
-    strings, numbers, lists and maps of them; None writes an empty value). Importers keep
-    the header small (DECISIONS §10): large structures go in body lines or blobs."""
-    import yaml
-
-    from bbox_lark.parser import iter_nodes
-
-    text = "---\n"
-    for key, value in fields.items():
-        if value is None:
-            text += f"{key}:\n"
-            continue
-        text += yaml.safe_dump(
-            {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=False, width=1 << 30
-        )
-    text += "---\n"
-    head = next(iter_nodes(text))
-    assert not isinstance(head, (list, tuple))
+    """The :class:`~bbox_lark.parser.Head` of a header with these keys (see
+    :meth:`bbox_lark.parser.Head.build`)."""
     from bbox_lark.parser import Head as _Head
 
-    assert isinstance(head, _Head)
-    return _Head(bom, head.header_lines, head.header_info, head.body_start) if bom else head
+    return _Head.build(fields, bom=bom)
