@@ -7,16 +7,13 @@ the reference recorder (``lightbox-rec`` 0.1.0, ``lightbox verify``) does and gi
 statuses and exit codes, with the first bad line, its invocation id and why
 (``docs/lightbox.md`` lists every check and where bbox-lark is stricter):
 
-========================  ====  ====================================================
-status                    exit  meaning
-========================  ====  ====================================================
-:attr:`Status.VALID`       0    every hash matches its event and links to the one before
-:attr:`Status.TAMPERED`    1    an event's content or its place in the chain was changed
-:attr:`Status.TRUNCATED`   2    the last line was cut while writing, or (``meta.json``
-                                anchor) events are missing at the end
-:attr:`Status.PARSE_ERROR` 3    a line is not an event: not JSON, not UTF-8, a float, ...
-:attr:`Status.NOT_FOUND`   4    no such session folder or events file
-========================  ====  ====================================================
+- ``VALID`` (exit 0): every hash matches its event and links to the one before;
+- ``TAMPERED`` (1): an event's content or its place in the chain was changed;
+- ``TRUNCATED`` (2): the last line was cut while being written, or events are missing at
+  the end (the ``meta.json`` anchor);
+- ``PARSE_ERROR`` (3): a line is not an event (not JSON, not UTF-8, a float, a missing
+  field, ...);
+- ``NOT_FOUND`` (4): no such session folder or events file.
 
 Canonical form (the spec's rules, as the reference computes them): keys sorted at every
 level, no whitespace, UTF-8 without ASCII escaping (stored lines may be ASCII-escaped: the
@@ -730,8 +727,8 @@ def _check_anchor(
             head=head,
             reason=(
                 f"the chain ends after {count} event{'' if count == 1 else 's'} but meta.json's"
-                f" {ANCHOR_KEY} records {anchor.events}: the last {missing} {'is' if missing == 1 else 'are'}"
-                " missing"
+                f" {ANCHOR_KEY} records {anchor.events}: "
+                + ("the last event is missing" if missing == 1 else f"the last {missing} events are missing")
             ),
             expected=anchor.head,
             actual=head,

@@ -286,7 +286,7 @@ def test_deleted_last_line_with_anchor_is_truncated(tmp_path: Path) -> None:
     rewrite(folder, lines_of(folder)[:-1])
     result = verify(folder)
     assert (result.status, result.exit_code, result.events) == (Status.TRUNCATED, 2, 2)
-    assert "records 3" in (result.reason or "") and "the last 1 is missing" in (result.reason or "")
+    assert "records 3" in (result.reason or "") and "the last event is missing" in (result.reason or "")
     rewrite(folder, [])
     assert verify(folder).status is Status.TRUNCATED
 
@@ -580,35 +580,33 @@ def _python_312_or_later() -> str | None:
 def _reference_python() -> str:
     """The reference's interpreter, from a virtual environment built once and kept in
     ``$XDG_CACHE_HOME/bbox-lark/lightbox-ref-venv`` (default ``~/.cache``). Skips when no
-    Python 3.12+ exists or the package index is unreachable."""
+    Python 3.12+ exists or the package index is unreachable.
+
+    The environment is built in place (a moved one has broken scripts) under a lock, and
+    counts as built once its ``.complete`` marker exists; anything else there is rebuilt."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bbox-lark"
     venv = cache / "lightbox-ref-venv"
     python = venv / "bin" / "python"
-    check = [str(python), "-c", "import lightbox.integrity"]
-    if python.exists() and subprocess.run(check, capture_output=True, timeout=60).returncode == 0:
+    marker = venv / ".complete"
+    if marker.is_file():
         return str(python)
     base = _python_312_or_later()
     if base is None:
         pytest.skip("the reference lightbox-rec needs Python >= 3.12; none found (pyenv install 3.12)")
+    fcntl = pytest.importorskip("fcntl", reason="the cached reference environment is built on POSIX")
     cache.mkdir(parents=True, exist_ok=True)
-    building = cache / f"lightbox-ref-venv.{os.getpid()}.tmp"
-    shutil.rmtree(building, ignore_errors=True)
-    try:
-        subprocess.run([base, "-m", "venv", str(building)], check=True, capture_output=True, timeout=120)
-        pip = [str(building / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-        done = subprocess.run(
-            [*pip, "--timeout", "15", "--retries", "1", REFERENCE],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot install {REFERENCE} (package index unreachable?): {done.stderr[-300:]}")
+    with (cache / "lightbox-ref-venv.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another test run may be building it
+        if marker.is_file():
+            return str(python)
         shutil.rmtree(venv, ignore_errors=True)
-        building.rename(venv)  # a half-built environment is never left in the cache
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
+        subprocess.run([base, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--timeout", "15", "--retries", "1"]
+        done = subprocess.run([*pip, REFERENCE], capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            shutil.rmtree(venv, ignore_errors=True)
+            pytest.skip(f"cannot install {REFERENCE} (package index unreachable?): {done.stderr[-300:]}")
+        marker.write_text(REFERENCE + "\n", encoding="utf-8")
     return str(python)
 
 
