@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from bbox_lark.cli import app
@@ -39,6 +41,10 @@ from bbox_lark.lightbox import (
     write_session,
 )
 
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = Draft202012Validator(
+    json.loads((REPO / "docs" / "schema" / "lightbox-verify.schema.json").read_text(encoding="utf-8"))
+)
 EXTERNAL = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus-external" / "lightbox"
 SAMPLE = EXTERNAL / "demo_session.events.jsonl"
 
@@ -467,6 +473,8 @@ def test_cli_exit_codes_follow_the_statuses(tmp_path: Path) -> None:
         assert shown.exit_code == code
         document = json.loads(shown.output)
         assert (document["status"], document["exit_code"]) == (Status(code).name, code)
+        errors = [e.message for e in SCHEMA.iter_errors(document)]
+        assert not errors, (name, errors)
 
 
 def test_cli_valid_line_and_json(tmp_path: Path) -> None:
@@ -488,6 +496,23 @@ def test_cli_tampered_line_names_the_line_and_invocation(tmp_path: Path) -> None
     result = runner.invoke(app, ["lightbox", "verify", str(tmp_path / "s" / "events.jsonl")])
     assert result.exit_code == 1
     assert result.output.startswith("TAMPERED: line 3 (invocation inv_00003): hash does not match")
+
+
+def test_the_documented_examples_are_real(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/lightbox.md: each ``$ bbox-lark ...`` line of its first block is followed by its
+    output; the JSON block after the ``--format json`` example is that command's output."""
+    monkeypatch.chdir(REPO)
+    page = (REPO / "docs" / "lightbox.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```(\w+)\n(.*?)^```", page, flags=re.M | re.S)
+    shown = [body for language, body in blocks if language == "sh" and "$ bbox-lark" in body]
+    lines = shown[0].splitlines()
+    assert len(lines) == 6
+    for command, output in zip(lines[::2], lines[1::2], strict=True):
+        result = runner.invoke(app, command.removeprefix("$ bbox-lark ").split())
+        assert result.output == output + "\n"
+    command = shown[1].strip().removeprefix("$ bbox-lark ")
+    expected = next(body for language, body in blocks if language == "json" and '"status"' in body)
+    assert runner.invoke(app, command.split()).output == expected
 
 
 # -- never a traceback --------------------------------------------------------------------
@@ -658,3 +683,13 @@ def test_reference_interop(tmp_path: Path) -> None:
     for name, (_, theirs, mine) in variants.items():
         assert reference[name].startswith(theirs), (name, reference[name])
         assert verify(sessions / name).status.name == mine, name
+
+
+def test_the_module_imports_nothing_heavy() -> None:
+    script = "import sys, bbox_lark.lightbox; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(done.stdout.split())
+    heavy = {"lark", "yaml", "rich", "typer", "bbox_lark.cli", "bbox_lark.atomic", "bbox_lark.api"}
+    assert not heavy & loaded
