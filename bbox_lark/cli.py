@@ -1268,6 +1268,49 @@ def convert_command(
     raise typer.Exit(code)
 
 
+# -- foreign logs: lightbox verify ------------------------------------------------------------
+
+lightbox_app = typer.Typer(
+    name="lightbox",
+    cls=_Group,
+    help="Lightbox sessions (events.jsonl + meta.json): verify their hash chain (docs/lightbox.md).",
+    no_args_is_help=True,
+)
+app.add_typer(lightbox_app)
+
+
+class VerifyFormat(StrEnum):
+    """``lightbox verify --format``."""
+
+    text = "text"
+    json = "json"
+
+
+@lightbox_app.command("verify")
+def lightbox_verify(
+    path: Annotated[str, typer.Argument(help="A session folder (its events.jsonl) or an events file.")],
+    output_format: Annotated[
+        VerifyFormat, typer.Option("--format", help="text: one status line; json: every detail.")
+    ] = VerifyFormat.text,
+) -> None:
+    """Verify a Lightbox session's hash chain. Exit codes are Lightbox's statuses: 0 VALID,
+    1 TAMPERED, 2 TRUNCATED, 3 PARSE_ERROR, 4 NOT_FOUND.
+
+    Prints one line: the status, then the event count and head, or the first bad line, its
+    invocation id and why. A chain shorter than the head recorded in meta.json by bbox-lark
+    (bbox_lark_anchor) is TRUNCATED."""
+    from bbox_lark.lightbox import verify
+
+    result = verify(path)
+    if output_format is VerifyFormat.json:
+        _write_json(result.to_json())
+    else:
+        out.print(_safe(result.summary()), markup=False)
+        for note in result.notes:
+            err.print(f"note: {_safe(note)}", markup=False)
+    raise typer.Exit(result.exit_code)
+
+
 def _escape_unencodable_output() -> None:
     """Text the terminal's encoding cannot show (``→`` under ``PYTHONIOENCODING=latin-1``)
     is written as a backslash escape instead of ending the command in a traceback."""
