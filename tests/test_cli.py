@@ -366,11 +366,11 @@ def test_parse_part_selection_keeps_the_findings_about_that_part() -> None:
     assert "(no header)" in text and "E004 error at 1:1" in text
 
 
-def test_docs_writes_both_files(tmp_path: Path) -> None:
+def test_docs_writes_every_generated_file(tmp_path: Path) -> None:
     out = tmp_path / "site"
     result = runner.invoke(app, ["docs", "--out", str(out)])
     assert result.exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["checks.md", "grammar.html"]
+    assert sorted(p.name for p in out.iterdir()) == ["checks.md", "convert.md", "grammar.html"]
     assert runner.invoke(app, ["docs", "--check", "--out", str(out)]).exit_code == 0
     (out / "checks.md").write_text("stale\n", encoding="utf-8")
     result = runner.invoke(app, ["docs", "--check", "--out", str(out)])
