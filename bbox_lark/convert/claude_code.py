@@ -262,9 +262,9 @@ class _Reader:
             ("slug", "slug"),
         ):
             value = record.get(source_key)
-            if not isinstance(value, str) or not value:
+            if not isinstance(value, str) or not value.strip():
                 continue
-            value = self.clean(value, number)
+            value = self.clean(value.strip(), number)
             self.meta.setdefault(key, value)
             before = self.current.get(key)
             self.current[key] = value
