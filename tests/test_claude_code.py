@@ -174,7 +174,9 @@ def test_usage_is_counted_once_per_message_id() -> None:
 def test_thinking_todos_and_arrows() -> None:
     doc = events(fixture("usage-once").text)
     thinking = next(e for e in doc if e.kind == "thinking")
-    assert thinking.text.startswith("First idea") and [c.text for c in thinking.continuation] == ["second idea"]
+    assert thinking.text.startswith("First idea") and [c.text for c in thinking.continuation] == [
+        "second idea"
+    ]
     todos = next(e for e in doc if e.kind == "todos")
     assert todos.text.startswith("[in_progress] Write tests [pending] Ship it")
     # An arrow in agent text would read as a result: the text goes on a continuation line.
@@ -187,7 +189,11 @@ def test_thinking_todos_and_arrows() -> None:
 def test_sidechain_records_keep_their_thread() -> None:
     doc = events(fixture("sidechain").text)
     subagent = next(e for e in doc if e.kind == "subagent")
-    assert (subagent.name, subagent.fields["id"], subagent.result.kind) == ("Explore", "toolu_fx_task", "launched")
+    assert (subagent.name, subagent.fields["id"], subagent.result.kind) == (
+        "Explore",
+        "toolu_fx_task",
+        "launched",
+    )
     threads = [(e.kind, e.fields.get("tid")) for e in doc if e.kind != "comment"]
     assert threads == [
         ("user", None),
@@ -199,7 +205,11 @@ def test_sidechain_records_keep_their_thread() -> None:
         ("observation", None),
     ]
     progress = next(e for e in doc if e.kind == "tool_progress")
-    assert (progress.name, progress.fields["id"], progress.fields["matched"]) == ("Glob", "toolu_fx_glob", "2")
+    assert (progress.name, progress.fields["id"], progress.fields["matched"]) == (
+        "Glob",
+        "toolu_fx_glob",
+        "2",
+    )
     older = events(fixture("sidechain-no-agent").text)
     assert [e.fields.get("tid") for e in older if e.kind == "user"] == ["sidechain", None]
 
@@ -212,7 +222,11 @@ def test_summary_system_snapshot_and_queue_are_structured_comments() -> None:
         ("comment", "file-snapshot", "file-snapshot: d1 files=1 ts=2030-01-02T03:04:05Z"),
         ("comment", "queue", 'queue: enqueue "also \\"fix\\" the docs" ts=2030-01-02T03:04:06Z'),
         ("comment", "queue", "queue: remove ts=2030-01-02T03:04:07Z"),
-        ("comment", "notes", "notes: system subtype=informational extra.level=warning ts=2030-01-02T03:04:09Z"),
+        (
+            "comment",
+            "notes",
+            "notes: system subtype=informational extra.level=warning ts=2030-01-02T03:04:09Z",
+        ),
         ("lifecycle", "compact", "reason=manual tokens_before=1234 ts=2030-01-02T03:04:10Z"),
         ("comment", None, "claude-code record custom-future-record"),
     ]
@@ -226,12 +240,16 @@ def test_is_error_interrupted_mcp_and_awkward_text() -> None:
     result = fixture("errors")
     doc = events(result.text)
     bash, mcp = (e for e in doc if e.kind in ("tool_start", "mcp"))
-    assert bash.fields["command"] == "make # metrics" and json.loads(bash.fields["extra.input"]) == {"-n": True}
+    assert bash.fields["command"] == "make # metrics" and json.loads(bash.fields["extra.input"]) == {
+        "-n": True
+    }
     assert (mcp.kind, mcp.name, mcp.fields["state"]) == ("mcp", "github.list_issues", "open")
     failed, listed = (e for e in doc if e.kind == "observation")
     assert failed.result.kind == "error" and failed.fields["interrupted"] == "true"
     # ` # metrics` in a result would read as a metrics comment: the text goes below.
-    assert failed.metrics is None and [c.text for c in failed.continuation] == ["make: *** No rule # metrics prompt=1"]
+    assert failed.metrics is None and [c.text for c in failed.continuation] == [
+        "make: *** No rule # metrics prompt=1"
+    ]
     assert listed.result.kind == "ok" and listed.result.rest == "[3 issues]"
 
 
@@ -316,18 +334,28 @@ def test_the_reader_streams() -> None:
 # -- never a traceback ---------------------------------------------------------------------
 
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 10**6), st.text(max_size=30), st.sampled_from(["", "→", '"', "\n\n", "# metrics x=1", "\x00", "\ud800", "\r"])
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**6),
+    st.text(max_size=30),
+    st.sampled_from(["", "→", '"', "\n\n", "# metrics x=1", "\x00", "\ud800", "\r"]),
 )
 _json_values = st.recursive(
     _scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 _types = st.sampled_from(
     ["user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation", "progress", "odd"]
 )
 _blocks = st.fixed_dictionaries(
-    {"type": st.sampled_from(["text", "thinking", "tool_use", "tool_result", "image", "redacted_thinking", "x"])},
+    {
+        "type": st.sampled_from(
+            ["text", "thinking", "tool_use", "tool_result", "image", "redacted_thinking", "x"]
+        )
+    },
     optional={
         "text": _scalars,
         "thinking": _scalars,
@@ -382,3 +410,11 @@ def test_fuzz_never_a_traceback(lines: list[str]) -> None:
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
     result = run(data)
     assert_sound(result.text)
+
+
+def test_the_docs_example_is_current() -> None:
+    page = (ROOT / "docs" / "formats" / "claude-code.md").read_text(encoding="utf-8")
+    result = fixture("usage-once")
+    assert "```text\n" + result.text + "```" in page
+    for entry in result.fidelity.entries:
+        assert f"{entry.stage}: {entry.render()}" in page

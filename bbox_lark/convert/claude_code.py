@@ -362,7 +362,9 @@ class _Reader:
         if isinstance(content, str):
             self.report.kept("user messages (u:)", number)
             return [self.message("user", content, fields, number)]
-        interrupted = isinstance(record.get("toolUseResult"), dict) and record["toolUseResult"].get("interrupted")
+        interrupted = isinstance(record.get("toolUseResult"), dict) and record["toolUseResult"].get(
+            "interrupted"
+        )
         out: list[Line] = []
         for index, block in enumerate(content, 1):
             if not isinstance(block, dict):
@@ -402,10 +404,16 @@ class _Reader:
         if lines and lines[0] == lines[0].strip() and len(lines[0]) <= INLINE:
             try:
                 result = Result.build(status, rest=lines[0])
-                return [Observation.build(fields=pairs, result=result, continuation=self.continuation(lines[1:]))]
+                return [
+                    Observation.build(fields=pairs, result=result, continuation=self.continuation(lines[1:]))
+                ]
             except ValueError:
                 pass
-        return [Observation.build(fields=pairs, result=Result.build(status), continuation=self.continuation(lines))]
+        return [
+            Observation.build(
+                fields=pairs, result=Result.build(status), continuation=self.continuation(lines)
+            )
+        ]
 
     # -- assistant ---------------------------------------------------------------------
 
@@ -560,7 +568,11 @@ class _Reader:
             lines = self.text_lines(_json(tool_input), number)
             self.report.synthesized("line breaks in tool inputs too long for one line", number)
             node = Call.build(
-                kind, safe, fields=first + fields, result=Result.build(status), continuation=self.continuation(lines)
+                kind,
+                safe,
+                fields=first + fields,
+                result=Result.build(status),
+                continuation=self.continuation(lines),
             )
         if kind == "tool_start":
             self.open_tools[call] = safe
@@ -629,7 +641,9 @@ class _Reader:
 
     def comment(self, head: str, pairs: list[tuple[str, str]], text: str, number: int) -> Event:
         """A comment ``# head fields…`` with ``text`` on continuation lines."""
-        return Comment.build(head, fields=pairs, continuation=self.continuation(self.text_lines(text, number)))
+        return Comment.build(
+            head, fields=pairs, continuation=self.continuation(self.text_lines(text, number))
+        )
 
     def system(self, record: dict[str, Any], number: int, tid: str | None) -> list[Line]:
         subtype = record.get("subtype")
@@ -652,7 +666,9 @@ class _Reader:
             pairs.append(("subtype", self.clean(subtype, number)))
         level = record.get("level")
         if isinstance(level, str) and level:
-            pairs.append(("level" if level in vocabulary().levels else "extra.level", self.clean(level, number)))
+            pairs.append(
+                ("level" if level in vocabulary().levels else "extra.level", self.clean(level, number))
+            )
         self.report.kept("system records (# notes: system)", number)
         return [self.comment("notes: system", pairs + fields, text, number)]
 
@@ -781,10 +797,14 @@ def _image(block: dict[str, Any]) -> str:
 
 
 IMPORT_MAPPING = (
-    MappingRow("`sessionId` (first record)", "header `id`", "kept", "later changes: `# notes: changed session=…`"),
+    MappingRow(
+        "`sessionId` (first record)", "header `id`", "kept", "later changes: `# notes: changed session=…`"
+    ),
     MappingRow("`cwd`, `gitBranch`, `version`, `slug`", "header `cwd`, `branch`, `client_version`, `slug`"),
     MappingRow("assistant `message.model`", "header `model`; a change: `# model: …`"),
-    MappingRow("(none)", "header `agent: claude-code`; `repo_sha: unknown` unless `--repo-sha`", "synthesized"),
+    MappingRow(
+        "(none)", "header `agent: claude-code`; `repo_sha: unknown` unless `--repo-sha`", "synthesized"
+    ),
     MappingRow("`timestamp`", "`ts=` on each line of the record"),
     MappingRow("`isSidechain: true`", "`tid=<agentId>` (or `tid=sidechain`) on each line"),
     MappingRow("user text", "`u: text`; more lines on continuation lines"),
@@ -801,18 +821,24 @@ IMPORT_MAPPING = (
     MappingRow("`tool_result` with `is_error: true`", "`o: id=… → [error] first line`"),
     MappingRow("`toolUseResult.interrupted`", "`interrupted=true` on the `o:` line"),
     MappingRow("`message.usage`", "one `# metrics prompt= completion= cached= message_id=` per message id"),
-    MappingRow("usage repeated by records of one message", "counted once", "dropped", "reported as duplicates"),
+    MappingRow(
+        "usage repeated by records of one message", "counted once", "dropped", "reported as duplicates"
+    ),
     MappingRow("(end of log)", "`# tokens_in=… tokens_out=… tokens_cached=…`", "synthesized"),
     MappingRow("`summary` record", "`# notes: summary leaf=<leafUuid>` + its text"),
     MappingRow("`system` record", "`# notes: system subtype=… level=…` + its content"),
     MappingRow("`system` `compact_boundary`", "`@compact reason=<trigger> tokens_before=<preTokens>`"),
-    MappingRow("`file-history-snapshot`", "`# file-snapshot: <messageId> files=<count>`", "kept", "backups dropped"),
+    MappingRow(
+        "`file-history-snapshot`", "`# file-snapshot: <messageId> files=<count>`", "kept", "backups dropped"
+    ),
     MappingRow("`queue-operation`", '`# queue: <operation> "<content>"`'),
     MappingRow("`progress` of an open tool call", "`t~:Name id=<toolUseID> …`"),
     MappingRow("`progress` of no open tool call", "(nothing)", "dropped"),
     MappingRow("record of an unknown type", "`# claude-code record <type>` + its JSON"),
     MappingRow("image content", "`[image <mime>]`", "dropped", "the image data"),
-    MappingRow("`uuid`, `parentUuid`, `requestId`, `toolUseResult`, …", "(nothing)", "dropped", "each key reported"),
+    MappingRow(
+        "`uuid`, `parentUuid`, `requestId`, `toolUseResult`, …", "(nothing)", "dropped", "each key reported"
+    ),
     MappingRow("a line that is not a JSON record with a `type`", "(nothing)", "dropped", "skipped: exit 1"),
 )
 
