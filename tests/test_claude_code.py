@@ -27,6 +27,7 @@ from bbox_lark.convert import Conversion, Fidelity, Input, ReadContext, convert,
 from bbox_lark.convert.claude_code import LOOKAHEAD, read, sniff
 from bbox_lark.parser import Head
 from bbox_lark.printer import dumps
+from bbox_lark.stats import sum_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "claude-code"
@@ -166,9 +167,9 @@ def test_usage_is_counted_once_per_message_id() -> None:
     ]
     dropped = {e.what: e.lines for e in result.report if e.action == "dropped"}
     assert dropped["API usage repeated by records of one message id (counted once)"] == (3, 4)
-    stats = bbox_lark.stats(result.text) if hasattr(bbox_lark, "stats") else None
-    if stats is not None:
-        assert stats.metrics.totals.prompt == 27
+    # `stats` counts each response once.
+    totals = sum_metrics(events(result.text)).totals
+    assert (totals.prompt, totals.completion, totals.cached) == (27, 14, 100)
 
 
 def test_thinking_todos_and_arrows() -> None:
