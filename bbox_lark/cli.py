@@ -1039,10 +1039,11 @@ def _write_text(text: str) -> None:
         stream.flush()
 
 
-def _format_names() -> str:
+def _format_names(writable: bool = False) -> str:
+    """The registered formats' names (with ``writable``, only those ``--to`` can write)."""
     from bbox_lark.convert import formats
 
-    return ", ".join(f.name for f in formats())
+    return ", ".join(f.name for f in formats() if not writable or f.write is not None)
 
 
 class _ConvertCommand(TyperCommand):
@@ -1169,7 +1170,7 @@ def convert_command(
     if to is None:
         named = format_for_path(output) if output is not None else []
         if len(named) != 1:
-            raise fail_usage(f"give --to FORMAT (one of: {_format_names()})")
+            raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
         to = named[0].name
     try:
         target = get_format(to)
