@@ -79,8 +79,10 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     canonical = ctx.options.get("canonical") or ctx.foreign
     held: list[Line] = []  # a whitespace-only last line without an ending is dropped (fmt)
     kept = ctx.report.kept
+    # From another format the reader's report says what each line came from.
+    count = not ctx.foreign
     for item in flatten(items):
-        if not isinstance(item, Head):
+        if count and not isinstance(item, Head):
             kept(f"{item.kind} lines", item.line)
         if isinstance(item, Head):
             if item.bom:
