@@ -187,7 +187,12 @@ def _scalar_text(value: Any) -> str | None:
 
 
 def _string_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) and v.strip() and "\n" not in v for v in value)
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _args_list(value: Any) -> bool:
+    """Positional arguments: strings, and lists of strings (bracketed lists)."""
+    return isinstance(value, list) and all(isinstance(v, str) or _string_list(v) for v in value)
 
 
 def _one_line(text: str) -> str:
@@ -257,8 +262,8 @@ def _input_fields(event: dict[str, Any], line: _Line, report: Any, number: int, 
         if safe:
             line.awkward[key] = value
             continue
-        if key == "args" and _string_list(value) and not line.args:
-            line.args = list(value)
+        if key == "args" and _args_list(value) and not line.args:
+            line.args = [v if isinstance(v, str) else tuple(v) for v in value]
             continue
         plain = bool(_KEY.match(key)) and key not in OWN_FIELDS and not key.startswith(_OWN_PREFIXES)
         redacted = _redaction(value)
@@ -272,7 +277,7 @@ def _input_fields(event: dict[str, Any], line: _Line, report: Any, number: int, 
         text = _scalar_text(value)
         if plain and text is not None and (text == "" or text.strip()):
             line.fields.append((key, text))
-        elif plain and _string_list(value) and value:
+        elif plain and _string_list(value):
             line.fields.append((key, tuple(value)))
         else:
             line.awkward[key] = value
@@ -319,7 +324,7 @@ def _output_result(
                 text == "" or (text.strip() and "\n" not in text and "\r" not in text)
             ):
                 flat.append((key, text))
-            elif _string_list(value) and value:
+            elif _string_list(value):
                 flat.append((key, tuple(value)))
             else:
                 flat = []
@@ -671,17 +676,18 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
             report.skip(number, why or "not an event")
             skipped_lines.add(number)
             continue
-        version = event.get("schema_version")
-        if version != SCHEMA_VERSION and not warned_version:
-            warned_version = True
-            report.skip(
-                number,
-                f"schema_version {json.dumps(version)[:20]} is not {SCHEMA_VERSION}; read as version 1",
-            )
         node = reader.node(event, number)
         if node is None:
             skipped_lines.add(number)
             continue
+        version = event.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION and not warned_version:
+            warned_version = True
+            skipped_lines.add(number)
+            report.skip(
+                number,
+                f"schema_version {json.dumps(version)[:20]} is not {SCHEMA_VERSION}; converted as version 1",
+            )
         number_out += 1
         at = head_lines + number_out
         origin[at] = (number, 0)
@@ -766,11 +772,20 @@ class _Writer:
             self.report.synthesized("session_id (the header has no id)", 0)
         self.session_id = session
         self.last_ts: str | None = None
+        #: Invocation id -> attempt number, as the reader counts them from ``retry_of``.
+        self.attempts: dict[str, int] = {}
         for key in HEADER_TIMES:
             value = header.get(key)
             if isinstance(value, str) and _parse_time(value) is not None:
                 self.last_ts = value
                 break
+
+    def implied_attempt(self, event: Event) -> str | None:
+        """The ``attempt=`` the reader writes for ``event``'s ``retry_of=`` (None without)."""
+        retry_of = event.fields.get("retry_of")
+        if not isinstance(retry_of, str) or not retry_of:
+            return None
+        return str(self.attempts.get(retry_of, 1) + 1)
 
     def timestamp(self, event: Event) -> str:
         own = event.ts
@@ -821,6 +836,8 @@ def _event_values(
             values["session_id"] = value
         elif key in _TOP_FIELDS and isinstance(value, str):
             values[key] = value
+        elif key == "attempt" and value == writer.implied_attempt(event):
+            continue  # the reader gives it back from retry_of
         elif key in _INTEGER_FIELDS and isinstance(value, str) and value.isdigit() and len(value) < 19:
             values[key] = int(value)
         elif key.startswith("content_hashes.") and isinstance(value, str):
@@ -832,6 +849,9 @@ def _event_values(
             report.dropped("args= fields beside positional arguments", event.line)
         else:
             given[key] = _restore(value, f"input.{key}", redacted_bytes)
+    implied = writer.implied_attempt(event)
+    if implied is not None:
+        writer.attempts[invocation] = int(implied)
     if hashes:
         values["content_hashes"] = hashes
     values["input"] = given
