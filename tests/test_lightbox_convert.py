@@ -522,3 +522,30 @@ def test_reference_verifies_our_sessions(tmp_path: Path) -> None:
     names.append(back.name)
     statuses = json.loads(_run_reference(python, root, "verify", *names))
     assert statuses == dict.fromkeys(names, "VALID")
+
+
+# -- the documented examples --------------------------------------------------------------
+
+
+def test_the_documented_conversions_are_real(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """docs/lightbox.md, "Converting": the bbox block after the first convert command is its
+    output, and the text block after the tampered one is what it prints on stderr."""
+    import re
+
+    monkeypatch.chdir(ROOT)
+    page = (ROOT / "docs" / "lightbox.md").read_text(encoding="utf-8")
+    section = page[page.index("## Converting") :]
+    blocks = re.findall(r"^```(\w+)\n(.*?)^```", section, flags=re.M | re.S)
+    commands = [body.strip() for language, body in blocks if language == "sh" and "$ bbox-lark" in body]
+    bbox_block = next(body for language, body in blocks if language == "bbox")
+    text_block = next(body for language, body in blocks if language == "text")
+    first = invoke(*commands[0].removeprefix("$ bbox-lark convert ").split())
+    assert first.exit_code == 0
+    assert first.stdout == bbox_block
+    args = commands[1].split("  #")[0].removeprefix("$ bbox-lark convert ").split()
+    args[args.index("-o") + 1] = str(tmp_path / "tampered.bbox")
+    second = invoke(*args)
+    assert second.exit_code == 1
+    shown = second.stderr.splitlines()
+    for line in text_block.splitlines():
+        assert line in shown

@@ -94,11 +94,15 @@ PREFIXED_KINDS = {"subagent": "x", "mcp": "c", "skill": "s", "plan": "p", "quest
 #: Event fields read into call fields of the same name (strings; integers for the counts).
 OPTIONAL_FIELDS = ("actor", "originating_actor", "parent_invocation", "chunk_count", "total_bytes")
 _INTEGER_FIELDS = ("chunk_count", "total_bytes")
+#: The typed fields this converter writes itself (one name each: the grammar's vocabulary
+#: is not restated).
+_ID = "id"
+_TS = "ts"
+_LATENCY = "latency_ms"
 #: Field keys this converter writes itself; an ``input`` entry with one of them goes into
 #: ``input=`` JSON so it never reads as one of them.
 OWN_FIELDS = frozenset(
-    {"id", "ts", "latency_ms", "ts_end", "retry_of", "session_id", "input", "tool", "error"}
-    | set(OPTIONAL_FIELDS)
+    {_ID, _TS, _LATENCY, "ts_end", "retry_of", "session_id", "input", "tool", "error"} | set(OPTIONAL_FIELDS)
 )
 _OWN_PREFIXES = ("content_hashes.", "redacted_bytes.")
 _KNOWN_EVENT_KEYS = frozenset(
@@ -830,7 +834,7 @@ def _event_values(
         if f.after_arrow or key in seen:
             continue
         seen.add(key)
-        if key in ("id", "ts", "latency_ms", "ts_end", "tool", "error") or key.startswith("redacted_bytes."):
+        if key in (_ID, _TS, _LATENCY, "ts_end", "tool", "error") or key.startswith("redacted_bytes."):
             continue
         if key == "session_id" and isinstance(value, str):
             values["session_id"] = value
