@@ -1188,6 +1188,18 @@ def convert_command(
             writer = AtomicWriter(output)
         except OSError as error:
             raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+    # A folder is written to a staging folder beside it and its files moved in only when the
+    # input is not refused, as a file is written atomically (DECISIONS §11).
+    staging: Path | None = None
+    if folder_out and output is not None:
+        import tempfile
+
+        try:
+            if output.exists() and not output.is_dir():
+                raise NotADirectoryError(20, "not a folder")
+            staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+        except OSError as error:
+            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
     sys.stdout.flush()
     binary = writer.stream if writer is not None else getattr(sys.stdout, "buffer", None)
     text_out: Any
@@ -1203,7 +1215,7 @@ def convert_command(
                 to=to,
                 from_=from_,
                 max_line=max_line,
-                output_path=output if folder_out else None,
+                output_path=staging,
                 **options,
             )
         except RefusedInputError as error:
@@ -1217,8 +1229,9 @@ def convert_command(
                 text_out.flush()
                 text_out.detach()
         verdict = write_verdict(result.diagnostics, force=force)
-        if writer is not None and verdict.refused:
-            writer.discard()
+        if (writer is not None or staging is not None) and verdict.refused:
+            if writer is not None:
+                writer.discard()
             _print_findings(shown, verdict.errors)
             err.print("[red]✗[/] ", end="")
             err.print(
@@ -1231,9 +1244,20 @@ def convert_command(
                 writer.commit()
             except OSError as error:
                 raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+        if staging is not None and output is not None:
+            try:
+                output.mkdir(exist_ok=True)
+                for made in sorted(staging.iterdir()):
+                    os.replace(made, output / made.name)
+            except OSError as error:
+                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
     finally:
         if writer is not None:
             writer.discard()
+        if staging is not None:
+            import shutil
+
+            shutil.rmtree(staging, ignore_errors=True)
     _print_findings(shown, verdict.errors)
     fidelity = result.fidelity
     if report:
