@@ -67,6 +67,7 @@ _FIELD_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 _ATTACH = re.compile(r"\+([A-Za-z_][A-Za-z0-9_]*)(?: (.*))?\Z", re.S)
 # Characters a text line cannot hold as it is (line breaks, controls, lone surrogates).
 _UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029\ud800-\udfff\ufeff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _FIELD_MAX = 200
 _JSON_LINE = 4096
 _HEADER_KEYS = ("agent", "version", "model")
@@ -699,7 +700,9 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
     if observation is not None and not observation["results"]:
         rest += attachment("observation", observation)
     if source == "system":
-        yield Comment.build(f"{ATIF_COMMENT} system", continuation=[*body, *rest])
+        # A comment's fields are its text: a system step's values all travel as attachments.
+        stamped = attachment("timestamp", stamp) if stamp is not None and "ts" in dict(fields) else []
+        yield Comment.build(f"{ATIF_COMMENT} system", continuation=[*body, *stamped, *rest])
         report.kept("system steps (as # atif system)", line)
     elif source == "user":
         yield Message.build("user", "", fields=fields, continuation=[*body, *rest])
@@ -1179,7 +1182,10 @@ class _Writer:
             ("version", "agent_version", "version"),
             ("model", "model_name", "model_name"),
         ):
-            value = root.pop(attached, header.get(key))
+            if attached in root:
+                agent[name] = root.pop(attached)
+                continue
+            value = header.get(key)
             if isinstance(value, str) and (value or name != "model_name"):
                 agent[name] = value
             elif name != "model_name":
@@ -1276,7 +1282,13 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     writer = _Writer(head, ctx)
     for node in body:
         writer.feed(node)
-    out.write(json.dumps(writer.finish(), indent=2, ensure_ascii=False) + "\n")
+    trajectory = writer.finish()
+    text = json.dumps(trajectory, indent=2, ensure_ascii=False)
+    if _SURROGATE.search(text):
+        # Bytes that were not UTF-8 in the bbox file (kept as lone surrogates): JSON escapes.
+        text = json.dumps(trajectory, indent=2, ensure_ascii=True)
+        ctx.report.extra("undecodable bytes (as \\udcXX escapes)", 0)
+    out.write(text + "\n")
 
 
 # -- the format -------------------------------------------------------------------------
