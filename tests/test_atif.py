@@ -37,7 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
 EXTERNAL = ROOT.parent / "shared" / "corpus-external"
 ATIF_DIR = EXTERNAL / "atif"
-HEADER = "---\nformat: bbox/1\nid: s1\nrepo_sha: 215db51\nagent: claude-code\nversion: 1.0.3\nmodel: opus\n---\n"
+HEADER = (
+    "---\nformat: bbox/1\nid: s1\nrepo_sha: 215db51\nagent: claude-code\nversion: 1.0.3\nmodel: opus\n---\n"
+)
 BIG = 1 << 22
 
 runner = CliRunner()
@@ -94,7 +96,9 @@ def test_bbox_export_validates_and_comes_back(path: Path) -> None:
         assert values(bbox_lark.parse(back.text, max_line=BIG)) == values(doc)
         # Line kinds, blank lines included, come back in order.
         kinds = [n.kind for n in doc.lines if n.kind != "continuation"]
-        assert [n.kind for n in bbox_lark.parse(back.text, max_line=BIG).lines if n.kind != "continuation"] == kinds
+        assert [
+            n.kind for n in bbox_lark.parse(back.text, max_line=BIG).lines if n.kind != "continuation"
+        ] == kinds
 
 
 def test_mapping_of_a_small_session() -> None:
@@ -103,13 +107,13 @@ def test_mapping_of_a_small_session() -> None:
         "th: the session code is suspect\n"
         "a: I'll look step=2 ts=2025-01-02T10:00:05Z\n"
         "t:read src/auth.rs id=c1 → [120 lines]\n"
-        "t!:Bash id=c2 cmd=\"cargo test\" → [running]\n"
+        't!:Bash id=c2 cmd="cargo test" → [running]\n'
         "# a plain comment\n"
         "@checkpoint id=k1\n"
         "o: id=c2 → [ok] 12 passed\n"
         "  all green\n"
         "# metrics step=2 prompt_tokens=100 completion_tokens=20 cached=40 cost_usd=0.01 reasoning=7\n"
-        "x:explore id=x1 \"find callers\" → session_id=sub-1 path=subs/sub-1.json\n"
+        'x:explore id=x1 "find callers" → session_id=sub-1 path=subs/sub-1.json\n'
         "t:fetch → @blob sha256=" + "ab" * 32 + " bytes=10\n"
         "a: done ts=yesterday\n"
     )
@@ -139,7 +143,9 @@ def test_mapping_of_a_small_session() -> None:
         "cost_usd": 0.01,
         "extra": {"reasoning": "7"},
     }
-    assert results["x1"]["subagent_trajectory_ref"] == [{"trajectory_path": "subs/sub-1.json", "session_id": "sub-1"}]
+    assert results["x1"]["subagent_trajectory_ref"] == [
+        {"trajectory_path": "subs/sub-1.json", "session_id": "sub-1"}
+    ]
     blob = next(r for r in agent["observation"]["results"] if "blob" in r.get("extra", {}))
     assert blob["extra"]["blob"] == {"sha256": "ab" * 32, "bytes": "10", "mime": None}
     assert "timestamp" not in last and last["extra"]["bbox"]["ts"] == "yesterday"
@@ -155,6 +161,7 @@ def test_mapping_of_a_small_session() -> None:
 
 def test_a_session_id_alone_goes_to_extra() -> None:
     trajectory, result = to_atif(HEADER + "x:explore id=x1 → session_id=sub-1\n")
+    assert result.fidelity.count("extra", "x: session_id= without path= (no valid reference since v1.7)") == 1
     observed = trajectory["steps"][0]["observation"]["results"][0]
     assert "subagent_trajectory_ref" not in observed
     assert observed["extra"]["session_id"] == "sub-1"
@@ -175,7 +182,9 @@ def test_reused_ids_get_unique_tool_call_ids() -> None:
     assert step["tool_calls"][1]["extra"]["id"] == "toolu_01"
     # Each o: closes the oldest open call, as correlate pairs them.
     assert [r["source_call_id"] for r in step["observation"]["results"]] == ids
-    assert result.fidelity.count("synthesized", "unique tool_call_ids (an id reused while a call was open)") == 1
+    assert (
+        result.fidelity.count("synthesized", "unique tool_call_ids (an id reused while a call was open)") == 1
+    )
 
 
 def test_real_logs_with_reused_ids_validate() -> None:
@@ -188,7 +197,9 @@ def test_real_logs_with_reused_ids_validate() -> None:
         for step in trajectory["steps"]:
             ids = [c["tool_call_id"] for c in step.get("tool_calls", ())]
             assert len(ids) == len(set(ids))
-        reused += result.fidelity.count("synthesized", "unique tool_call_ids (an id reused while a call was open)")
+        reused += result.fidelity.count(
+            "synthesized", "unique tool_call_ids (an id reused while a call was open)"
+        )
     assert reused > 0
 
 
@@ -284,7 +295,12 @@ def test_import_is_natural_bbox() -> None:
         "session_id": "run-7",
         "agent": {"name": "bot", "version": "2", "model_name": "m1"},
         "steps": [
-            {"step_id": 1, "source": "user", "message": "Read a.rs\n\nplease", "timestamp": "2025-01-01T00:00:00Z"},
+            {
+                "step_id": 1,
+                "source": "user",
+                "message": "Read a.rs\n\nplease",
+                "timestamp": "2025-01-01T00:00:00Z",
+            },
             {
                 "step_id": 2,
                 "source": "agent",
@@ -318,7 +334,9 @@ def test_import_is_natural_bbox() -> None:
         "# metrics step=2 prompt_tokens=10 completion_tokens=2 cost_usd=0.5\n"
     )
     assert check_errors(out) == []
-    assert atif.Trajectory.model_validate_json(convert(out, "bbox", to="atif").text) == atif.Trajectory(**source)
+    assert atif.Trajectory.model_validate_json(convert(out, "bbox", to="atif").text) == atif.Trajectory(
+        **source
+    )
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -331,7 +349,9 @@ def invoke(*args: str, input: str | None = None) -> Any:
 
 
 def test_malformed_json_names_line_and_column() -> None:
-    result = invoke("-", "--from", "atif", "--to", "bbox", input='{"schema_version": "ATIF-v1.8",\n  "agent": }\n')
+    result = invoke(
+        "-", "--from", "atif", "--to", "bbox", input='{"schema_version": "ATIF-v1.8",\n  "agent": }\n'
+    )
     assert result.exit_code == 2
     assert "line 2 column 12: malformed JSON" in result.output
 
@@ -340,10 +360,16 @@ def test_malformed_json_names_line_and_column() -> None:
     ("data", "message"),
     [
         ("[1, 2]", "must be a JSON object"),
-        ('{"schema_version": "v1", "agent": {"name": "a", "version": "1"}, "steps": []}', "does not start with"),
+        (
+            '{"schema_version": "v1", "agent": {"name": "a", "version": "1"}, "steps": []}',
+            "does not start with",
+        ),
         ('{"schema_version": "ATIF-v1.8", "agent": {"name": "a"}, "steps": []}', "agent.version: required"),
         ('{"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}}', "steps: required"),
-        ('{"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": [], "x": 1}', "unknown key 'x'"),
+        (
+            '{"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": [], "x": 1}',
+            "unknown key 'x'",
+        ),
         ("\xff\xfe", "not UTF-8"),
     ],
 )
@@ -372,11 +398,17 @@ def test_bad_steps_are_skipped_with_their_place() -> None:
     text = json.dumps(source, indent=2)
     result = convert(text, "atif", to="bbox")
     skipped = {s.message.split(":")[0]: s for s in result.skipped}
-    assert set(skipped) == {"steps[1] (step_id 2).source", "steps[2] (step_id 3).observation.results[0].source_call_id"}
+    assert set(skipped) == {
+        "steps[1] (step_id 2).source",
+        "steps[2] (step_id 3).observation.results[0].source_call_id",
+    }
     lines = text.split("\n")
     for entry in result.skipped:
         assert '"step_id"' in lines[entry.line - 1]
-    assert "'c9' matches no tool call" in skipped["steps[2] (step_id 3).observation.results[0].source_call_id"].message
+    assert (
+        "'c9' matches no tool call"
+        in skipped["steps[2] (step_id 3).observation.results[0].source_call_id"].message
+    )
     # The rest is converted (the comment holds `+session_id null`: the source has none).
     doc = bbox_lark.parse(result.text)
     assert [e.kind for e in doc.events] == ["comment", "user", "agent"]
@@ -397,7 +429,9 @@ def test_structure_checks_name_the_problem() -> None:
     assert "a session_id alone is no reference" in step_problems(step, 0)[0]
     sub = {"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": []}
     root = {**sub, "subagent_trajectories": [sub]}
-    assert trajectory_problems(root) == ["subagent_trajectories[0]: an embedded trajectory must set trajectory_id"]
+    assert trajectory_problems(root) == [
+        "subagent_trajectories[0]: an embedded trajectory must set trajectory_id"
+    ]
 
 
 def test_sniffing() -> None:
@@ -411,7 +445,8 @@ def test_the_converter_needs_no_atif_package() -> None:
     code = (
         "import sys; sys.modules['atif'] = None\n"
         "from bbox_lark.convert import convert\n"
-        "t = convert('---\\nformat: bbox/1\\nid: s\\nrepo_sha: abcdef1\\n---\\nu: hi\\n', 'bbox', to='atif').text\n"
+        "head = '---\\nformat: bbox/1\\nid: s\\nrepo_sha: abcdef1\\n---\\n'\n"
+        "t = convert(head + 'u: hi\\n', 'bbox', to='atif').text\n"
         "print(convert(t, 'atif', to='bbox').text, end='')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -426,7 +461,7 @@ def test_the_converter_needs_no_atif_package() -> None:
 @given(documents())
 def test_generated_documents_export_and_come_back(text: str) -> None:
     doc = bbox_lark.parse(text, max_line=CORPUS_MAX_LINE)
-    trajectory, result = to_atif(text)
+    _, result = to_atif(text)
     if faithful(doc):
         back = convert(result.text, "atif", to="bbox", max_line=BIG)
         assert not back.skipped
@@ -436,7 +471,11 @@ def test_generated_documents_export_and_come_back(text: str) -> None:
 _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 _WORD = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | _TEXT,
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_WORD, inner, max_size=3),
     max_leaves=6,
 )
@@ -446,7 +485,9 @@ _PART = st.one_of(
     st.builds(lambda p: {"type": "audio", "source": {"media_type": "audio/mpeg", "path": p}}, _WORD),
 )
 _CONTENT = st.one_of(_TEXT, st.lists(_PART, max_size=2))
-_STAMP = st.sampled_from(["2025-10-11T10:30:00Z", "2025-10-11T10:30:00.123+02:00", "2025-10-11 10:30", "2025-10-11"])
+_STAMP = st.sampled_from(
+    ["2025-10-11T10:30:00Z", "2025-10-11T10:30:00.123+02:00", "2025-10-11 10:30", "2025-10-11"]
+)
 
 
 def _optional(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -484,7 +525,9 @@ def trajectories(draw: st.DrawFn) -> dict[str, Any]:
                 call = {
                     "tool_call_id": draw(st.sampled_from([f"call_{number}_{n}", f"id with space {n}"])),
                     "function_name": draw(st.sampled_from(["read", "Bash", "mcp__github__get", "a b"])),
-                    "arguments": draw(st.dictionaries(st.sampled_from(["path", "id", "n", "x-y", "1a"]), _JSON, max_size=3)),
+                    "arguments": draw(
+                        st.dictionaries(st.sampled_from(["path", "id", "n", "x-y", "1a"]), _JSON, max_size=3)
+                    ),
                 }
                 if draw(st.booleans()):
                     call["extra"] = {"k": draw(_JSON)}
@@ -510,7 +553,10 @@ def trajectories(draw: st.DrawFn) -> dict[str, Any]:
                 results.append(result)
         if draw(st.booleans()):
             results.append(
-                {"content": draw(_TEXT), "subagent_trajectory_ref": [{"trajectory_id": "sub", "extra": {"n": 1}}]}
+                {
+                    "content": draw(_TEXT),
+                    "subagent_trajectory_ref": [{"trajectory_id": "sub", "extra": {"n": 1}}],
+                }
             )
         if results or draw(st.booleans()):
             step["observation"] = {"results": draw(st.permutations(results))}

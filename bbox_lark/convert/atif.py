@@ -88,7 +88,13 @@ _ROOT_KEYS = {
     "extra": "obj?",
     "subagent_trajectories": "list?",
 }
-_AGENT_KEYS = {"name": "str", "version": "str", "model_name": "str?", "tool_definitions": "list?", "extra": "obj?"}
+_AGENT_KEYS = {
+    "name": "str",
+    "version": "str",
+    "model_name": "str?",
+    "tool_definitions": "list?",
+    "extra": "obj?",
+}
 _FINAL_KEYS = {
     "total_prompt_tokens": "int?",
     "total_completion_tokens": "int?",
@@ -113,7 +119,12 @@ _STEP_KEYS = {
     "is_copied_context": "bool?",
 }
 _CALL_KEYS = {"tool_call_id": "str", "function_name": "str", "arguments": "obj", "extra": "obj?"}
-_RESULT_KEYS = {"source_call_id": "str?", "content": "content?", "subagent_trajectory_ref": "list?", "extra": "obj?"}
+_RESULT_KEYS = {
+    "source_call_id": "str?",
+    "content": "content?",
+    "subagent_trajectory_ref": "list?",
+    "extra": "obj?",
+}
 _REF_KEYS = {"trajectory_id": "str?", "trajectory_path": "str?", "session_id": "str?", "extra": "obj?"}
 _METRICS_KEYS = {
     "prompt_tokens": "int?",
@@ -196,7 +207,11 @@ def _content_problems(value: Any, where: str) -> list[str]:
             if kind == "image" and media not in _IMAGE_TYPES:
                 problems.append(f"{at}.source.media_type: {media!r} is not an image type")
             if kind == "audio":
-                norm = _AUDIO_ALIASES.get(media.strip().lower(), media.strip().lower()) if isinstance(media, str) else media
+                norm = (
+                    _AUDIO_ALIASES.get(media.strip().lower(), media.strip().lower())
+                    if isinstance(media, str)
+                    else media
+                )
                 if norm not in _AUDIO_TYPES:
                     problems.append(f"{at}.source.media_type: {media!r} is not an audio type")
                 duration = source.get("duration_sec")
@@ -205,6 +220,20 @@ def _content_problems(value: Any, where: str) -> list[str]:
         else:
             problems.append(f"{at}.type: {kind!r} is not one of text, image, audio")
     return problems
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind in ("ints", "nums"):
+        test = _is_int if kind == "ints" else _is_num
+        return isinstance(value, list) and all(test(x) for x in value)
+    if kind == "effort":
+        return isinstance(value, str) or _is_num(value)
+    if kind == "int":
+        return _is_int(value)
+    if kind == "num":
+        return _is_num(value)
+    wanted = {"str": str, "bool": bool, "obj": dict, "list": list}.get(kind)
+    return wanted is None or isinstance(value, wanted)
 
 
 def _shape(obj: Any, keys: Mapping[str, str], where: str) -> list[str]:
@@ -221,18 +250,7 @@ def _shape(obj: Any, keys: Mapping[str, str], where: str) -> list[str]:
                 problems.append(f"{at}: required" if key not in obj else f"{at}: must not be null")
             continue
         value = obj[key]
-        ok = {
-            "str": lambda v: isinstance(v, str),
-            "int": _is_int,
-            "num": _is_num,
-            "bool": lambda v: isinstance(v, bool),
-            "obj": lambda v: isinstance(v, dict),
-            "list": lambda v: isinstance(v, list),
-            "ints": lambda v: isinstance(v, list) and all(_is_int(x) for x in v),
-            "nums": lambda v: isinstance(v, list) and all(_is_num(x) for x in v),
-            "effort": lambda v: isinstance(v, str) or _is_num(v),
-            "content": lambda v: True,
-        }[kind](value)
+        ok = _type_ok(kind, value)
         if not ok:
             wanted = {
                 "str": "a string",
@@ -268,7 +286,7 @@ def step_problems(step: Any, index: int) -> list[str]:
     if isinstance(stamp, str) and not _iso(stamp):
         problems.append(f"{label}.timestamp: {stamp!r} is not ISO 8601")
     count = step.get("llm_call_count")
-    if _is_int(count) and count < 0:
+    if isinstance(count, int) and not isinstance(count, bool) and count < 0:
         problems.append(f"{label}.llm_call_count: must be >= 0")
     if source != "agent":
         problems += [
@@ -299,7 +317,11 @@ def step_problems(step: Any, index: int) -> list[str]:
             refs = result.get("subagent_trajectory_ref")
             for r, ref in enumerate(refs if isinstance(refs, list) else []):
                 problems += _shape(ref, _REF_KEYS, f"{at}.subagent_trajectory_ref[{r}]")
-                if isinstance(ref, dict) and ref.get("trajectory_id") is None and ref.get("trajectory_path") is None:
+                if (
+                    isinstance(ref, dict)
+                    and ref.get("trajectory_id") is None
+                    and ref.get("trajectory_path") is None
+                ):
                     problems.append(
                         f"{at}.subagent_trajectory_ref[{r}]: needs trajectory_id or trajectory_path"
                         " (a session_id alone is no reference since ATIF-v1.7)"
@@ -513,7 +535,7 @@ def restore(rec: Mapping[str, Any]) -> Any:
 
 def sniff(text: str) -> int:
     """3 for a JSON object whose ``schema_version`` starts with ``ATIF``, else 0."""
-    return 3 if _SNIFF.match(text[:1 << 16]) else 0
+    return 3 if _SNIFF.match(text[: 1 << 16]) else 0
 
 
 def _load(source: Input) -> tuple[Any, str]:
@@ -599,7 +621,9 @@ def _restore_document(
             if isinstance(rec, dict) and _is_int(rec.get("n")):
                 records.append((rec["n"], line, rec))
             else:
-                ctx.report.skip(line, f"step {step['step_id']}: extra.bbox.lines: a record without its number")
+                ctx.report.skip(
+                    line, f"step {step['step_id']}: extra.bbox.lines: a record without its number"
+                )
     records.sort(key=lambda r: r[0])
     for _, line, rec in records:
         try:
@@ -615,7 +639,9 @@ def _field_safe(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= _FIELD_MAX and not _UNSAFE.search(value)
 
 
-def _import(data: dict[str, Any], steps: list[tuple[int, dict[str, Any]]], ctx: ReadContext) -> Iterator[Item]:
+def _import(
+    data: dict[str, Any], steps: list[tuple[int, dict[str, Any]]], ctx: ReadContext
+) -> Iterator[Item]:
     """A trajectory from another producer, mapped to natural bbox lines."""
     from bbox_lark.ast import Comment
     from bbox_lark.convert.base import importer_header
@@ -625,16 +651,27 @@ def _import(data: dict[str, Any], steps: list[tuple[int, dict[str, Any]]], ctx: 
     session = data.get("session_id")
     head_fields: dict[str, Any] = {}
     root: list[str] = []
-    for key, value in (("agent", agent["name"]), ("version", agent["version"]), ("model", agent.get("model_name"))):
+    for key, value in (
+        ("agent", agent["name"]),
+        ("version", agent["version"]),
+        ("model", agent.get("model_name")),
+    ):
         if value is None:
             continue
         if _field_safe(value) and value.strip() == value and value:
             head_fields[key] = value
         else:
-            root += attachment({"agent": "agent_name", "version": "agent_version", "model": "model_name"}[key], value)
+            root += attachment(
+                {"agent": "agent_name", "version": "agent_version", "model": "model_name"}[key], value
+            )
     head_fields[SCHEMA_HEADER] = data["schema_version"]
     trajectory_id = data.get("trajectory_id")
-    if trajectory_id is not None and _field_safe(trajectory_id) and trajectory_id.strip() == trajectory_id and trajectory_id:
+    if (
+        trajectory_id is not None
+        and _field_safe(trajectory_id)
+        and trajectory_id.strip() == trajectory_id
+        and trajectory_id
+    ):
         head_fields["trajectory_id"] = trajectory_id
     elif trajectory_id is not None:
         root += attachment("trajectory_id", trajectory_id)
@@ -718,11 +755,14 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
     for call in step.get("tool_calls") or ():
         arguments = call["arguments"]
         more: list[str] = []
-        call_fields: list[tuple[str, str]] = [("id", call["tool_call_id"])] if _field_safe(call["tool_call_id"]) else []
+        call_fields: list[tuple[str, str]] = (
+            [("id", call["tool_call_id"])] if _field_safe(call["tool_call_id"]) else []
+        )
         if not call_fields:
             more += attachment("tool_call_id", call["tool_call_id"])
         if all(
-            _FIELD_KEY.match(k) and k not in typed and k != "args" and _field_safe(v) for k, v in arguments.items()
+            _FIELD_KEY.match(k) and k not in typed and k != "args" and _field_safe(v)
+            for k, v in arguments.items()
         ):
             call_fields += list(arguments.items())
         else:
@@ -733,7 +773,10 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
             node = Call.build("tool", call["function_name"], fields=call_fields, continuation=more)
         except ValueError:
             node = Call.build(
-                "tool", "tool", fields=call_fields, continuation=[*attachment("function_name", call["function_name"]), *more]
+                "tool",
+                "tool",
+                fields=call_fields,
+                continuation=[*attachment("function_name", call["function_name"]), *more],
             )
             report.extra("tool names that are no bbox name (in +function_name)", line)
         report.kept("tool calls (as t:)", line)
@@ -986,11 +1029,11 @@ class _Writer:
         seq_event = replace(event, line=self.sequence)
         outcome = self.pairer.feed(seq_event)
         if outcome == COMPLETION and self.pairer.completed in self.starts:
-            step, tc = self.starts[self.pairer.completed]
-            self.result(step, tc, event)
+            started_step, started = self.starts[self.pairer.completed]
+            self.result(started_step, started, event)
             self.report.kept(f"{event.kind} completions (→ the start's observation result)", event.line)
-            return step
-        text, found = self.text_of(event)
+            return started_step
+        _, found = self.text_of(event)
         step = self.agent_step(event.line)
         if event.step is not None:
             self.by_step.setdefault(event.step, step)
@@ -1096,7 +1139,7 @@ class _Writer:
             self.report.kept("o: lines without a call id", event.line)
         return step
 
-    def metrics_comment(self, event: Event) -> dict[str, Any] | None:
+    def metrics_comment(self, event: Event) -> Any:
         values = event.metrics or {}
         step_value = values.get("step")
         target = None
@@ -1110,13 +1153,20 @@ class _Writer:
         self.report.kept("# metrics step=N lines (→ that step's metrics)", event.line)
         return target
 
-    def set_metrics(self, step: dict[str, Any], nodes: Iterable[Any], found: dict[str, Any], line: int) -> None:
+    def set_metrics(
+        self, step: dict[str, Any], nodes: Iterable[Any], found: dict[str, Any], line: int
+    ) -> None:
         from bbox_lark.stats import METRIC_ALIASES
 
         if step["source"] != "agent" or step.get("llm_call_count") == 0:
             self.report.extra("metrics of a step that takes none", line)
             return
-        names = {"prompt": "prompt_tokens", "completion": "completion_tokens", "cached": "cached_tokens", "cost": "cost_usd"}
+        names = {
+            "prompt": "prompt_tokens",
+            "completion": "completion_tokens",
+            "cached": "cached_tokens",
+            "cost": "cost_usd",
+        }
         metrics: dict[str, Any] = step.setdefault("metrics", {})
         extra: dict[str, Any] = dict(found.pop("extra", None) or {})
         for node in nodes:
@@ -1134,7 +1184,7 @@ class _Writer:
         if extra:
             metrics["extra"] = extra
 
-    def atif_comment(self, event: Event) -> dict[str, Any] | None:
+    def atif_comment(self, event: Event) -> Any:
         words = event.text.split()
         text, found = read_attachments(event.continuation)
         if words == [ATIF_COMMENT, "root"]:
@@ -1201,7 +1251,7 @@ class _Writer:
                 out[key] = root.pop(key)
         if self.native:
             extra: dict[str, Any] = out.setdefault("extra", {})
-            held = {"header": dict(header)}
+            held: dict[str, Any] = {"header": dict(header)}
             if self.nulls:
                 held["null"] = sorted(self.nulls)
             extra[EXTRA_KEY] = held
@@ -1264,7 +1314,7 @@ def _without_fields(event: Event) -> str:
         if node.after_arrow:
             continue
         start, end = node.col - event.text_col, node.end_col - event.text_col
-        if 0 <= start and end <= len(text):
+        if start >= 0 and end <= len(text):
             cuts.append((start, end))
     if not cuts:
         return text
@@ -1294,35 +1344,69 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
 # -- the format -------------------------------------------------------------------------
 
 EXPORT_MAPPING = (
-    MappingRow("header `id:`", "`session_id`", note="an empty id: session_id is left out (optional since v1.7)"),
-    MappingRow("header `agent:`, `version:`, `model:`", "`agent.name`, `.version`, `.model_name`", note="no agent/version: `unknown` (synthesized)"),
+    MappingRow(
+        "header `id:`", "`session_id`", note="an empty id: session_id is left out (optional since v1.7)"
+    ),
+    MappingRow(
+        "header `agent:`, `version:`, `model:`",
+        "`agent.name`, `.version`, `.model_name`",
+        note="no agent/version: `unknown` (synthesized)",
+    ),
     MappingRow("every header key", "`extra.bbox.header`", "extra"),
     MappingRow("`u:`", "a user step; its text (fields cut out) and continuation lines are the message"),
     MappingRow("`a:`", "an agent step"),
     MappingRow("`th:`", "`reasoning_content` of the agent step it precedes"),
-    MappingRow("`t:` `t!:` `c:` `x:` `s:` `q:`", "`tool_calls` of the current agent step; fields and arguments as `arguments`"),
-    MappingRow("an id reused while its call is open", "a unique `tool_call_id` (`id~2`), the id in the call's `extra.id`", "synthesized"),
-    MappingRow("inline result, `o:` line, completion", "`observation.results` of the call's step, with `source_call_id`"),
-    MappingRow("`x:` … `path=`", "`subagent_trajectory_ref[].trajectory_path`; a session id alone: `extra.session_id`"),
+    MappingRow(
+        "`t:` `t!:` `c:` `x:` `s:` `q:`",
+        "`tool_calls` of the current agent step; fields and arguments as `arguments`",
+    ),
+    MappingRow(
+        "an id reused while its call is open",
+        "a unique `tool_call_id` (`id~2`), the id in the call's `extra.id`",
+        "synthesized",
+    ),
+    MappingRow(
+        "inline result, `o:` line, completion",
+        "`observation.results` of the call's step, with `source_call_id`",
+    ),
+    MappingRow(
+        "`x:` … `path=`",
+        "`subagent_trajectory_ref[].trajectory_path`; a session id alone: `extra.session_id`",
+    ),
     MappingRow("blob pointer result", "the result's `extra.blob` (sha256, bytes, mime)", "extra"),
-    MappingRow("`# metrics step=N`, trailing `# metrics`", "that agent step's `metrics` (tokens, cost; the rest in `metrics.extra`)"),
+    MappingRow(
+        "`# metrics step=N`, trailing `# metrics`",
+        "that agent step's `metrics` (tokens, cost; the rest in `metrics.extra`)",
+    ),
     MappingRow("`ts=`", "`timestamp`; a malformed one: `extra.bbox.ts`"),
-    MappingRow("comments, lifecycle, `m:` `p:` `r:` `t~:` `td:`, unknown and blank lines", "the step's `extra.bbox.lines` records", "extra"),
+    MappingRow(
+        "comments, lifecycle, `m:` `p:` `r:` `t~:` `td:`, unknown and blank lines",
+        "the step's `extra.bbox.lines` records",
+        "extra",
+    ),
     MappingRow("every body line", "a record in its step's `extra.bbox.lines` (what brings it back)", "extra"),
 )
 
 IMPORT_MAPPING = (
-    MappingRow("`session_id`", "header `id:`", note="none: `imported-<uuid>` (synthesized) and `+session_id null`"),
+    MappingRow(
+        "`session_id`", "header `id:`", note="none: `imported-<uuid>` (synthesized) and `+session_id null`"
+    ),
     MappingRow("`agent.name`, `.version`, `.model_name`", "header `agent:`, `version:`, `model:`"),
     MappingRow("`schema_version`, `trajectory_id`", "header `atif:`, `trajectory_id:`"),
-    MappingRow("`notes`, `final_metrics`, `extra`, `continued_trajectory_ref`, `subagent_trajectories`, `agent.tool_definitions`, `agent.extra`", "`# atif root` with `+key JSON` attachments"),
+    MappingRow(
+        "`notes`, `final_metrics`, `extra`, `continued_trajectory_ref`, `subagent_trajectories`,"
+        " `agent.tool_definitions`, `agent.extra`",
+        "`# atif root` with `+key JSON` attachments",
+    ),
     MappingRow("a system step", "`# atif system` with the message as `| …` lines"),
     MappingRow("a user step", "`u: step=N ts=…` with the message as `| …` lines"),
     MappingRow("an agent step", "`th:` (reasoning), then `a: step=N ts=… model=…`"),
     MappingRow("a multimodal message or content", "`+message [...]` / `+content [...]` (the parts as JSON)"),
     MappingRow("a tool call", "`t:NAME id=… key=value…`; other than plain strings: `+arguments {...}`"),
     MappingRow("an observation result", "`o: id=… →` with the content as `| …` lines"),
-    MappingRow("`metrics`", "`# metrics step=N prompt_tokens=… completion_tokens=… cached_tokens=… cost_usd=…`"),
+    MappingRow(
+        "`metrics`", "`# metrics step=N prompt_tokens=… completion_tokens=… cached_tokens=… cost_usd=…`"
+    ),
     MappingRow("other step, call and result values", "`+key JSON` attachments of their line", "extra"),
     MappingRow("`extra.bbox` (written from bbox)", "the recorded lines and header, rebuilt"),
 )
