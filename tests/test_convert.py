@@ -57,6 +57,8 @@ DEMO = ROOT / "examples" / "demo.bbox"
 DEMO_CBOX = ROOT / "docs" / "examples" / "demo.cbox"
 COMPACT_MD = ROOT / "docs" / "compact.md"
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
+#: The registered formats as messages list them (every format added changes it).
+NAMES = ", ".join(f.name for f in formats())
 
 runner = CliRunner()
 
@@ -417,7 +419,7 @@ def test_detect_by_content(content: str, expected: str | None) -> None:
 def test_unknown_and_undetectable_formats() -> None:
     with pytest.raises(UnknownFormatError) as unknown:
         convert(DEMO.read_bytes(), to="xml")
-    assert "bbox, compact" in str(unknown.value)
+    assert NAMES in str(unknown.value)
     with pytest.raises(UnknownFormatError):
         convert(DEMO.read_bytes(), "xml", to="bbox")
     with pytest.raises(UndetectableFormatError, match="--from"):
@@ -551,10 +553,10 @@ def test_cli_lossy_reports_on_stderr() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--to", "xml"], "unknown format 'xml'; known formats: bbox, compact"),
+        (["--to", "xml"], f"unknown format 'xml'; known formats: {NAMES}"),
         (["--from", "xml", "--to", "bbox"], "unknown format 'xml'"),
         (["--to", "bbox", "--lossy"], "option 'lossy' does not apply to bbox input or bbox output"),
-        ([], "give --to FORMAT (one of: bbox, compact)"),
+        ([], f"give --to FORMAT (one of: {NAMES})"),
         (["-o", "out.txt"], "give --to FORMAT"),
     ],
 )
@@ -569,7 +571,7 @@ def test_cli_undetectable_input() -> None:
     result = invoke("-", "--to", "compact", input=b'{"t": "u"}\n')
     assert result.exit_code == 2
     assert "<stdin>: cannot tell the input format" in result.stderr
-    assert "give --from (one of: bbox, compact)" in result.stderr
+    assert f"give --from (one of: {NAMES})" in result.stderr
 
 
 def test_cli_missing_file_and_directory(tmp_path: Path) -> None:

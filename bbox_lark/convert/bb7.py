@@ -16,6 +16,7 @@ dropped and what is synthesized are in ``docs/formats/bb7.md`` and :data:`MAPPIN
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -63,7 +64,18 @@ ACTIONS: dict[str, tuple[str, str]] = {
 FORK_WARNINGS = {"ForkWarningModified": "modified", "ForkWarningDeleted": "deleted"}
 #: Known keys of the chat object, of a message, of a part, of a context file reference.
 CHAT_KEYS = frozenset(
-    {"version", "id", "name", "created", "model", "reasoning_effort", "global", "draft", "context_files", "messages"}
+    {
+        "version",
+        "id",
+        "name",
+        "created",
+        "model",
+        "reasoning_effort",
+        "global",
+        "draft",
+        "context_files",
+        "messages",
+    }
 )
 MESSAGE_KEYS = frozenset(
     {
@@ -129,9 +141,10 @@ def _decode(data: bytes) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line, col = _position(data[: error.start].decode("utf-8", "replace"), error.start)
+        before = data[: error.start].decode("utf-8", "replace")
+        line, col = _position(before, len(before))
         raise RefusedInputError(
-            f"not UTF-8 text (byte {error.start}, line {line}): a BB-7 chat is a UTF-8 JSON file"
+            f"not UTF-8 text (byte {error.start}, line {line}, column {col}): a BB-7 chat is UTF-8 JSON"
         ) from None
     return text.removeprefix("\ufeff")
 
@@ -145,7 +158,9 @@ def _load(text: str) -> Any:
     except json.JSONDecodeError as error:
         cut = error.pos >= len(text.rstrip())
         why = "the JSON ends too early (cut short?)" if cut else error.msg
-        raise RefusedInputError(f"not valid JSON at line {error.lineno}, column {error.colno}: {why}") from None
+        raise RefusedInputError(
+            f"not valid JSON at line {error.lineno}, column {error.colno}: {why}"
+        ) from None
     except RecursionError:
         raise RefusedInputError("not readable JSON: nested too deeply") from None
 
@@ -158,10 +173,9 @@ class _Locator:
         self.text = text
         self.offsets: dict[tuple[int, ...], int] = {}
         self._decoder = json.JSONDecoder()
-        try:
+        # The text is valid JSON (it was loaded first); a failure leaves positions unknown (0).
+        with contextlib.suppress(ValueError, IndexError, RecursionError):
             self._object(_WS.match(text, 0).end(), ())  # type: ignore[union-attr]
-        except (ValueError, IndexError, RecursionError):  # pragma: no cover - text was valid JSON
-            pass
 
     def at(self, *path: int) -> tuple[int, int]:
         offset = self.offsets.get(path)
@@ -354,7 +368,7 @@ class _Builder:
         given), else every line on continuation lines. ``whole`` puts all text there."""
         from bbox_lark.ast import Lifecycle, Message
 
-        lines = self._text_lines(text, where)
+        lines = self._text_lines(text, where) if text else []
         while lines and not lines[-1].strip():
             lines.pop()
             self.report.dropped("empty last lines of texts", where)
@@ -363,11 +377,19 @@ class _Builder:
             try:
                 if kind == "system":
                     node: Event = Lifecycle.build(
-                        "notify", [first], fields=fields, metrics=metrics, continuation=self._continuation(lines[1:])
+                        "notify",
+                        [first],
+                        fields=fields,
+                        metrics=metrics,
+                        continuation=self._continuation(lines[1:]),
                     )
                 else:
                     node = Message.build(
-                        kind, first, fields=fields, metrics=metrics, continuation=self._continuation(lines[1:])
+                        kind,
+                        first,
+                        fields=fields,
+                        metrics=metrics,
+                        continuation=self._continuation(lines[1:]),
                     )
                 if all(node.fields.get(key) == _field_text(value) for key, value in fields.items()):
                     return node
@@ -488,11 +510,13 @@ class _Builder:
                 events += 1
                 yield node
         if events == 0:
-            kind = ROLE_KINDS.get(role, role)
-            report.kept("messages with no parts (an empty line of their role)", line)
+            kind = ROLE_KINDS.get(str(role), str(role))
+            report.kept("messages with no part to show (an empty line of their role)", line)
             yield self._message_line(kind, "", {**every, **first[0]}, first[1], line)
 
-    def _first_fields(self, message: dict[str, Any], line: int) -> tuple[dict[str, Any], dict[str, str] | None]:
+    def _first_fields(
+        self, message: dict[str, Any], line: int
+    ) -> tuple[dict[str, Any], dict[str, str] | None]:
         """The fields and metrics of a message's first line: ``output_files``,
         ``reasoning_effort``, ``usage``."""
         report = self.report
@@ -628,7 +652,12 @@ class _Builder:
         return self._message_line(line_kind, content, fields, metrics, line)
 
     def file_part(
-        self, part: dict[str, Any], fields: dict[str, Any], metrics: dict[str, str] | None, line: int, where: str
+        self,
+        part: dict[str, Any],
+        fields: dict[str, Any],
+        metrics: dict[str, str] | None,
+        line: int,
+        where: str,
     ) -> Event | None:
         from bbox_lark.ast import Call
 
@@ -640,7 +669,12 @@ class _Builder:
         return Call.build("tool", "write", [path], fields={**fields, "extra.part": "file"}, metrics=metrics)
 
     def context_event(
-        self, part: dict[str, Any], fields: dict[str, Any], metrics: dict[str, str] | None, line: int, where: str
+        self,
+        part: dict[str, Any],
+        fields: dict[str, Any],
+        metrics: dict[str, str] | None,
+        line: int,
+        where: str,
     ) -> Event | None:
         from bbox_lark.ast import Call, Comment
 
@@ -671,7 +705,9 @@ class _Builder:
         if action in FORK_WARNINGS:
             report.kept(f"context events {action} (# notes: fork-warning)", line)
             text = f"notes: fork-warning {FORK_WARNINGS[action]}"
-            return Comment.build(text, fields={"path": path, **values, **({"ts": fields["ts"]} if "ts" in fields else {})})
+            return Comment.build(
+                text, fields={"path": path, **values, **({"ts": fields["ts"]} if "ts" in fields else {})}
+            )
         name, actor = ACTIONS.get(action, ("context-event", ""))
         if action in ACTIONS:
             report.kept(f"context events {action} (t:{name})", line)
@@ -679,7 +715,9 @@ class _Builder:
             values["action"] = action
             report.kept("context events of an action the spec does not list (t:context-event action=…)", line)
         by = {"by": actor} if actor == "user" else {}
-        return Call.build("tool", name, [path] if path else [], fields={**values, **by, **fields}, metrics=metrics)
+        return Call.build(
+            "tool", name, [path] if path else [], fields={**values, **by, **fields}, metrics=metrics
+        )
 
     # -- after the messages ---------------------------------------------------------------
 
