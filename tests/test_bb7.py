@@ -430,7 +430,7 @@ def test_cli_skips_exit_1_with_positions() -> None:
         (b"[1, 2]", "not a BB-7 chat: the JSON is an array, not an object"),
         (b'{"id": "x"}', "not a BB-7 chat: the JSON object has no messages list"),
         (b'{"messages": {}}', "has messages that are not a list"),
-        (b'{"messages": ["\xff"]}', "not UTF-8 text (byte 15, line 1)"),
+        (b'{"messages": ["\xff"]}', "not UTF-8 text (byte 15, line 1, column 16)"),
         (b"[" * 100_000, "nested too deeply"),
     ],
 )
