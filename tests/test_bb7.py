@@ -422,7 +422,10 @@ def test_cli_skips_exit_1_with_positions() -> None:
     [
         (b"", "empty file"),
         (b"hello", "not valid JSON at line 1, column 1: Expecting value"),
-        (b'{\n  "messages": [\n    {"role": "user", "content": "cut', "not valid JSON at line 3, column"),
+        (
+            b'{\n  "messages": [\n    {"role": "user", "content": "cut',
+            "not valid JSON at line 3, column 33: a string that never closes (cut short?)",
+        ),
         (b'{"messages": [{"role": "user"}', "the JSON ends too early (cut short?)"),
         (b'{"version": 3, "messages": []}', "unknown BB-7 chat version 3 (this reader knows 0, 1, 2)"),
         (b'{"version": "2", "messages": []}', 'chat version "2" is not an integer'),
@@ -583,3 +586,12 @@ def test_node_classes_are_the_parsers() -> None:
     doc = bbox_lark.parse(text)
     assert any(isinstance(n, BlankLine) for n in doc.lines)
     assert any(isinstance(n, Continuation) for n in doc.lines)
+
+
+def test_the_docs_example_is_real_output() -> None:
+    page = (ROOT / "docs" / "formats" / "bb7.md").read_text(encoding="utf-8")
+    path = FIXTURES / "v1_mixed.json"
+    assert "```json\n" + path.read_text(encoding="utf-8") + "```" in page
+    result = to_bbox(path.read_bytes())
+    assert "```bbox\n" + result.text + "```" in page
+    assert "```text\n" + result.fidelity.render("tests/fixtures/bb7/v1_mixed.json") + "```" in page

@@ -156,8 +156,12 @@ def _load(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        cut = error.pos >= len(text.rstrip())
-        why = "the JSON ends too early (cut short?)" if cut else error.msg
+        if error.msg.startswith("Unterminated string"):  # the string runs to the end
+            why = "a string that never closes (cut short?)"
+        elif error.pos >= len(text.rstrip()):
+            why = "the JSON ends too early (cut short?)"
+        else:
+            why = error.msg
         raise RefusedInputError(
             f"not valid JSON at line {error.lineno}, column {error.colno}: {why}"
         ) from None
