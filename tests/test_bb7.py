@@ -361,6 +361,16 @@ def test_header_stays_small_and_synthesizes_what_is_missing() -> None:
     assert report[("dropped", "chat name characters beyond 200 (the header stays small)")] == 1
 
 
+@pytest.mark.parametrize(("given", "written"), [("\r", None), (" ", None), ("a\n b", "a b"), (7, None)])
+def test_blank_or_odd_chat_ids(given: Any, written: str | None) -> None:
+    result = to_bbox(json.dumps({"id": given, "messages": []}))
+    doc = assert_valid(result.text)
+    if written is None:
+        assert doc.header["id"].startswith("imported-")
+    else:
+        assert doc.header["id"] == written
+
+
 def test_repo_sha_option() -> None:
     result = to_bbox(chat(), repo_sha="215db51")
     assert bbox_lark.parse(result.text).header["repo_sha"] == "215db51"

@@ -410,9 +410,11 @@ class _Builder:
     def head(self) -> Item:
         chat, report = self.chat, self.report
         fields: dict[str, Any] = {"agent": "bb7"}
-        chat_id = self._string(chat, "id", "chat", 1)
+        chat_id = _one_line(self._string(chat, "id", "chat", 1))
         if chat_id:
             report.kept("chat ids (header id)", 1)
+            if chat_id != chat.get("id"):
+                report.dropped("line breaks and runs of whitespace in chat ids (one space each)", 1)
         model = self._string(chat, "model", "chat", 1)
         if model:
             fields["model"] = _one_line(model)
