@@ -415,9 +415,9 @@ class _Builder:
             report.kept("chat ids (header id)", 1)
             if chat_id != chat.get("id"):
                 report.dropped("line breaks and runs of whitespace in chat ids (one space each)", 1)
-        model = self._string(chat, "model", "chat", 1)
+        model = _one_line(self._string(chat, "model", "chat", 1))
         if model:
-            fields["model"] = _one_line(model)
+            fields["model"] = model
             report.kept("chat models (header model)", 1)
             self.model = fields["model"]
         name = self._string(chat, "name", "chat", 1)
