@@ -79,7 +79,7 @@ __all__ = [
 
 #: The modules of the built-in formats (``bbox_lark.convert.<name>``, each with a ``FORMAT``),
 #: in the order ``--help`` lists them.
-BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code")
+BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "bb7")
 
 _REGISTRY: dict[str, Format] = {}
 _LOADED = False

@@ -1,0 +1,842 @@
+"""BB-7 ``chat.json`` (the bb7.nvim chat file, ``bb7-spec.md``) → bbox/1; read only.
+
+The whole file is read (it is one JSON document), migrated as BB-7 migrates it on load
+(a legacy v0/v1 message's non-empty ``content`` becomes one ``text`` part when the message
+has no parts), then yielded as a document stream built from values. The mapping, what is
+dropped and what is synthesized are in ``docs/formats/bb7.md`` and :data:`MAPPING`.
+
+- A file that is not UTF-8 or not JSON (a JSON cut in the middle included), that is not a
+  BB-7 chat (no ``messages`` list), or whose ``version`` this reader does not know is refused
+  as a whole (:class:`~bbox_lark.convert.base.RefusedInputError`, exit 2), with the JSON line
+  and column.
+- A message of an unknown shape (not an object, an unknown role, ``parts`` not a list) or a
+  part of an unknown type is skipped with its JSON line, column and index (exit 1); the rest
+  is converted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from bbox_lark.convert.base import (
+    REPO_SHA,
+    Format,
+    Input,
+    MappingRow,
+    ReadContext,
+    RefusedInputError,
+    importer_header,
+)
+
+if TYPE_CHECKING:
+    from bbox_lark.ast import Event
+    from bbox_lark.convert.base import Fidelity, Item
+
+#: The chat versions BB-7 has written: 0 and 1 hold legacy ``content``, 2 is parts only.
+VERSIONS = (0, 1, 2)
+#: BB-7's current chat version (what a v0/v1 chat is migrated to).
+CURRENT_VERSION = 2
+#: Message roles BB-7 writes, and the line kind of a message's text.
+ROLE_KINDS = {"user": "user", "assistant": "agent"}
+#: Part types of ``bb7-spec.md`` (``chat.json``), each with the construct its report row names.
+PART_TYPES = ("text", "thinking", "code", "file", "context_event", "raw")
+#: Context-event actions: the tool name of each (``t:<name>``) and who did it. The list is the
+#: spec's plus ``UserPartialApplyFile``, which BB-7 writes too (``internal/state/types.go``).
+ACTIONS: dict[str, tuple[str, str]] = {
+    "AssistantWriteFile": ("write", "assistant"),
+    "UserWriteFile": ("update-file", "user"),
+    "UserApplyFile": ("apply", "user"),
+    "UserPartialApplyFile": ("partial-apply", "user"),
+    "UserSaveAs": ("save-as", "user"),
+    "UserRejectOutput": ("reject-output", "user"),
+    "UserSetReadOnly": ("set-readonly", "user"),
+    "UserAddFile": ("add-file", "user"),
+    "UserAddSection": ("add-section", "user"),
+    "UserRemoveFile": ("remove-file", "user"),
+    "UserRemoveSection": ("remove-section", "user"),
+}
+#: Context-event actions written as ``# notes: fork-warning …`` comments, with their issue.
+FORK_WARNINGS = {"ForkWarningModified": "modified", "ForkWarningDeleted": "deleted"}
+#: Known keys of the chat object, of a message, of a part, of a context file reference.
+CHAT_KEYS = frozenset(
+    {
+        "version",
+        "id",
+        "name",
+        "created",
+        "model",
+        "reasoning_effort",
+        "global",
+        "draft",
+        "context_files",
+        "messages",
+    }
+)
+MESSAGE_KEYS = frozenset(
+    {
+        "role",
+        "model",
+        "parts",
+        "content",
+        "timestamp",
+        "output_files",
+        "usage",
+        "reasoning_effort",
+        "context_snapshot",
+    }
+)
+PART_KEYS = frozenset(
+    {
+        "type",
+        "content",
+        "language",
+        "path",
+        "added",
+        "action",
+        "readonly",
+        "external",
+        "version",
+        "prev_version",
+        "original_path",
+        "start_line",
+        "end_line",
+    }
+)
+#: ``usage`` keys and their ``# metrics`` names (``duration`` is seconds, written in ms).
+USAGE_METRICS = {
+    "prompt_tokens": "prompt_tokens",
+    "completion_tokens": "completion_tokens",
+    "cached_tokens": "cached_tokens",
+    "total_tokens": "total_tokens",
+    "cost": "cost_usd",
+    "duration": "latency_ms",
+}
+#: A chat name longer than this is cut in the header (which stays small, DECISIONS §10).
+TITLE_LIMIT = 200
+#: Text lines longer than this are broken (a bbox line over the limit is an error, E003).
+LINE_LIMIT = 100_000
+#: Go's zero time: BB-7 writes it for a message without a timestamp.
+ZERO_TIME = "0001-01-01T00:00:00Z"
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+# -- reading the JSON ------------------------------------------------------------------------
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of ``offset`` in ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _decode(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = data[: error.start].decode("utf-8", "replace")
+        line, col = _position(before, len(before))
+        raise RefusedInputError(
+            f"not UTF-8 text (byte {error.start}, line {line}, column {col}): a BB-7 chat is UTF-8 JSON"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _load(text: str) -> Any:
+    """The JSON value of ``text``, or :class:`RefusedInputError` naming the line and column."""
+    if not text.strip():
+        raise RefusedInputError("empty file: a BB-7 chat is a JSON object")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg.startswith("Unterminated string"):  # the string runs to the end
+            why = "a string that never closes (cut short?)"
+        elif error.pos >= len(text.rstrip()):
+            why = "the JSON ends too early (cut short?)"
+        else:
+            why = error.msg
+        raise RefusedInputError(
+            f"not valid JSON at line {error.lineno}, column {error.colno}: {why}"
+        ) from None
+    except RecursionError:
+        raise RefusedInputError("not readable JSON: nested too deeply") from None
+
+
+class _Locator:
+    """The JSON line and column of each message and part (``json`` keeps no positions): a
+    walk of the object's ``messages`` array that reads every other value with the decoder."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offsets: dict[tuple[int, ...], int] = {}
+        self._decoder = json.JSONDecoder()
+        # The text is valid JSON (it was loaded first); a failure leaves positions unknown (0).
+        with contextlib.suppress(ValueError, IndexError, RecursionError):
+            self._object(_WS.match(text, 0).end(), ())  # type: ignore[union-attr]
+
+    def at(self, *path: int) -> tuple[int, int]:
+        offset = self.offsets.get(path)
+        return _position(self.text, offset) if offset is not None else (0, 0)
+
+    def _skip(self, i: int) -> int:
+        return _WS.match(self.text, i).end()  # type: ignore[union-attr]
+
+    def _value(self, i: int, path: tuple[int, ...], key: str | None) -> int:
+        i = self._skip(i)
+        here = (path == () and key == "messages") or (len(path) == 1 and key == "parts")
+        if here and self.text.startswith("[", i):
+            return self._array(i, path)
+        if len(path) == 1 and key is None and self.text.startswith("{", i):
+            return self._object(i, path)
+        return int(self._decoder.raw_decode(self.text, i)[1])
+
+    def _object(self, i: int, path: tuple[int, ...]) -> int:
+        i = self._skip(i + 1)
+        if self.text.startswith("}", i):
+            return i + 1
+        while True:
+            key, i = self._decoder.raw_decode(self.text, i)
+            i = self._skip(i) + 1  # the colon
+            i = self._skip(self._value(i, path, str(key)))
+            if self.text.startswith(",", i):
+                i = self._skip(i + 1)
+                continue
+            return i + 1
+
+    def _array(self, i: int, path: tuple[int, ...]) -> int:
+        i = self._skip(i + 1)
+        index = 0
+        if self.text.startswith("]", i):
+            return i + 1
+        while True:
+            self.offsets[(*path, index)] = i
+            i = self._skip(self._value(i, (*path, index), None))
+            index += 1
+            if self.text.startswith(",", i):
+                i = self._skip(i + 1)
+                continue
+            return i + 1
+
+
+def _clean(value: Any, counter: list[int]) -> Any:
+    """``value`` with NUL characters and unpaired surrogates (which no bbox file may hold,
+    DECISIONS §1) replaced by U+FFFD; ``counter[0]`` counts them."""
+    if isinstance(value, str):
+        if _BAD_CHARS.search(value):
+            counter[0] += len(_BAD_CHARS.findall(value))
+            return _BAD_CHARS.sub("\ufffd", value)
+        return value
+    if isinstance(value, list):
+        return [_clean(item, counter) for item in value]
+    if isinstance(value, dict):
+        return {_clean(key, counter): _clean(item, counter) for key, item in value.items()}
+    return value
+
+
+def _chat_version(chat: dict[str, Any]) -> int:
+    version = chat.get("version")
+    if version is None:  # absent: BB-7 reads a v0 chat (Go's zero value)
+        return 0
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise RefusedInputError(f"chat version {json.dumps(version)} is not an integer")
+    if version not in VERSIONS:
+        known = ", ".join(str(v) for v in VERSIONS)
+        raise RefusedInputError(f"unknown BB-7 chat version {version} (this reader knows {known})")
+    return version
+
+
+def load_chat(data: bytes | str) -> tuple[dict[str, Any], _Locator, int]:
+    """The chat object of a ``chat.json``, its locator and how many characters were replaced;
+    :class:`RefusedInputError` for a file that is not a BB-7 chat."""
+    text = data if isinstance(data, str) else _decode(data)
+    value = _load(text)
+    if not isinstance(value, dict):
+        raise RefusedInputError(f"not a BB-7 chat: the JSON is {_json_type(value)}, not an object")
+    if not isinstance(value.get("messages"), list) and value.get("messages", 0) is not None:
+        what = "has no messages list" if "messages" not in value else "has messages that are not a list"
+        raise RefusedInputError(f"not a BB-7 chat: the JSON object {what}")
+    _chat_version(value)
+    counter = [0]
+    chat = _clean(value, counter)
+    return chat, _Locator(text), counter[0]
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    return "a number"
+
+
+# -- migration -------------------------------------------------------------------------------
+
+
+def migrate_message(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` as BB-7 loads it (``Message.UnmarshalJSON``): a non-empty legacy
+    ``content`` string becomes one ``text`` part when the message has no parts; the
+    ``content`` key is gone either way (a v2 message has none)."""
+    migrated = {key: value for key, value in message.items() if key != "content"}
+    content = message.get("content")
+    if isinstance(content, str) and content and not message.get("parts"):
+        migrated["parts"] = [{"type": "text", "content": content}]
+    return migrated
+
+
+def migrate_chat(chat: dict[str, Any]) -> dict[str, Any]:
+    """``chat`` migrated to version 2 (``migrateChat``): every message migrated, the version
+    bumped. Messages that are not objects are left as they are."""
+    messages = [migrate_message(m) if isinstance(m, dict) else m for m in chat.get("messages") or []]
+    return {**chat, "version": max(CURRENT_VERSION, _chat_version(chat)), "messages": messages}
+
+
+# -- building lines ------------------------------------------------------------------------
+
+
+def _number(value: Any) -> str | None:
+    """A JSON number as a plain decimal (no exponent), or None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    text = format(Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _one_line(value: str) -> str:
+    """A value for a one-line comment text: whitespace runs (line breaks) as one space."""
+    return " ".join(value.split())
+
+
+class _Builder:
+    """Turns one chat into a document stream, filling in the fidelity report."""
+
+    def __init__(self, chat: dict[str, Any], locator: _Locator, ctx: ReadContext) -> None:
+        self.chat = chat
+        self.locator = locator
+        self.ctx = ctx
+        self.report: Fidelity = ctx.report
+        self.model: str | None = None
+
+    # -- text -------------------------------------------------------------------------
+
+    def _text_lines(self, text: str, where: int) -> list[str]:
+        """``text``'s lines, trailing whitespace removed (canonical bbox has none), lines
+        over :data:`LINE_LIMIT` broken; both reported."""
+        lines = []
+        for line in _LINE_BREAK.split(text):
+            stripped = line.rstrip()
+            if stripped != line:
+                self.report.dropped("trailing whitespace of text lines", where)
+            while len(stripped) > LINE_LIMIT:
+                lines.append(stripped[:LINE_LIMIT])
+                stripped = stripped[LINE_LIMIT:]
+                self.report.synthesized(f"line breaks in text lines over {LINE_LIMIT:,} characters", where)
+            lines.append(stripped)
+        return lines
+
+    @staticmethod
+    def _continuation(lines: list[str]) -> list[Any]:
+        """Continuation lines for ``lines``; an empty text line is a blank line, as the
+        parser reads the text back (a continuation attaches across blank lines, §10)."""
+        from bbox_lark.ast import Continuation
+
+        return [line if line.strip() else Continuation(0, "", "\n") for line in lines]
+
+    def _message_line(
+        self,
+        kind: str,
+        text: str,
+        fields: dict[str, Any],
+        metrics: dict[str, str] | None,
+        where: int,
+        whole: bool = False,
+    ) -> Event:
+        """A ``u a th`` line (or ``@notify`` for ``kind`` "system") for ``text``: its first
+        line on the event line when it reads back as written (and leaves ``fields`` as
+        given), else every line on continuation lines. ``whole`` puts all text there."""
+        from bbox_lark.ast import Lifecycle, Message
+
+        lines = self._text_lines(text, where) if text else []
+        while lines and not lines[-1].strip():
+            lines.pop()
+            self.report.dropped("empty last lines of texts", where)
+        first = lines[0] if lines and not whole else ""
+        if first and first == first.strip() and len(first) < LINE_LIMIT:
+            try:
+                if kind == "system":
+                    node: Event = Lifecycle.build(
+                        "notify",
+                        [first],
+                        fields=fields,
+                        metrics=metrics,
+                        continuation=self._continuation(lines[1:]),
+                    )
+                else:
+                    node = Message.build(
+                        kind,
+                        first,
+                        fields=fields,
+                        metrics=metrics,
+                        continuation=self._continuation(lines[1:]),
+                    )
+                if all(node.fields.get(key) == _field_text(value) for key, value in fields.items()):
+                    return node
+            except ValueError:
+                pass
+            self.report.note("kept", "text first lines moved to a continuation line", where)
+        rest = self._continuation(lines)
+        if kind == "system":
+            return Lifecycle.build("notify", fields=fields, metrics=metrics, continuation=rest)
+        return Message.build(kind, "", fields=fields, metrics=metrics, continuation=rest)
+
+    # -- the chat -----------------------------------------------------------------------
+
+    def head(self) -> Item:
+        chat, report = self.chat, self.report
+        fields: dict[str, Any] = {"agent": "bb7"}
+        chat_id = _one_line(self._string(chat, "id", "chat", 1))
+        if chat_id:
+            report.kept("chat ids (header id)", 1)
+            if chat_id != chat.get("id"):
+                report.dropped("line breaks and runs of whitespace in chat ids (one space each)", 1)
+        model = _one_line(self._string(chat, "model", "chat", 1))
+        if model:
+            fields["model"] = model
+            report.kept("chat models (header model)", 1)
+            self.model = fields["model"]
+        name = self._string(chat, "name", "chat", 1)
+        if name:
+            title = _one_line(name)
+            if len(title) > TITLE_LIMIT:
+                title = title[:TITLE_LIMIT]
+                report.dropped(f"chat name characters beyond {TITLE_LIMIT} (the header stays small)", 1)
+            fields["extra.title"] = title
+            report.kept("chat names (header extra.title)", 1)
+        created = self._string(chat, "created", "chat", 1)
+        if created:
+            fields["extra.created"] = _one_line(created)
+            report.kept("chat creation times (header extra.created)", 1)
+        effort = self._string(chat, "reasoning_effort", "chat", 1)
+        if effort:
+            fields["extra.reasoning_effort"] = _one_line(effort)
+            report.kept("chat reasoning efforts (header extra.reasoning_effort)", 1)
+        if chat.get("global") is True:
+            fields["extra.global"] = "true"
+            report.kept("global chat flags (header extra.global)", 1)
+        fields["extra.bb7_version"] = str(_chat_version(chat))
+        report.kept("chat versions (header extra.bb7_version)", 1)
+        for key in sorted(set(chat) - CHAT_KEYS):
+            report.dropped(f"unknown chat fields ({_one_line(key)[:60]})", 1)
+        return importer_header(self.ctx, chat_id or None, **fields)
+
+    def _string(self, where: dict[str, Any], key: str, owner: str, line: int) -> str:
+        value = where.get(key)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            self.report.dropped(f"{owner} {key} fields that are not strings", line)
+            return ""
+        return value
+
+    def body(self) -> Iterator[Item]:
+        messages = self.chat.get("messages") or []
+        for index, message in enumerate(messages):
+            yield from self.message(index, message)
+        yield from self.context_files()
+        yield from self.draft()
+
+    # -- one message --------------------------------------------------------------------
+
+    def message(self, index: int, message: Any) -> Iterator[Item]:
+        line, col = self.locator.at(index)
+        report = self.report
+        where = f"message {index} (line {line}, column {col})"
+        if not isinstance(message, dict):
+            report.skip(line, f"{where}: a message must be a JSON object, not {_json_type(message)}")
+            return
+        role = message.get("role")
+        if role not in ("user", "assistant", "system"):
+            shown = json.dumps(role)[:60] if "role" in message else "none"
+            report.skip(line, f"{where}: unknown role {shown} (BB-7 writes user, assistant and system)")
+            return
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            report.skip(line, f"{where}: legacy content must be a string, not {_json_type(content)}")
+            return
+        parts = message.get("parts")
+        if parts is not None and not isinstance(parts, list):
+            report.skip(line, f"{where}: parts must be a list, not {_json_type(parts)}")
+            return
+        migrated = migrate_message(message)
+        if isinstance(content, str) and content and not parts:
+            report.kept("legacy content fields (migrated to one text part, as BB-7 loads them)", line)
+        elif isinstance(content, str) and content:
+            report.dropped("legacy content beside parts (BB-7 ignores it)", line)
+        for key in sorted(set(message) - MESSAGE_KEYS):
+            report.dropped(f"unknown message fields ({_one_line(key)[:60]})", line)
+        report.kept(f"{role} messages", line)
+
+        # Comments before the message: a model switch, the context snapshot of a user message.
+        model = self._string(message, "model", "message", line)
+        if model and _one_line(model) != self.model:
+            from bbox_lark.ast import Comment
+
+            self.model = _one_line(model)
+            yield Comment.build(f"model: {self.model}")
+            report.kept("model switches (# model:)", line)
+        snapshot = self._snapshot(message.get("context_snapshot"), line)
+        if snapshot is not None:
+            yield snapshot
+
+        first = self._first_fields(message, line)
+        ts = self._timestamp(message, line)
+        every = {"ts": ts} if ts else {}
+        events = 0
+        for number, part in enumerate(migrated.get("parts") or []):
+            fields = {**every, **(first[0] if events == 0 else {})}
+            metrics = first[1] if events == 0 else None
+            node = self.part(index, number, role, part, fields, metrics)
+            if node is not None:
+                events += 1
+                yield node
+        if events == 0:
+            kind = ROLE_KINDS.get(str(role), str(role))
+            report.kept("messages with no part to show (an empty line of their role)", line)
+            yield self._message_line(kind, "", {**every, **first[0]}, first[1], line)
+
+    def _first_fields(
+        self, message: dict[str, Any], line: int
+    ) -> tuple[dict[str, Any], dict[str, str] | None]:
+        """The fields and metrics of a message's first line: ``output_files``,
+        ``reasoning_effort``, ``usage``."""
+        report = self.report
+        fields: dict[str, Any] = {}
+        files = message.get("output_files")
+        if isinstance(files, list) and all(isinstance(f, str) for f in files):
+            if files:
+                fields["output_files"] = list(files)
+                report.kept("output_files (output_files= on the message's first line)", line)
+        elif files is not None:
+            report.dropped("output_files that are not lists of strings", line)
+        effort = self._string(message, "reasoning_effort", "message", line)
+        if effort:
+            fields["extra.reasoning_effort"] = effort
+            report.kept("message reasoning efforts (extra.reasoning_effort=)", line)
+        usage = message.get("usage")
+        metrics: dict[str, str] | None = None
+        if isinstance(usage, dict):
+            metrics = {}
+            for key, value in usage.items():
+                number = _number(value)
+                if number is None:
+                    report.dropped(f"usage values that are not numbers ({_one_line(key)[:60]})", line)
+                    continue
+                name = USAGE_METRICS.get(key) or "extra." + re.sub(r"[^A-Za-z0-9_.-]", "_", key or "_")
+                if key == "duration":
+                    number = str(round(float(number) * 1000))
+                metrics[name] = number
+            if metrics:
+                report.kept("usage (inline # metrics on the message's first line)", line)
+            else:
+                metrics = None
+        elif usage is not None:
+            report.dropped("usage fields that are not objects", line)
+        return fields, metrics
+
+    def _timestamp(self, message: dict[str, Any], line: int) -> str:
+        from bbox_lark.values import parse_timestamp
+
+        value = self._string(message, "timestamp", "message", line)
+        if not value:
+            return ""
+        if value == ZERO_TIME:
+            self.report.dropped("zero timestamps (Go's empty time, 0001-01-01)", line)
+            return ""
+        if parse_timestamp(value) is None:
+            self.report.dropped("timestamps that are not ISO 8601 with a zone", line)
+            return ""
+        self.report.kept("timestamps (ts= on each line of the message)", line)
+        return value
+
+    def _snapshot(self, refs: Any, line: int) -> Item | None:
+        """``# file-snapshot: files=[path@id, path:10-50@id]`` for a context snapshot."""
+        from bbox_lark.ast import Comment
+
+        if refs is None or refs == []:
+            return None
+        items = self._file_refs(refs, "file_id", line)
+        if items is None:
+            self.report.dropped("context snapshots that are not lists of file references", line)
+            return None
+        self.report.kept("context snapshots (# file-snapshot: files=[…])", line)
+        return Comment.build("file-snapshot:", fields={"files": items})
+
+    @staticmethod
+    def _file_refs(refs: Any, id_key: str, line: int) -> list[str] | None:
+        if not isinstance(refs, list):
+            return None
+        items = []
+        for ref in refs:
+            if not isinstance(ref, dict) or not isinstance(ref.get("path"), str):
+                return None
+            text = ref["path"]
+            start, end = ref.get("start_line"), ref.get("end_line")
+            if isinstance(start, int) and isinstance(end, int) and start > 0 and end > 0:
+                text += f":{start}-{end}"
+            version = ref.get(id_key) if id_key else None
+            if isinstance(version, str) and version:
+                text += f"@{version}"
+            items.append(text)
+        return items
+
+    # -- one part ------------------------------------------------------------------------
+
+    def part(
+        self,
+        index: int,
+        number: int,
+        role: str,
+        part: Any,
+        fields: dict[str, Any],
+        metrics: dict[str, str] | None,
+    ) -> Event | None:
+        line, col = self.locator.at(index, number)
+        if line == 0:  # a migrated legacy content: the message's own position
+            line, col = self.locator.at(index)
+        report = self.report
+        where = f"message {index}, part {number} (line {line}, column {col})"
+        if not isinstance(part, dict):
+            report.skip(line, f"{where}: a part must be a JSON object, not {_json_type(part)}")
+            return None
+        kind = part.get("type")
+        if kind not in PART_TYPES:
+            shown = json.dumps(kind)[:60] if "type" in part else "none"
+            report.skip(line, f"{where}: unknown part type {shown} (BB-7 writes {', '.join(PART_TYPES)})")
+            return None
+        for key in ("content", "language", "path", "action", "version", "prev_version", "original_path"):
+            if part.get(key) is not None and not isinstance(part[key], str):
+                report.skip(line, f"{where}: {key} must be a string, not {_json_type(part[key])}")
+                return None
+        for key in sorted(set(part) - PART_KEYS):
+            report.dropped(f"unknown part fields ({_one_line(key)[:60]})", line)
+        content = part.get("content") or ""
+        if kind == "context_event":
+            return self.context_event(part, fields, metrics, line, where)
+        if kind == "file":
+            return self.file_part(part, fields, metrics, line, where)
+        for key in sorted(set(part) & (PART_KEYS - {"type", "content", "language"})):
+            report.dropped(f"{kind} part fields that only context events have ({key})", line)
+        if kind != "code" and part.get("language") is not None:
+            report.dropped(f"{kind} part fields that only code parts have (language)", line)
+        if not content.strip():
+            report.dropped(f"{kind} parts with no text", line)
+            return None
+        report.kept(f"{kind} parts", line)
+        line_kind = "thinking" if kind == "thinking" else ROLE_KINDS.get(role, role)
+        if kind in ("code", "raw"):
+            extra: dict[str, Any] = {"extra.part": kind}
+            language = part.get("language")
+            if kind == "code" and language:
+                extra["extra.language"] = language
+            return self._message_line(line_kind, content, {**fields, **extra}, metrics, line, whole=True)
+        return self._message_line(line_kind, content, fields, metrics, line)
+
+    def file_part(
+        self,
+        part: dict[str, Any],
+        fields: dict[str, Any],
+        metrics: dict[str, str] | None,
+        line: int,
+        where: str,
+    ) -> Event | None:
+        from bbox_lark.ast import Call
+
+        path = part.get("path") or ""
+        if not path:
+            self.report.skip(line, f"{where}: a file part needs a path")
+            return None
+        self.report.kept("file parts (t:write PATH extra.part=file)", line)
+        return Call.build("tool", "write", [path], fields={**fields, "extra.part": "file"}, metrics=metrics)
+
+    def context_event(
+        self,
+        part: dict[str, Any],
+        fields: dict[str, Any],
+        metrics: dict[str, str] | None,
+        line: int,
+        where: str,
+    ) -> Event | None:
+        from bbox_lark.ast import Call, Comment
+
+        report = self.report
+        action = part.get("action") or ""
+        path = part.get("path") or ""
+        if not action and not path:
+            report.skip(line, f"{where}: a context event needs an action or a path")
+            return None
+        values: dict[str, Any] = {}
+        for key in ("version", "prev_version", "original_path"):
+            if part.get(key):
+                values[key] = part[key]
+        start, end = part.get("start_line"), part.get("end_line")
+        for key, value in (("start_line", start), ("end_line", end)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                report.skip(line, f"{where}: {key} must be an integer, not {_json_type(value)}")
+                return None
+        if isinstance(start, int) and isinstance(end, int) and start > 0 and end > 0:
+            values["lines"] = f"{start}-{end}"
+        for key in ("readonly", "external", "added"):
+            value = part.get(key)
+            if isinstance(value, bool):
+                if key != "added" or value:
+                    values[key] = "true" if value else "false"
+            elif value is not None:
+                report.dropped(f"context event {key} fields that are not booleans", line)
+        if action in FORK_WARNINGS:
+            report.kept(f"context events {action} (# notes: fork-warning)", line)
+            text = f"notes: fork-warning {FORK_WARNINGS[action]}"
+            return Comment.build(
+                text, fields={"path": path, **values, **({"ts": fields["ts"]} if "ts" in fields else {})}
+            )
+        name, actor = ACTIONS.get(action, ("context-event", ""))
+        if action in ACTIONS:
+            report.kept(f"context events {action} (t:{name})", line)
+        else:
+            values["action"] = action
+            report.kept("context events of an action the spec does not list (t:context-event action=…)", line)
+        by = {"by": actor} if actor == "user" else {}
+        return Call.build(
+            "tool", name, [path] if path else [], fields={**values, **by, **fields}, metrics=metrics
+        )
+
+    # -- after the messages ---------------------------------------------------------------
+
+    def context_files(self) -> Iterator[Item]:
+        """``# file-snapshot: context files=[…] readonly=[…] external=[…]``: the chat's context
+        when it was saved."""
+        from bbox_lark.ast import Comment
+
+        files = self.chat.get("context_files")
+        if files is None or files == []:
+            return
+        items = self._file_refs(files, "version", 1)
+        paths = self._file_refs(files, "", 1)
+        if items is None or paths is None:
+            self.report.dropped("context_files that are not lists of file references", 1)
+            return
+        fields: dict[str, Any] = {"files": items}
+        readonly = [path for path, ref in zip(paths, files, strict=True) if ref.get("readonly") is True]
+        external = [path for path, ref in zip(paths, files, strict=True) if ref.get("external") is True]
+        if readonly:
+            fields["readonly"] = readonly
+        if external:
+            fields["external"] = external
+        self.report.kept("chat context files (# file-snapshot: context, at the end)", 1)
+        yield Comment.build("file-snapshot: context", fields=fields)
+
+    def draft(self) -> Iterator[Item]:
+        """``# notes: draft`` with the unsent input on continuation lines."""
+        from bbox_lark.ast import Comment
+
+        draft = self._string(self.chat, "draft", "chat", 1)
+        if not draft.strip():
+            return
+        lines = self._text_lines(draft, 1)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        self.report.kept("drafts (# notes: draft, its text on continuation lines)", 1)
+        yield Comment.build("notes: draft (unsent input)", continuation=self._continuation(lines))
+
+
+def _field_text(value: Any) -> Any:
+    return list(value) if isinstance(value, list | tuple) else str(value)
+
+
+def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
+    """The bbox document of a BB-7 ``chat.json``."""
+    chat, locator, replaced = load_chat(source.read_bytes())
+    builder = _Builder(chat, locator, ctx)
+    head = builder.head()
+    if replaced:
+        ctx.report.note("dropped", "NUL characters and unpaired surrogates (written as U+FFFD)", 0, replaced)
+    yield head
+    yield from builder.body()
+
+
+# -- the format ------------------------------------------------------------------------------
+
+_ATIF = re.compile(r'"schema_version"\s*:\s*"ATIF')
+_MESSAGES = re.compile(r'"messages"\s*:\s*\[')
+
+
+def sniff(text: str) -> int:
+    """3 for a JSON object with a ``messages`` array and BB-7's own keys (``context_files``,
+    or messages with ``role`` and ``parts``/``content``); 0 for anything else (ATIF's
+    ``schema_version: "ATIF…"`` included)."""
+    start = text.lstrip("\ufeff \t\r\n")
+    if not start.startswith("{") or _ATIF.search(text) or not _MESSAGES.search(text):
+        return 0
+    if '"context_files"' in text:
+        return 3
+    if '"role"' in text and ('"parts"' in text or '"content"' in text):
+        return 2
+    return 0
+
+
+MAPPING = (
+    MappingRow("chat id", "header id", note="synthesized (imported-<uuid>) when absent or empty"),
+    MappingRow("(no repo sha in a chat)", "header repo_sha", "synthesized", "unknown, or --repo-sha"),
+    MappingRow("chat model", "header model"),
+    MappingRow("chat name", "header extra.title", note=f"cut at {TITLE_LIMIT} characters"),
+    MappingRow("chat created", "header extra.created"),
+    MappingRow("chat version", "header extra.bb7_version", note="the version read, before migration"),
+    MappingRow("chat reasoning_effort / global", "header extra.reasoning_effort / extra.global"),
+    MappingRow("legacy message content (v0/v1)", "one text part", note="as BB-7 migrates it"),
+    MappingRow("user text part", "u: (more lines: continuation lines)"),
+    MappingRow("assistant text part", "a: (more lines: continuation lines)"),
+    MappingRow("system text part", '@notify "first line" (more lines: continuation lines)'),
+    MappingRow("thinking part", "th:"),
+    MappingRow("code / raw part", "u:/a: extra.part=code extra.language=…, the text on continuation lines"),
+    MappingRow("file part", "t:write PATH extra.part=file"),
+    MappingRow("context event AssistantWriteFile", "t:write PATH version=… prev_version=… added=true"),
+    MappingRow("context event User* (add, remove, apply …)", "t:add-file PATH … by=user (see docs)"),
+    MappingRow("context event ForkWarningModified / Deleted", "# notes: fork-warning modified path=…"),
+    MappingRow("message timestamp", "ts= on each line of the message", note="Go's zero time dropped"),
+    MappingRow("message model (a switch)", "# model: NAME before the message"),
+    MappingRow("user context_snapshot", "# file-snapshot: files=[path:10-50@id, …]"),
+    MappingRow("assistant output_files", "output_files=[…] on the message's first line"),
+    MappingRow("assistant usage", "inline # metrics (prompt_tokens, cost_usd, latency_ms …)"),
+    MappingRow("message reasoning_effort", "extra.reasoning_effort= on the message's first line"),
+    MappingRow("chat context_files", "# file-snapshot: context files=[…] readonly=[…] external=[…]"),
+    MappingRow("chat draft", "# notes: draft (unsent input), the text on continuation lines"),
+    MappingRow("unknown fields, empty parts, trailing whitespace", "—", "dropped", "each reported"),
+)
+
+FORMAT = Format(
+    name="bb7",
+    description="BB-7 chat.json (bb7.nvim), read only; docs/formats/bb7.md",
+    extensions=(".json",),
+    sniff=sniff,
+    read=read,
+    write=None,
+    fidelity="read only: messages, parts, context events, models and timestamps; see docs/formats/bb7.md",
+    lossless=False,
+    options=(REPO_SHA,),
+    import_mapping=MAPPING,
+)
