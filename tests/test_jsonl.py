@@ -774,3 +774,30 @@ SNAPSHOT_FILES = [
 def test_jsonl_snapshot(path: Path, style: str, snapshot: SnapshotAssertion) -> None:
     text = convert(path.read_bytes(), "bbox", to="jsonl", style=style, max_line=max_line_of(path)).text
     assert encode(text) == snapshot.use_extension(JSONLSnapshotExtension)
+
+
+# -- the documentation ---------------------------------------------------------------------
+
+
+def doc_blocks(language: str) -> list[str]:
+    text = (ROOT / "docs" / "formats" / "jsonl.md").read_text(encoding="utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, re.S)
+
+
+def test_the_docs_examples_are_what_convert_writes_and_reads() -> None:
+    bbox_blocks, json_blocks = doc_blocks("bbox"), doc_blocks("json")
+    assert len(bbox_blocks) == 2 and len(json_blocks) == 3
+    assert convert(bbox_blocks[0], "bbox", to="jsonl").text == json_blocks[0]
+    assert convert(json_blocks[1], "jsonl", to="bbox").text == bbox_blocks[1]
+    assert convert(bbox_blocks[0], "bbox", to="jsonl", style="terse").text == json_blocks[2]
+
+
+def test_the_docs_report_lines_are_what_the_reader_says() -> None:
+    (shown,) = doc_blocks("text")
+    data = (
+        HEADER_RECORD + "not json\n"
+        '{"kind":"user","source":"u: a"}\n{"kind":"user","source":"u: b"}\n'
+        '{"kind":"bogus"}\n{"kind":"user","source":"u: c"}\n{"record":"header","bbox":"1"}\n'
+    )
+    result = convert(data, "jsonl", to="bbox")
+    assert "".join(s.render("session.jsonl") + "\n" for s in result.skipped) == shown
