@@ -743,7 +743,7 @@ def test_cli_terse_reports_what_it_drops() -> None:
     assert wrong.exit_code == 2 and "option 'style' does not apply" in wrong.stderr
 
 
-def test_cli_passes_invalid_bytes_through_with_force(tmp_path: Path) -> None:
+def test_cli_passes_invalid_bytes_through() -> None:
     path = CORPUS / "invalid" / "E001-invalid-utf8.bbox"
     to_jsonl = invoke(str(path), "--to", "jsonl")
     assert to_jsonl.exit_code == 1  # the input has errors
