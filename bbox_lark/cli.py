@@ -1168,7 +1168,8 @@ def convert_command(
     if output is not None and str(output) == "-":
         output = None  # `-o -` is standard output
     if to is None:
-        named = format_for_path(output) if output is not None else []
+        # A file name names a format that writes files (a folder format is named by --to).
+        named = [f for f in format_for_path(output) if f.write and f.output == "text"] if output else []
         if len(named) != 1:
             raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
         to = named[0].name

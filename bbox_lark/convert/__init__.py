@@ -79,7 +79,7 @@ __all__ = [
 
 #: The modules of the built-in formats (``bbox_lark.convert.<name>``, each with a ``FORMAT``),
 #: in the order ``--help`` lists them.
-BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "bb7")
+BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "jsonl", "bb7")
 
 _REGISTRY: dict[str, Format] = {}
 _LOADED = False
@@ -223,7 +223,8 @@ def convert_stream(
     read_options, write_options = split_options(source, target, options)
     fidelity = Fidelity()
     read_ctx = ReadContext(fidelity, read_options, max_line, check=check)
-    write_ctx = WriteContext(fidelity, write_options, foreign=source.name != target.name, path=output_path)
+    foreign = source.name != target.name and not source.keeps_source
+    write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
     items = _staged(source.read(source_input, read_ctx), fidelity)
     sink = out if out is not None else cast(TextIO, _Null())
     try:

@@ -429,6 +429,10 @@ class Format:
     output: str = "text"
     #: True when the reader takes a folder as well as a file.
     reads_folders: bool = False
+    #: True when the reader yields bbox lines with their source text (a lossless carrier of
+    #: bbox such as ``jsonl``): the bbox writer then writes them as they are, not in
+    #: canonical form, so ``bbox → this format → bbox`` is byte for byte.
+    keeps_source: bool = False
 
     def option(self, name: str, applies: str) -> Option | None:
         return next((o for o in self.options if o.name == name and o.applies == applies), None)
