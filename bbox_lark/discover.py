@@ -26,11 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pathspec.pattern import Pattern
-
 from bbox_lark.config import Resolver, Settings
 from bbox_lark.globs import (
     Glob,
+    Pattern,
     compile_glob,
     compile_lines,
     decide,
