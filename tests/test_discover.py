@@ -344,7 +344,9 @@ def test_a_plain_name_matches_as_pathspec_compiles_it(name: str) -> None:
                 assert (ours.match_file(text) is None) == (theirs.match_file(text) is None), text
 
 
-@pytest.mark.parametrize("pattern", ["*.bbox", "logs/", "/scratch", "!keep", "a b", "a\\b", "#x", "**/x", ".", ".."])
+@pytest.mark.parametrize(
+    "pattern", ["*.bbox", "logs/", "/scratch", "!keep", "a b", "a\\b", "#x", "**/x", ".", ".."]
+)
 def test_other_patterns_go_through_pathspec(pattern: str) -> None:
     from bbox_lark.globs import _Name, compile_glob
 
