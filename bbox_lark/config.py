@@ -18,13 +18,13 @@ the value and where it came from; the command line turns it into exit 2.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from bbox_lark._classes import dataclass
 from bbox_lark.globs import Glob, match_globs, pattern_error
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.values import parse_int
@@ -149,6 +149,8 @@ class Overrides:
 
 def _show(value: object) -> str:
     try:
+        import json
+
         return json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:
         return repr(value)

@@ -27,8 +27,9 @@ import heapq
 from array import array
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Event
 from bbox_lark.grammar import vocabulary
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from bbox_lark._classes import dataclass
 
 if TYPE_CHECKING:
     from pathspec.pattern import Pattern as _PathspecPattern

@@ -17,11 +17,11 @@ import hashlib
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
+
+from bbox_lark._classes import dataclass
 
 #: The grammar's start rules: one body line, the header fence, and the second-level rules
 #: that describe the insides of the coarse tokens.
@@ -46,8 +46,16 @@ STARTS = [
 
 @cache
 def grammar_text() -> str:
-    """The text of ``grammar/bbox.lark`` as shipped in the package."""
-    return files("bbox_lark").joinpath("grammar/bbox.lark").read_text(encoding="utf-8")
+    """The text of ``grammar/bbox.lark`` as shipped in the package: read beside this module
+    when the package is installed as files (``importlib.resources`` costs ~5 ms of
+    start-up to import), else through ``importlib.resources`` (a zip, another loader)."""
+    beside = Path(__file__).with_name("grammar") / "bbox.lark"
+    try:
+        return beside.read_text(encoding="utf-8")
+    except OSError:
+        from importlib.resources import files
+
+        return files("bbox_lark").joinpath("grammar/bbox.lark").read_text(encoding="utf-8")
 
 
 def _cache_file(text: str) -> str | bool:

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
 from bbox_lark.checks import Checker, Context, Rule
 from bbox_lark.checks.suppressions import MARKER

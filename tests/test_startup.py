@@ -260,3 +260,26 @@ def test_other_command_lines_go_through_typer(
 def test_a_completion_request_goes_through_typer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("_BBOX_LARK_COMPLETE", "complete_bash")
     assert cli.check_arguments(["check", "a.bbox"]) is None
+
+
+def test_dataclass_methods_compile_once_then_come_from_the_cache(tmp_path: Path) -> None:
+    """``bbox_lark._classes``: the first run compiles and writes the cache, the next compiles
+    nothing; the classes behave as dataclasses either way; a cache file others may write
+    is never read."""
+    env = {**os.environ, "BBOX_LARK_CACHE": str(tmp_path)}
+    code = (
+        "import dataclasses\nfrom bbox_lark import _classes\nfrom bbox_lark.ast import Field\n"
+        "f = Field('id', 'x', 'x', 1, 4)\n"
+        "assert dataclasses.replace(f, key='span').key == 'span' and f == Field('id', 'x', 'x', 1, 4)\n"
+        "assert 'exec' not in vars(dataclasses)\n"
+        "print(_classes._new)\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        for _ in range(2)
+    ]
+    assert [run.stdout.strip() for run in runs] == ["True", "False"], [run.stderr for run in runs]
+    (cache,) = tmp_path.glob("bbox-lark-classes-*")
+    cache.chmod(0o666)
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert again.stdout.strip() == "True", again.stderr

@@ -11,9 +11,10 @@ own line numbers.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document
 
 #: What a report entry says happened: something of the source is not in the output, or
