@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 
 #: A file is split when it has at least this many bytes.
 SPLIT_MIN_BYTES = 8 << 20
-#: About how many bytes a part has.
-PART_BYTES = 512 << 10
+#: About how many bytes a part has. Small parts keep the parent small: it holds the
+#: results of the parts in flight (their slimmed nodes), about ten times a part's size.
+PART_BYTES = 64 << 10
 
 _STARTS_EVENT = frozenset(b"abcdefghijklmnopqrstuvwxyz@")
 
