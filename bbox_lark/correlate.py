@@ -158,7 +158,7 @@ class SeenKeys:
 
     Memory: each key is kept as its 64-bit BLAKE2b digest, 8 bytes a key, in 256 sorted
     arrays (one per value of the digest's first byte), plus the digests not yet sorted in
-    (at most :attr:`RECENT`, or a 32nd of the keys when that is more). Sorting them in
+    (at most :attr:`RECENT`, or a 128th of the keys when that is more). Sorting them in
     rebuilds one array at a time, so the peak is the keys' size and one array more, never
     twice the keys' size. A log of a million distinct ids holds about 8 MB here. Two keys
     colliding on 64 bits (about one chance in 10^7 for ten million keys) would make an
@@ -184,7 +184,7 @@ class SeenKeys:
             return
         recent = self._recent
         recent.add(value)
-        if len(recent) >= self.RECENT and len(recent) >= self._count >> 5:
+        if len(recent) >= self.RECENT and len(recent) >= self._count >> 7:
             self._sort_in()
 
     def _sort_in(self) -> None:
