@@ -17,11 +17,10 @@ import hashlib
 import os
 import re
 import tempfile
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-from bbox_lark._classes import dataclass
 
 #: The grammar's start rules: one body line, the header fence, and the second-level rules
 #: that describe the insides of the coarse tokens.
