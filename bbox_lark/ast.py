@@ -20,9 +20,10 @@ Nodes are frozen, slotted dataclasses. Edit an event's values with :meth:`Event.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
+from bbox_lark._classes import dataclass
 from bbox_lark.grammar import vocabulary
 from bbox_lark.values import parse_attempt, parse_int, parse_timestamp
 

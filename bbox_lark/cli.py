@@ -6,79 +6,31 @@ input; over several files the highest code wins.
 
 Start-up matters (``check`` on a small file should cost little more than importing Lark and
 PyYAML): each command imports what it uses, Rich is imported only when output needs it
-(:class:`_Output`), and this module has no ``from __future__ import annotations``, because
-Typer evaluates string annotations with ``compile`` and ``eval`` on every run.
+(:class:`_Output`), and Typer only when the command line needs it. The commands are a Typer
+application in :mod:`bbox_lark.commands` (``bbox_lark.cli.app`` and every name of that
+module are reachable from here, imported on first use); this module is the entry point and
+holds what the commands share. A plain ``check`` command line (known options in their
+usual spellings, paths that do not start with ``-``) is parsed here and run without
+Typer (:func:`check_arguments`); it writes the same bytes and exits with the same code as
+through Typer (``tests/test_startup.py`` compares both over a table of command lines).
+Neither module has ``from __future__ import annotations``, because Typer evaluates string
+annotations with ``compile`` and ``eval`` on every run.
 """
 
 import contextlib
-import inspect
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
-
-import typer
-from typer.core import TyperCommand, TyperGroup
-
-from bbox_lark.inputs import InputError, read_input
-from bbox_lark.source import DEFAULT_MAX_LINE
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from bbox_lark.ast import Diagnostic
-    from bbox_lark.discover import Input
 
-
-def _tidy_help(params: list[Any]) -> list[Any]:
-    """Help pages without type noise: a flag shows no ``<bool>`` and a list of arguments no
-    ``<list[str]>`` (its name already ends in ``...``); a repeatable option shows its item
-    type. Applied to every command's parameters (help option included) as the group hands
-    the command out, so a new option needs nothing here."""
-    for param in params:
-        if getattr(param, "metavar", None) is not None:
-            continue
-        if getattr(param, "is_flag", False) and not getattr(param, "count", False):
-            param.metavar = ""
-        elif getattr(param, "multiple", False) and hasattr(param, "display_type"):
-            try:
-                label = str(param.display_type(None))
-            except Exception:  # another Typer: leave its help as it is
-                continue
-            param.metavar = re.sub(r"^<list\[(.*)\]>$", r"<\1>", label)
-        elif getattr(param, "param_type_name", "") == "argument" and param.nargs != 1:
-            setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
-    return params
-
-
-class _Group(TyperGroup):
-    """The root command: tidies each command's help page (:func:`_tidy_help`, paragraphs
-    reflowed) as it hands the command out."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _tidy_help(super().get_params(ctx))
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None:
-            _tidy_help(command.get_params(ctx))
-            if command.help:  # docstring paragraphs reflow to the terminal's width
-                paragraphs = inspect.cleandoc(command.help).split("\n\n")
-                command.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-        return command
-
-
-app = typer.Typer(
-    name="bbox-lark",
-    cls=_Group,
-    help="Check, inspect, format and convert BlackBox (bbox/1) session logs.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-)
 
 #: Rich markup tags this module writes, and what rich would make of text without colour.
 _TAG = re.compile(r"\[(?:/|bold red|bold|red|green|yellow|cyan)\]")
@@ -150,39 +102,6 @@ err = _Output(stderr=True)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
-#: ``--max-line``, shared by every command that parses.
-MaxLine = Annotated[
-    int | None,
-    typer.Option(
-        help="Longest line parsed, in characters (default 1048576; check, fmt, fix and stats read"
-        " max-line from the configuration).",
-        show_default=False,
-    ),
-]
-#: The configuration and discovery options of ``check``, ``fmt``, ``fix`` and ``stats``
-#: (docs/configuration.md).
-ConfigFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="Use this configuration file (a bbox-lark.toml, or a pyproject.toml with a tool.bbox-lark"
-        " table) for every path instead of searching for one.",
-    ),
-]
-Isolated = Annotated[bool, typer.Option("--isolated", help="Read no configuration file.")]
-Exclude = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--exclude",
-        help="Skip these paths when searching folders (gitignore-style patterns, repeatable or"
-        " comma-separated); replaces the default and configured exclude.",
-    ),
-]
-ExtendExclude = Annotated[
-    list[str] | None,
-    typer.Option("--extend-exclude", help="Skip these paths too (gitignore-style patterns)."),
-]
-
 
 class OutputFormat(StrEnum):
     """``check --output-format`` (``bbox_lark.report``); ``text`` is ``concise``'s old name."""
@@ -196,56 +115,16 @@ class OutputFormat(StrEnum):
     text = "text"
 
 
-def fail_usage(message: str) -> typer.Exit:
-    """Print a usage or input problem and return the exit to raise."""
+def _usage_error(message: str) -> None:
+    """A usage or input problem, on stderr (the caller exits 2)."""
     err.print("[bold red]error:[/] ", end="")
     err.print(_safe(message), markup=False)  # a path may hold `[`: never markup
-    return typer.Exit(EXIT_USAGE)
 
 
 def _print_error(message: str) -> None:
     """One input problem on stderr (the command goes on; it exits 2 in the end)."""
     err.print("[bold red]error:[/] ", end="")
     err.print(_safe(message), markup=False)
-
-
-def _find_inputs(
-    paths: list[str],
-    *,
-    config: Path | None,
-    isolated: bool,
-    exclude: list[str] | None,
-    extend_exclude: list[str] | None,
-    max_line: int | None,
-) -> "list[Input]":
-    """The inputs of a command that searches folders, each with its settings; exits 2 on a
-    bad option value or configuration file (one line naming it)."""
-    from bbox_lark.config import ConfigError, resolver_from_options
-    from bbox_lark.discover import discover
-
-    try:
-        resolver = resolver_from_options(
-            config=config,
-            isolated=isolated,
-            exclude=exclude,
-            extend_exclude=extend_exclude,
-            max_line=max_line,
-        )
-        return discover(paths, resolver)
-    except ConfigError as error:
-        raise fail_usage(str(error)) from None
-
-
-def _max_line(value: int | None) -> int:
-    """``--max-line`` for a command that reads no configuration (exits 2 below 1)."""
-    from bbox_lark.config import ConfigError, check_max_line
-
-    if value is None:
-        return DEFAULT_MAX_LINE
-    try:
-        return check_max_line(value, "--max-line")
-    except ConfigError as error:
-        raise fail_usage(str(error)) from None
 
 
 def _print_findings(shown: str, diagnostics: "Iterable[Diagnostic]") -> None:
@@ -267,92 +146,26 @@ def _safe(text: str) -> str:
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
 
 
-def _show_version(value: bool) -> None:
-    if value:
-        from bbox_lark import __version__
-
-        out.print(f"bbox-lark {__version__}", markup=False)
-        raise typer.Exit(EXIT_OK)
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", "-V", callback=_show_version, is_eager=True, help="Print the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """Check, inspect, format and convert BlackBox (bbox/1) session logs."""
-
-
-@app.command()
-def check(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
-    strict: Annotated[
-        bool | None,
-        typer.Option(
-            "--strict/--no-strict",
-            help="Warnings fail too (exit 1); --no-strict overrides strict = true in the configuration.",
-            show_default=False,
-        ),
-    ] = None,
-    output: Annotated[
-        OutputFormat | None,
-        typer.Option(
-            "--output-format",
-            "--format",
-            "-f",
-            help="full (the default on a terminal: each finding with its source line and what to do),"
-            " concise (path:line:col: CODE message, the default otherwise; text is its old name),"
-            " json, github, sarif or junit.",
-            show_default=False,
-        ),
-    ] = None,
-    statistics: Annotated[
-        bool, typer.Option("--statistics", help="Count the findings per code instead of listing them.")
-    ] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print the findings only: no summary, no progress bar.")
-    ] = False,
-    exit_zero: Annotated[
-        bool,
-        typer.Option(
-            "--exit-zero",
-            help="Exit 0 even when findings fail (an unreadable input or a bbox-lark bug is still 2).",
-        ),
-    ] = False,
-    blobs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Verify blob pointers against this folder (default: .bbox-blobs/ beside the file)."
-        ),
-    ] = None,
-    select: Annotated[
-        list[str] | None, typer.Option(help="Only report these codes (or code prefixes, e.g. W0).")
-    ] = None,
-    ignore: Annotated[list[str] | None, typer.Option(help="Never report these codes (or prefixes).")] = None,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-    jobs: Annotated[
-        str | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="Check files in this many processes (a number, or auto: the number of cores,"
-            " the default). The output does not depend on it.",
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
-    """Validate bbox/1 files and report every finding with its line and column."""
+def run_check(
+    paths: list[str],
+    *,
+    strict: bool | None = None,
+    output: OutputFormat | None = None,
+    statistics: bool = False,
+    quiet: bool = False,
+    exit_zero: bool = False,
+    blobs: Path | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    max_line: int | None = None,
+    config: Path | None = None,
+    isolated: bool = False,
+    exclude: list[str] | None = None,
+    extend_exclude: list[str] | None = None,
+    jobs: str | None = None,
+) -> int:
+    """``bbox-lark check`` with its options as Typer hands them over: render the run, return
+    the exit code (a bad option value or configuration file: one line on stderr, 2)."""
     from bbox_lark.config import ConfigError, check_blobs, resolver_from_options
     from bbox_lark.workflow import check_paths, stdin_streams, stream_input
 
@@ -374,17 +187,16 @@ def check(
         else:
             reports = check_paths(paths, blobs=check_blobs(blobs), settings=resolver)
     except ConfigError as error:
-        raise fail_usage(str(error)) from None
-    raise typer.Exit(
-        _report_check(
-            reports,
-            output,
-            strict=strict,
-            statistics=statistics,
-            quiet=quiet,
-            exit_zero=exit_zero,
-            streaming=streaming,
-        )
+        _usage_error(str(error))
+        return EXIT_USAGE
+    return _report_check(
+        reports,
+        output,
+        strict=strict,
+        statistics=statistics,
+        quiet=quiet,
+        exit_zero=exit_zero,
+        streaming=streaming,
     )
 
 
@@ -510,21 +322,6 @@ class _Progress:
             self.bar = None
 
 
-# -- inspecting: parse, stats, explain, docs --------------------------------------------
-
-
-def _read_one(file: str) -> tuple[str, bytes]:
-    """The shown name and bytes of one FILE argument (``-`` is stdin); exits 2 when the path
-    is missing, unreadable or a directory."""
-    if file != "-" and Path(file).is_dir():
-        raise fail_usage(f"{file}: is a directory; give one file (or - for stdin)")
-    try:
-        data = read_input(file)
-    except InputError as error:
-        raise fail_usage(str(error)) from None
-    return ("<stdin>" if file == "-" else _safe(file)), data
-
-
 def _write_json(value: object) -> None:
     """JSON on stdout. Undecodable bytes of the input (kept as lone surrogates) are written
     as ``\\udcNN`` escapes, which read back to the same string."""
@@ -550,793 +347,6 @@ def _errors_exit(diagnostics: "tuple[Diagnostic, ...]", shown: str) -> int:
     return EXIT_FINDINGS
 
 
-@app.command("parse")
-def parse_command(
-    file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
-    as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/parse.schema.json).")] = False,
-    header_only: Annotated[bool, typer.Option("--header", help="Only the header.")] = False,
-    body_only: Annotated[bool, typer.Option("--body", help="Only the body.")] = False,
-    max_line: MaxLine = None,
-) -> None:
-    """Show every line with its parsed kind, name, fields and result."""
-    from bbox_lark.api import parse
-    from bbox_lark.jsonout import diagnostic_to_json, document_to_json
-    from bbox_lark.render import in_header, parse_rows
-
-    if header_only and body_only:
-        raise fail_usage("--header and --body exclude each other; give one or neither")
-    max_line = _max_line(max_line)
-    shown, data = _read_one(file)
-    document = parse(data, path=None if file == "-" else Path(file), max_line=max_line)
-    header, body = not body_only, not header_only
-    if as_json:
-        value = document_to_json(document, header=header, body=body, diagnostics=False)
-        value["diagnostics"] = [
-            diagnostic_to_json(d)
-            for d in document.diagnostics
-            if (header if in_header(document, d) else body)  # findings about the part shown
-        ]
-        _write_json({"path": shown, **value})
-    else:
-        for row in parse_rows(document, header=header, body=body):
-            out.print(row)
-    raise typer.Exit(_errors_exit(document.diagnostics, shown))
-
-
-@app.command()
-def stats(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
-    as_json: Annotated[bool, typer.Option("--json", help="JSON (docs/schema/stats.schema.json).")] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-) -> None:
-    """Count lines, events, calls, steps, ids, blobs, redactions, tokens and cost; over
-    several files, each file and the totals."""
-    from bbox_lark.api import parse
-    from bbox_lark.discover import names_one_file
-    from bbox_lark.render import stats_group
-    from bbox_lark.stats import Stats, combine_stats, compute_stats, stats_run_json
-
-    inputs = _find_inputs(
-        paths,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
-    one_file = names_one_file(paths)
-    code = EXIT_OK
-    results: list[tuple[str, Stats]] = []
-    unreadable: list[dict[str, str]] = []
-    for item in inputs:
-        shown = _safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            if one_file:
-                raise fail_usage(str(error)) from None
-            _print_error(str(error))
-            unreadable.append({"path": shown, "error": _safe(str(error))})
-            code = EXIT_USAGE
-            continue
-        path = None if item.stdin else Path(item.path)
-        settings = item.settings
-        document = parse(
-            data,
-            path=path,
-            max_line=settings.max_line,
-            select=settings.select,
-            ignore=settings.ignore_for(path),
-        )
-        result = compute_stats(document)
-        results.append((shown, result))
-        if not as_json:
-            if len(results) > 1:
-                out.print()
-            out.print(stats_group(result, shown))
-        code = max(code, _errors_exit(document.diagnostics, shown))
-    if one_file and results:
-        if as_json:
-            shown, result = results[0]
-            _write_json({"path": shown, **result.to_json()})
-    elif as_json:
-        _write_json(stats_run_json(results, unreadable))
-    elif results:
-        out.print()
-        out.print(
-            stats_group(
-                combine_stats([result for _, result in results]), f"{len(results)} file(s)", title="Total"
-            )
-        )
-    raise typer.Exit(code)
-
-
-@app.command()
-def explain(
-    code: Annotated[
-        str | None, typer.Argument(help="A diagnostic code (W003) or its name (unknown-line).")
-    ] = None,
-    list_all: Annotated[
-        bool, typer.Option("--list", help="List every code with its severity, name and summary.")
-    ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="With --list: a JSON list (code, name, severity, summary, fix).")
-    ] = False,
-) -> None:
-    """Print what a diagnostic code means, why, what to do, and a failing and a passing example;
-    --list lists every code."""
-    import difflib
-
-    from bbox_lark.checks import registry
-    from bbox_lark.docsgen import check_section, code_table, find_check
-
-    if list_all:
-        if code is not None:
-            raise fail_usage("give a CODE or --list, not both")
-        codes = list(registry().values())
-        if as_json:
-            keys = ("code", "name", "severity", "summary", "fix", "retired")
-            _write_json([{key: getattr(info, key) for key in keys} for info in codes])
-        else:
-            _write_out(code_table(codes))
-        raise typer.Exit(EXIT_OK)
-    if as_json:
-        raise fail_usage("--json goes with --list")
-    if code is None:
-        raise fail_usage("give a diagnostic CODE (or its name), or --list for every code")
-    info = find_check(code)
-    if info is None:
-        known = [*registry(), *(i.name for i in registry().values())]
-        close = difflib.get_close_matches(code.upper() if code[:1].isalpha() else code, known, n=3)
-        close += [c for c in difflib.get_close_matches(code.lower(), known, n=3) if c not in close]
-        hint = (
-            f"; did you mean {', '.join(close)}?"
-            if close
-            else "; `bbox-lark explain --list` lists every code"
-        )
-        raise fail_usage(f"unknown diagnostic code {code!r}{hint}")
-    out.print(check_section(info).rstrip("\n"), markup=False)
-
-
-@app.command()
-def docs(
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")] = Path("docs"),
-    check_only: Annotated[
-        bool, typer.Option("--check", help="Write nothing; exit 1 when a file is missing or stale.")
-    ] = False,
-) -> None:
-    """Generate checks.md (from the check registry) and grammar.html (railroad diagrams)."""
-    from bbox_lark.docsgen import generated_files, write_docs
-
-    if check_only:
-        stale = []
-        for name, content in generated_files().items():
-            path = out_dir / name
-            try:
-                current = path.read_text(encoding="utf-8")
-            except OSError:
-                current = None
-            if current != content:
-                stale.append(str(path))
-        for path_text in stale:
-            err.print("[red]✗[/] ", end="")
-            err.print(f"{path_text} is stale; run `bbox-lark docs --out {out_dir}`", markup=False)
-        raise typer.Exit(EXIT_FINDINGS if stale else EXIT_OK)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise fail_usage(f"{out_dir}: is not a directory")
-    try:
-        written = write_docs(out_dir)
-    except OSError as error:
-        raise fail_usage(f"{out_dir}: cannot write: {error.strerror or error}") from None
-    for path in written:
-        out.print(f"wrote {path}", markup=False)
-
-
-# -- formatting: fmt ---------------------------------------------------------------------
-
-
-@app.command("fmt")
-def fmt_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
-    check_only: Annotated[
-        bool, typer.Option("--check", help="Write nothing; list the files that would change and exit 1.")
-    ] = False,
-    diff: Annotated[
-        bool,
-        typer.Option(
-            "--diff", help="Write nothing; print a unified diff instead (exit 1 when it shows a change)."
-        ),
-    ] = False,
-    force: Annotated[
-        bool, typer.Option("--force", help="Rewrite files even when they cannot be read faithfully.")
-    ] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-) -> None:
-    """Rewrite files in canonical form (docs/fmt.md).
-
-    → arrows, one space between words and fields, no trailing whitespace; the header,
-    continuation lines, quoted text and line endings are kept. --check and --diff never
-    write (exit 1 when a file would change); - reads stdin and writes stdout.
-
-    A file that cannot be read faithfully (invalid UTF-8, NUL, a line over the limit, an
-    unterminated quote in a call, an unreadable header) is left alone unless --force; other
-    errors are shown and the file is formatted."""
-    from bbox_lark.atomic import write_atomic
-    from bbox_lark.fix.framework import unified_diff
-    from bbox_lark.printer import format_text
-    from bbox_lark.source import encode
-    from bbox_lark.writepolicy import write_verdict
-
-    inputs = _find_inputs(
-        paths,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
-    code = EXIT_OK
-    counts = {"changed": 0, "unchanged": 0, "refused": 0}
-    for item in inputs:
-        shown = _safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            _print_error(str(error))
-            code = max(code, EXIT_USAGE)
-            continue
-        path = None if item.stdin else Path(item.path)
-        result = format_text(data, path=path, max_line=item.settings.max_line)
-        if check_only or diff:
-            counts["changed" if result.changed else "unchanged"] += 1
-            if result.changed and diff:
-                _write_diff(unified_diff(result.old, result.new, shown))
-            if result.changed and check_only:
-                err.print(f"would reformat {shown}", markup=False)
-            if result.changed:
-                code = max(code, EXIT_FINDINGS)
-            continue
-        verdict = write_verdict(result.document.diagnostics, settings=item.settings, path=path, force=force)
-        _print_findings(shown, verdict.errors)
-        if verdict.refused:
-            err.print("[red]✗[/] ", end="")
-            err.print(
-                f"{shown}: {len(verdict.refusing)} error(s); not formatted (fix them first, or pass --force)",
-                markup=False,
-            )
-            counts["refused"] += 1
-            code = max(code, EXIT_FINDINGS)
-            continue
-        if verdict.refusing:
-            err.print(
-                f"! {shown}: {len(verdict.refusing)} error(s); formatted anyway (--force)", markup=False
-            )
-        counts["changed" if result.changed else "unchanged"] += 1
-        if item.stdin:
-            _write_text(result.new)  # stdout, byte for byte
-        elif result.changed:
-            try:
-                write_atomic(item.path, encode(result.new))
-            except OSError as error:
-                _print_error(f"{shown}: cannot write: {error.strerror or error}")
-                code = max(code, EXIT_USAGE)
-                continue
-            err.print(f"reformatted {shown}", markup=False)
-    would = "would be " if check_only or diff else ""
-    summary = f"{counts['changed']} file(s) {would}reformatted, {counts['unchanged']} unchanged"
-    if counts["refused"]:
-        summary += f", {counts['refused']} not formatted (errors)"
-    err.print(summary, markup=False)
-    raise typer.Exit(code)
-
-
-# -- fixing: fix ------------------------------------------------------------------------
-
-
-def _with_fixer_flags(command: Callable[..., None]) -> Callable[..., None]:
-    """Give ``command`` one ``--NAME`` flag per registered fixer (``bbox_lark.fix.FIXERS``),
-    passed to it in ``**chosen``: a new fixer needs no change here."""
-    from bbox_lark.fix import FIXERS
-
-    signature = inspect.signature(command, eval_str=True)
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    own = [p.replace(kind=keyword) for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    flags = [
-        inspect.Parameter(
-            name.replace("-", "_"),
-            keyword,
-            default=False,
-            annotation=Annotated[bool, typer.Option(f"--{name}", help=fixer.description)],
-        )
-        for name, fixer in FIXERS.items()
-    ]
-    setattr(command, "__signature__", signature.replace(parameters=[own[0], *flags, *own[1:]]))  # noqa: B010
-    return command
-
-
-def _write_diff(diff: str) -> None:
-    """The diff on stdout, byte for byte (CRLF and undecodable input bytes included), so that
-    ``patch`` and ``git apply`` take it; coloured on a terminal (``bbox_lark.ansi``)."""
-    from bbox_lark.ansi import color_diff, wants_color
-    from bbox_lark.source import encode
-
-    if wants_color(sys.stdout):
-        diff = color_diff(diff)
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # a text-only stream (tests capturing stdout)
-        sys.stdout.write(diff.encode("utf-8", "backslashreplace").decode("utf-8"))
-    else:
-        stream.write(encode(diff))
-        stream.flush()
-
-
-@app.command("fix")
-@_with_fixer_flags
-def fix_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
-    write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Write the fixed file to this path (atomically); one input only."
-        ),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
-    ] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-    **chosen: bool,
-) -> None:
-    """Repair files with the chosen fixers (docs/fix.md).
-
-    A dry run by default: prints a unified diff and what would change; --write (each file
-    in place) or --output (one file) applies it."""
-    from bbox_lark.atomic import write_atomic
-    from bbox_lark.fix import FIXERS, FixError, apply_fixes
-    from bbox_lark.source import encode
-    from bbox_lark.writepolicy import write_verdict
-
-    fixers = [fixer for name, fixer in FIXERS.items() if chosen.get(name.replace("-", "_"))]
-    if not fixers:
-        raise fail_usage("choose at least one fixer: " + ", ".join(f"--{name}" for name in FIXERS))
-    if write and output is not None:
-        raise fail_usage("--write and --output exclude each other; give one or neither")
-    if write and "-" in paths:
-        raise fail_usage("--write rewrites FILE in place; with - (stdin) use --output PATH")
-    inputs = _find_inputs(
-        paths,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
-    if output is not None and len(inputs) != 1:
-        raise fail_usage(
-            f"--output writes one file, but {len(inputs)} inputs were given; --write rewrites each in place"
-        )
-    code = EXIT_OK
-    totals = {fixer.name: 0 for fixer in fixers}
-    dry_changes = False
-    for item in inputs:
-        shown = _safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            if len(inputs) == 1:
-                raise fail_usage(str(error)) from None
-            _print_error(str(error))
-            code = max(code, EXIT_USAGE)
-            continue
-        path = None if item.stdin else Path(item.path)
-        try:
-            outcome = apply_fixes(data, fixers, path=path, label=shown, max_line=item.settings.max_line)
-        except FixError as error:  # a fixer bug, never the input's fault: say so, write nothing
-            err.print("[bold red]error:[/] ", end="")
-            err.print(f"{shown}: {error}; nothing written", markup=False)
-            code = max(code, EXIT_FINDINGS)
-            continue
-        verdict = write_verdict(outcome.document.diagnostics, settings=item.settings, path=path, force=force)
-        target = path if write else output
-        if target is not None and verdict.refused:
-            _print_findings(shown, verdict.errors)
-            err.print("[red]✗[/] ", end="")
-            err.print(
-                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-                markup=False,
-            )
-            code = max(code, EXIT_FINDINGS)
-            continue
-        if target is None and outcome.diff:
-            _write_diff(outcome.diff)
-        for note in outcome.notes:
-            err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
-            err.print("[cyan]note[/] ", end="")
-            err.print(_safe(note.message), markup=False)
-        _print_findings(shown, verdict.errors)
-        for name, changed in outcome.changes.items():
-            totals[name] += changed
-        if len(inputs) == 1:
-            for fixer in fixers:
-                err.print("[green]✓[/] ", end="")
-                err.print(fixer.summary(outcome.changes[fixer.name]), markup=False)
-        if target is None:
-            dry_changes = dry_changes or outcome.changed
-            if verdict.refused:
-                err.print("[red]✗[/] ", end="")
-                err.print(
-                    f"{shown}: {len(verdict.refusing)} error(s); --write would not write it"
-                    " (fix them first, or pass --force)",
-                    markup=False,
-                )
-                code = max(code, EXIT_FINDINGS)
-            continue
-        if verdict.refusing:
-            err.print(f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False)
-        if write and not outcome.changed:
-            err.print(f"{shown}: nothing to change; not rewritten", markup=False)
-            continue
-        try:
-            write_atomic(target, encode(outcome.new_text))
-        except OSError as error:
-            if len(inputs) == 1:
-                raise fail_usage(f"{_safe(str(target))}: cannot write: {error.strerror or error}") from None
-            _print_error(f"{_safe(str(target))}: cannot write: {error.strerror or error}")
-            code = max(code, EXIT_USAGE)
-            continue
-        err.print(f"wrote {_safe(str(target))}", markup=False)
-    if len(inputs) > 1:
-        for fixer in fixers:
-            err.print("[green]✓[/] ", end="")
-            err.print(f"{fixer.summary(totals[fixer.name])} in {len(inputs)} files", markup=False)
-    if not write and output is None and dry_changes:
-        err.print("! Dry run: nothing written; --write or --output PATH applies it", markup=False)
-    raise typer.Exit(code)
-
-
-# -- converting: convert ------------------------------------------------------------------
-
-
-def _write_text(text: str) -> None:
-    """Converted text on stdout as UTF-8, byte for byte (undecodable input bytes, kept as
-    lone surrogates, go out as the bytes they came from)."""
-    from bbox_lark.source import encode
-
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # a text-only stream
-        sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
-    else:
-        stream.write(encode(text))
-        stream.flush()
-
-
-def _format_names(writable: bool = False) -> str:
-    """The registered formats' names (with ``writable``, only those ``--to`` can write)."""
-    from bbox_lark.convert import formats
-
-    return ", ".join(f.name for f in formats() if not writable or f.write is not None)
-
-
-class _ConvertCommand(TyperCommand):
-    """``convert``: its format options become flags (:func:`_format_options`) when the
-    command is first parsed or shown, so that running another command imports no
-    converter."""
-
-    _extended = False
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        if not self._extended:
-            self._extended = True
-            self.params.extend(_format_options())
-        return cast(list[Any], super().get_params(ctx))
-
-
-def _format_options() -> list[Any]:
-    """One click option per option a converter declares (``Format.options``), built by Typer
-    from a signature: a new format or option needs no change here."""
-
-    def options(**chosen: Any) -> None:  # pragma: no cover - never called
-        del chosen
-
-    setattr(options, "__signature__", _format_flags())  # noqa: B010
-    holder = typer.Typer()
-    holder.command()(options)
-    return list(typer.main.get_command(holder).params)
-
-
-def _format_flags() -> inspect.Signature:
-    from bbox_lark.convert import formats
-
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    declared: dict[str, list[tuple[str, Any]]] = {}
-    for fmt in formats():
-        for option in fmt.options:
-            declared.setdefault(option.name, []).append((fmt.name, option))
-    flags = []
-    for name, owners in declared.items():
-        option = owners[0][1]
-        helps = " ".join(dict.fromkeys(o.help for _, o in owners))
-        if option.choices:
-            helps += f" One of: {', '.join(option.choices)}."
-        annotation: Any = bool | None if isinstance(option.default, bool) else str | None
-        flag = (
-            option.flag if not isinstance(option.default, bool) else f"{option.flag}/--no-{option.flag[2:]}"
-        )
-        flags.append(
-            inspect.Parameter(
-                name,
-                keyword,
-                default=None,
-                annotation=Annotated[annotation, typer.Option(flag, help=helps, show_default=False)],
-            )
-        )
-    return inspect.Signature(flags)
-
-
-def _without_var_keyword(command: Callable[..., None]) -> Callable[..., None]:
-    """Hide ``**options`` from Typer: :class:`_ConvertCommand` adds those flags itself."""
-    signature = inspect.signature(command, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    setattr(command, "__signature__", signature.replace(parameters=own))  # noqa: B010
-    return command
-
-
-@app.command("convert", cls=_ConvertCommand)
-@_without_var_keyword
-def convert_command(
-    file: Annotated[
-        str, typer.Argument(help="The input file (a folder for folder formats), or - for stdin.")
-    ],
-    to: Annotated[
-        str | None,
-        typer.Option("--to", help="Output format (default: from the -o file name); see --list."),
-    ] = None,
-    from_: Annotated[
-        str | None,
-        typer.Option("--from", help="Input format (default: from the file name, else the content)."),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write to this path (atomically; a folder for folder formats); - or none: stdout.",
-        ),
-    ] = None,
-    report: Annotated[
-        bool,
-        typer.Option(
-            "--report",
-            help="Print the whole fidelity report on stderr: what was kept, moved to an extra,"
-            " synthesized or dropped.",
-        ),
-    ] = False,
-    report_json: Annotated[
-        Path | None,
-        typer.Option("--report-json", help="Write the fidelity report as JSON to this path (- for stderr)."),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
-    ] = False,
-    max_line: MaxLine = None,
-    **options: Any,
-) -> None:
-    """Convert between formats, streaming. What each keeps: docs/convert.md."""
-    import io
-
-    from bbox_lark.atomic import AtomicWriter
-    from bbox_lark.convert import (
-        ConvertError,
-        Input,
-        RefusedInputError,
-        convert_stream,
-        format_for_path,
-        get_format,
-    )
-    from bbox_lark.writepolicy import write_verdict
-
-    max_line = _max_line(max_line)
-    if output is not None and str(output) == "-":
-        output = None  # `-o -` is standard output
-    if to is None:
-        # A file name names a format that writes files (a folder format is named by --to).
-        named = [f for f in format_for_path(output) if f.write and f.output == "text"] if output else []
-        if len(named) != 1:
-            raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
-        to = named[0].name
-    try:
-        target = get_format(to)
-    except ConvertError as error:
-        raise fail_usage(str(error)) from None
-    if file != "-" and not Path(file).exists():
-        raise fail_usage(f"{_safe(file)}: no such file or directory")
-    shown = "<stdin>" if file == "-" else _safe(file)
-    folder_out = target.output == "folder"
-    if folder_out and output is None:
-        raise fail_usage(f"{target.name} output is a folder: give -o DIR")
-    writer: AtomicWriter | None = None
-    if output is not None and not folder_out:
-        try:
-            writer = AtomicWriter(output)
-        except OSError as error:
-            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-    # A folder is written to a staging folder beside it and its files moved in only when the
-    # input is not refused, as a file is written atomically (DECISIONS §11).
-    staging: Path | None = None
-    if folder_out and output is not None:
-        import tempfile
-
-        try:
-            if output.exists() and not output.is_dir():
-                raise NotADirectoryError(20, "not a folder")
-            staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
-        except OSError as error:
-            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-    sys.stdout.flush()
-    binary = writer.stream if writer is not None else getattr(sys.stdout, "buffer", None)
-    text_out: Any
-    if binary is not None:
-        text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
-    else:  # a text-only stdout (tests capturing it)
-        text_out = sys.stdout
-    try:
-        try:
-            result = convert_stream(
-                Input(file),
-                None if folder_out else text_out,
-                to=to,
-                from_=from_,
-                max_line=max_line,
-                output_path=staging,
-                **options,
-            )
-        except RefusedInputError as error:
-            raise fail_usage(f"{shown}: {error}") from None
-        except ConvertError as error:
-            raise fail_usage(str(error)) from None
-        except OSError as error:
-            raise fail_usage(f"{shown}: cannot read: {error.strerror or error}") from None
-        finally:
-            if text_out is not sys.stdout:
-                text_out.flush()
-                text_out.detach()
-        verdict = write_verdict(result.diagnostics, force=force)
-        if (writer is not None or staging is not None) and verdict.refused:
-            if writer is not None:
-                writer.discard()
-            _print_findings(shown, verdict.errors)
-            err.print("[red]✗[/] ", end="")
-            err.print(
-                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-                markup=False,
-            )
-            raise typer.Exit(EXIT_FINDINGS)
-        if writer is not None:
-            try:
-                writer.commit()
-            except OSError as error:
-                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-        if staging is not None and output is not None:
-            try:
-                output.mkdir(exist_ok=True)
-                for made in sorted(staging.iterdir()):
-                    os.replace(made, output / made.name)
-            except OSError as error:
-                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-    finally:
-        if writer is not None:
-            writer.discard()
-        if staging is not None:
-            import shutil
-
-            shutil.rmtree(staging, ignore_errors=True)
-    _print_findings(shown, verdict.errors)
-    fidelity = result.fidelity
-    if report:
-        err.print(fidelity.render(shown), end="", markup=False)
-    else:
-        for entry in fidelity.losses:
-            err.print(f"{shown}: ", end="", markup=False)
-            err.print(entry.render(), markup=False)
-        for skipped in fidelity.skipped:
-            err.print(skipped.render(shown), markup=False)
-    if report_json is not None:
-        import json
-
-        data = json.dumps({"source": result.source, "target": result.target, **fidelity.to_dict()}, indent=2)
-        if str(report_json) == "-":
-            err.print(data, markup=False)
-        else:
-            try:
-                report_json.write_text(data + "\n", encoding="utf-8")
-            except OSError as error:
-                raise fail_usage(
-                    f"{_safe(str(report_json))}: cannot write: {error.strerror or error}"
-                ) from None
-    if output is not None:
-        err.print(f"wrote {_safe(str(output))} ({result.source} → {result.target})", markup=False)
-    if verdict.refusing:
-        done = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
-        err.print(f"! {shown}: {len(verdict.refusing)} error(s); {done}", markup=False)
-    code = verdict.exit_code
-    if fidelity.skipped:
-        err.print(f"! {shown}: {len(fidelity.skipped)} record(s) skipped", markup=False)
-        code = max(code, EXIT_FINDINGS)
-    raise typer.Exit(code)
-
-
-# -- foreign logs: lightbox verify ------------------------------------------------------------
-
-lightbox_app = typer.Typer(
-    name="lightbox",
-    cls=_Group,
-    help="Lightbox sessions (events.jsonl + meta.json): verify their hash chain (docs/lightbox.md).",
-    no_args_is_help=True,
-)
-app.add_typer(lightbox_app)
-
-
-class VerifyFormat(StrEnum):
-    """``lightbox verify --format``."""
-
-    text = "text"
-    json = "json"
-
-
-@lightbox_app.command("verify")
-def lightbox_verify(
-    path: Annotated[str, typer.Argument(help="A session folder (its events.jsonl) or an events file.")],
-    output_format: Annotated[
-        VerifyFormat, typer.Option("--format", help="text: one status line; json: every detail.")
-    ] = VerifyFormat.text,
-) -> None:
-    """Verify a Lightbox session's hash chain. Exit codes are Lightbox's statuses: 0 VALID,
-    1 TAMPERED, 2 TRUNCATED, 3 PARSE_ERROR, 4 NOT_FOUND.
-
-    Prints one line: the status, then the event count and head, or the first bad line, its
-    invocation id and why. A chain shorter than the head recorded in meta.json by bbox-lark
-    (bbox_lark_anchor) is TRUNCATED."""
-    from bbox_lark.lightbox import verify
-
-    result = verify(path)
-    if output_format is VerifyFormat.json:
-        _write_json(result.to_json())
-    else:
-        out.print(_safe(result.summary()), markup=False)
-        for note in result.notes:
-            err.print(f"note: {_safe(note)}", markup=False)
-    raise typer.Exit(result.exit_code)
-
-
 def _escape_unencodable_output() -> None:
     """Text the terminal's encoding cannot show (``→`` under ``PYTHONIOENCODING=latin-1``)
     is written as a backslash escape instead of ending the command in a traceback."""
@@ -1348,12 +358,157 @@ def _escape_unencodable_output() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+#: ``check``'s flags: option -> (parameter, value).
+_CHECK_FLAGS = {
+    "--strict": ("strict", True),
+    "--no-strict": ("strict", False),
+    "--statistics": ("statistics", True),
+    "--quiet": ("quiet", True),
+    "-q": ("quiet", True),
+    "--exit-zero": ("exit_zero", True),
+    "--isolated": ("isolated", True),
+}
+#: ``check``'s options that take a value: option -> parameter.
+_CHECK_OPTIONS = {
+    "--output-format": "output",
+    "--format": "output",
+    "-f": "output",
+    "--blobs": "blobs",
+    "--select": "select",
+    "--ignore": "ignore",
+    "--max-line": "max_line",
+    "--config": "config",
+    "--exclude": "exclude",
+    "--extend-exclude": "extend_exclude",
+    "--jobs": "jobs",
+    "-j": "jobs",
+}
+_REPEATABLE = frozenset({"select", "ignore", "exclude", "extend_exclude"})
+
+
+def check_arguments(argv: list[str]) -> dict[str, Any] | None:
+    """The parameters of :func:`run_check` for ``argv`` (without the program name) when it
+    is a plain ``check`` command line, converted as Typer converts them; None for anything
+    else (another command, ``--help``, an unknown or repeated option, a value that starts
+    with ``-`` or is empty, a number that is not plain digits, no path, a shell-completion
+    request...): Typer then parses it, errors and help included."""
+    if not argv or argv[0] != "check":
+        return None
+    if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):
+        return None
+    values: dict[str, Any] = {}
+    paths: list[str] = []
+    args = iter(argv[1:])
+    for arg in args:
+        if arg == "-" or not arg.startswith("-"):
+            paths.append(arg)
+            continue
+        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        flag = _CHECK_FLAGS.get(name)
+        if flag is not None and not equals:
+            if flag[0] in values:
+                return None
+            values[flag[0]] = flag[1]
+            continue
+        key = _CHECK_OPTIONS.get(name)
+        if key is None:
+            return None
+        if not equals:
+            value = next(args, "")
+        if not value or value.startswith("-"):
+            return None
+        if key in _REPEATABLE:
+            values.setdefault(key, []).append(value)
+            continue
+        if key in values:
+            return None
+        if key == "output":
+            if value not in OutputFormat.__members__.values():
+                return None
+            values[key] = OutputFormat(value)
+        elif key == "max_line":
+            if not (value.isascii() and value.isdigit()):
+                return None
+            values[key] = int(value)
+        elif key in ("blobs", "config"):
+            values[key] = Path(value)
+        else:
+            values[key] = value
+    if not paths:
+        return None
+    return {"paths": paths, **values}
+
+
+def _run_check(arguments: dict[str, Any]) -> NoReturn:
+    """:func:`run_check`, ending as the Typer application ends a command."""
+    try:
+        code = run_check(**arguments)
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except EOFError:  # as Typer's main: an empty line and "Aborted!" on stderr, exit 1
+        from typer import _click, core
+
+        _click.echo(file=sys.stderr)
+        if core.HAS_RICH and core.DEFAULT_MARKUP_MODE is not None:
+            from typer import rich_utils
+
+            rich_utils.rich_abort_error()
+        else:
+            _click.echo("Aborted!", file=sys.stderr)
+        raise SystemExit(1) from None
+    except OSError as error:
+        import errno
+
+        if error.errno != errno.EPIPE:
+            raise
+        from typer._click.utils import PacifyFlushWrapper
+
+        sys.stdout = PacifyFlushWrapper(sys.stdout)
+        sys.stderr = PacifyFlushWrapper(sys.stderr)
+        raise SystemExit(1) from None
+    raise SystemExit(code)
+
+
+def _warm_up() -> None:
+    """Load what every check run needs (the check modules, the Lark parser and its line
+    driver, the check families) with the cyclic garbage collector paused, then put all of it
+    out of the collector's sight (``gc.freeze``). Those thousands of objects live as long as
+    the process: collections that walk them while they are made are wasted (~7 ms of
+    ``check``'s start-up), and ``--jobs`` workers, forked later, leave their pages shared.
+    A failure here is left to the run itself, which reports it where it always did."""
+    import gc
+
+    if not gc.isenabled():
+        return
+    gc.disable()
+    try:
+        from bbox_lark.checks import registry
+        from bbox_lark.config import resolver_from_options  # noqa: F401  (the run's modules)
+        from bbox_lark.parser import line_driver
+        from bbox_lark.report import render  # noqa: F401
+        from bbox_lark.workflow import check_paths  # noqa: F401
+
+        line_driver()
+        registry()
+    except Exception:  # pragma: no cover - the run meets it again and reports it
+        pass
+    finally:
+        gc.enable()
+    gc.freeze()
+
+
 def main() -> None:
     """Console-script entry point. A bug that escapes every command's own handling still
     ends in one clear line and exit 2, never a traceback (the per-file handling in
     :mod:`bbox_lark.workflow` keeps ``check`` going file by file)."""
     _escape_unencodable_output()
     try:
+        arguments = check_arguments(sys.argv[1:])
+        if arguments is not None:
+            _warm_up()
+            _run_check(arguments)
+        from bbox_lark.commands import app
+
         app()
     except Exception as error:  # the last resort: the bug is ours, say so
         from bbox_lark.workflow import internal_error
@@ -1361,6 +516,19 @@ def main() -> None:
         err.print("[bold red]error:[/] ", end="")
         err.print(_safe(internal_error(error).message), markup=False)
         raise SystemExit(EXIT_USAGE) from None
+
+
+def __getattr__(name: str) -> Any:
+    """The Typer application (``app``) and the other names of :mod:`bbox_lark.commands`,
+    imported on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from bbox_lark import commands
+
+    try:
+        return getattr(commands, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,15 +18,13 @@ the value and where it came from; the command line turns it into exit 2.
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from bbox_lark._classes import dataclass
 from bbox_lark.globs import Glob, match_globs, pattern_error
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.values import parse_int
@@ -151,6 +149,8 @@ class Overrides:
 
 def _show(value: object) -> str:
     try:
+        import json
+
         return json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:
         return repr(value)
@@ -190,6 +190,8 @@ def check_codes(values: Iterable[str], name: str) -> tuple[str, ...]:
     for raw in values:
         value = raw.strip().upper()
         if not valid_selector(value):
+            import difflib
+
             close = difflib.get_close_matches(value, _known_codes(), n=1)
             hint = (
                 f"; did you mean {close[0]}?"
@@ -291,6 +293,8 @@ def _validate(table: Mapping[str, Any], label: str, base: Path) -> dict[str, Any
                 entries.append(PerFileIgnore(Glob(pattern, base), _code_list(codes, where)))
             out["per_file_ignores"] = tuple(entries)
         else:
+            import difflib
+
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f"did you mean {close[0]!r}?" if close else "known keys: " + ", ".join(sorted(KEYS))
             raise ConfigError(f"{label}unknown key {key!r} ({hint})")
@@ -337,6 +341,8 @@ def load_config(path: Path, *, cwd: Path | None = None, pyproject: bool | None =
         raise ConfigError(f"{shown}: is a directory, not a configuration file") from None
     except OSError as error:
         raise ConfigError(f"{shown}: cannot read: {error.strerror or error}") from None
+    import tomllib  # only when there is a configuration file to read
+
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:

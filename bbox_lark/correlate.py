@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import heapq
 from array import array
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Event
 from bbox_lark.grammar import vocabulary
 
@@ -156,19 +156,22 @@ class _OpenCalls:
 class SeenKeys:
     """The call keys seen so far (for W002: an observation whose key no earlier line had).
 
-    Memory: each key is kept as its 64-bit BLAKE2b digest, 8 bytes a key in sorted arrays
-    (runs merged two by two as they grow, so at most log2 of them), plus up to
-    :attr:`RECENT` digests not yet merged. A log of a million distinct ids holds about
-    8 MB here. Two keys colliding on 64 bits (about one chance in 10^7 for ten million
-    keys) would make an observation of the one count as seen."""
+    Memory: each key is kept as its 64-bit BLAKE2b digest, 8 bytes a key, in 256 sorted
+    arrays (one per value of the digest's first byte), plus the digests not yet sorted in
+    (at most :attr:`RECENT`, or a 128th of the keys when that is more). Sorting them in
+    rebuilds one array at a time, so the peak is the keys' size and one array more, never
+    twice the keys' size. A log of a million distinct ids holds about 8 MB here. Two keys
+    colliding on 64 bits (about one chance in 10^7 for ten million keys) would make an
+    observation of the one count as seen."""
 
-    __slots__ = ("_recent", "_runs")
+    __slots__ = ("_buckets", "_count", "_recent")
 
     RECENT = 4096
 
     def __init__(self) -> None:
         self._recent: set[int] = set()
-        self._runs: list[array[int]] = []
+        self._buckets: list[array[int]] = [array("Q") for _ in range(256)]
+        self._count = 0
 
     @staticmethod
     def _digest(key: Key) -> int:
@@ -181,13 +184,24 @@ class SeenKeys:
             return
         recent = self._recent
         recent.add(value)
-        if len(recent) >= self.RECENT:
-            runs = self._runs
-            runs.append(array("Q", sorted(recent)))
-            recent.clear()
-            while len(runs) > 1 and len(runs[-2]) <= len(runs[-1]):
-                newer = runs.pop()
-                runs[-1] = array("Q", heapq.merge(runs[-1], newer))
+        if len(recent) >= self.RECENT and len(recent) >= self._count >> 7:
+            self._sort_in()
+
+    def _sort_in(self) -> None:
+        """Move the recent digests into their arrays, one array rebuilt at a time."""
+        ordered = sorted(self._recent)
+        self._recent.clear()
+        buckets = self._buckets
+        start, size = 0, len(ordered)
+        while start < size:
+            top = ordered[start] >> 56
+            end = bisect.bisect_left(ordered, (top + 1) << 56, start)
+            merged = buckets[top].tolist()
+            merged += ordered[start:end]
+            merged.sort()
+            buckets[top] = array("Q", merged)
+            start = end
+        self._count += size
 
     def __contains__(self, key: Key) -> bool:
         return self._has(self._digest(key))
@@ -195,11 +209,9 @@ class SeenKeys:
     def _has(self, value: int) -> bool:
         if value in self._recent:
             return True
-        for run in self._runs:
-            index = bisect.bisect_left(run, value)
-            if index < len(run) and run[index] == value:
-                return True
-        return False
+        bucket = self._buckets[value >> 56]
+        index = bisect.bisect_left(bucket, value)
+        return index < len(bucket) and bucket[index] == value
 
 
 #: What :meth:`Pairer.feed` says about an event.

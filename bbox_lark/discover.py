@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
-from pathspec.pattern import Pattern
-
+from bbox_lark._classes import dataclass
 from bbox_lark.config import Resolver, Settings
 from bbox_lark.globs import (
     Glob,
+    Pattern,
     compile_glob,
     compile_lines,
     decide,

@@ -13,10 +13,10 @@ import io
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bbox_lark._classes import dataclass
 from bbox_lark.checks import CheckInfo, registry
 
 #: The files ``bbox-lark docs`` writes.

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from pathspec import GitIgnoreSpec
-from pathspec.pattern import Pattern
+from bbox_lark._classes import dataclass
+
+if TYPE_CHECKING:
+    from pathspec.pattern import Pattern as _PathspecPattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +49,44 @@ def pattern_error(pattern: str) -> str | None:
     return None
 
 
+class Pattern(Protocol):
+    """What this module uses of a compiled pattern (a ``pathspec`` pattern, or a
+    :class:`_Name`)."""
+
+    include: bool | None
+
+    def match_file(self, file: str) -> object: ...
+
+
+#: A pattern that is one plain name (``.venv``, ``node_modules``: every default exclude).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+(?:[.-]+[A-Za-z0-9_]+)*|\.[A-Za-z0-9_]+(?:[.-]+[A-Za-z0-9_]+)*")
+
+
+class _Name:
+    """A pattern that is a plain name, matched without importing ``pathspec`` (about 10 ms
+    of start-up): the regular expression is the one ``pathspec`` compiles for such a
+    pattern (a file or folder of that name at any depth, and everything below a folder of
+    that name; ``tests/test_globs.py`` compares them)."""
+
+    __slots__ = ("_regex", "include", "pattern")
+
+    def __init__(self, name: str) -> None:
+        self.pattern = name
+        self.include: bool | None = True
+        self._regex = re.compile(rf"^(?:.+/)?{re.escape(name)}(?:(?P<ps_d>/)|$)")
+
+    def match_file(self, file: str) -> object:
+        return self._regex.match(file)
+
+
 @cache
 def _compile(pattern: str) -> Pattern | None:
     """One pattern, compiled; None when gitignore syntax makes it a no-op."""
-    patterns = GitIgnoreSpec.from_lines([pattern]).patterns
+    if _PLAIN_NAME.fullmatch(pattern):
+        return _Name(pattern)
+    from pathspec import GitIgnoreSpec
+
+    patterns: list[_PathspecPattern] = list(GitIgnoreSpec.from_lines([pattern]).patterns)
     if not patterns or patterns[0].include is None:
         return None
     return patterns[0]

@@ -19,7 +19,6 @@ import re
 import tempfile
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +45,16 @@ STARTS = [
 
 @cache
 def grammar_text() -> str:
-    """The text of ``grammar/bbox.lark`` as shipped in the package."""
-    return files("bbox_lark").joinpath("grammar/bbox.lark").read_text(encoding="utf-8")
+    """The text of ``grammar/bbox.lark`` as shipped in the package: read beside this module
+    when the package is installed as files (``importlib.resources`` costs ~5 ms of
+    start-up to import), else through ``importlib.resources`` (a zip, another loader)."""
+    beside = Path(__file__).with_name("grammar") / "bbox.lark"
+    try:
+        return beside.read_text(encoding="utf-8")
+    except OSError:
+        from importlib.resources import files
+
+        return files("bbox_lark").joinpath("grammar/bbox.lark").read_text(encoding="utf-8")
 
 
 def _cache_file(text: str) -> str | bool:

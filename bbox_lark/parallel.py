@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
 from bbox_lark.checks import Checker, Context, Rule
 from bbox_lark.checks.suppressions import MARKER
@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 
 #: A file is split when it has at least this many bytes.
 SPLIT_MIN_BYTES = 8 << 20
-#: About how many bytes a part has.
-PART_BYTES = 512 << 10
+#: About how many bytes a part has. Small parts keep the parent small: it holds the
+#: results of the parts in flight (their slimmed nodes), about ten times a part's size.
+PART_BYTES = 64 << 10
 
 _STARTS_EVENT = frozenset(b"abcdefghijklmnopqrstuvwxyz@")
 

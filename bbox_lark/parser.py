@@ -11,15 +11,16 @@ import io
 import itertools
 import re
 from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from typing import IO, Any, cast
 
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Line, SourceFault, Unknown
-from bbox_lark.grammar import build_lark, compiled
+from bbox_lark.grammar import build_lark, compiled, plain_parser
 from bbox_lark.header import MAX_HEADER_BYTES, read_header
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE
 from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
@@ -40,15 +41,25 @@ class LineDriver:
     callbacks of :func:`lark_parser` exactly as ``Lark.parse`` does (same grammar, same
     tables, same callbacks), but makes light tokens and skips the generic setup Lark does
     for every call, which costs more than parsing a short line. Anything unexpected falls
-    back to ``Lark.parse``; ``tests/test_grammar.py`` checks that both agree.
+    back to ``Lark.parse`` of :func:`lark_parser`; ``tests/test_grammar.py`` checks that
+    both agree.
+
+    ``lark`` may be the grammar's plain parser (:func:`bbox_lark.grammar.plain_parser`,
+    which the vocabulary is read from anyway) with ``shaper`` given: the callbacks are then
+    made from its rules as Lark makes them for an inline transformer, and the second Lark
+    parser (the fallback) is loaded only when a line needs it.
     """
 
     __slots__ = ("_end", "_fallback", "_lexers", "_start", "_states", "_table")
 
-    def __init__(self, lark: Lark, start: str = "line") -> None:
+    def __init__(self, lark: Lark, start: str = "line", shaper: LineShaper | None = None) -> None:
         frontend = lark.parser
         table = frontend.parser.parser.parse_table
-        callbacks = frontend.parser.parser.callbacks
+        if shaper is None:
+            callbacks = frontend.parser.parser.callbacks
+        else:
+            builder: Any = lark._parse_tree_builder  # what Lark makes callbacks with
+            callbacks = builder.create_callback(shaper)
         self._start = table.start_states[start]
         self._end = table.end_states[start]
         # The parse table with every reduce resolved once: (shift?, state or callback,
@@ -67,7 +78,7 @@ class LineDriver:
         # all would cost start-up time.
         self._lexers = frontend.lexer.lexers
         self._states: dict[int, tuple[tuple[Any, ...], dict[str, dict[str, str]] | None]] = {}
-        self._fallback = lark
+        self._fallback = lark if shaper is None else None
 
     def _state_lexer(self, state: int) -> tuple[tuple[Any, ...], dict[str, dict[str, str]] | None]:
         """The scanners of ``state`` and its keywords: strings Lark embedded in a wider
@@ -81,6 +92,11 @@ class LineDriver:
         }
         found = self._states[state] = (scanners, keywords or None)
         return found
+
+    def _parse_fallback(self, text: str) -> Parts:
+        if self._fallback is None:
+            self._fallback = lark_parser()
+        return cast(Parts, self._fallback.parse(text, start="line"))
 
     def parse(self, text: str) -> Parts:
         table, states = self._table, self._states
@@ -97,7 +113,7 @@ class LineDriver:
                     if match is not None:
                         break
                 else:
-                    return cast(Parts, self._fallback.parse(text, start="line"))
+                    return self._parse_fallback(text)
                 kind = match.lastgroup
                 value = match.group()
                 renames = lexer[1]
@@ -111,7 +127,7 @@ class LineDriver:
                 try:
                     shift, target, size, origin = table[state][token.type]
                 except KeyError:
-                    return cast(Parts, self._fallback.parse(text, start="line"))
+                    return self._parse_fallback(text)
                 if shift:
                     stack.append(target)
                     values.append(token)
@@ -134,7 +150,8 @@ _END = LineToken.make("$END", "", 0)
 
 @cache
 def line_driver() -> LineDriver:
-    return LineDriver(lark_parser())
+    """The driver, on the grammar's plain parser (one Lark parser loaded, not two)."""
+    return LineDriver(plain_parser(), shaper=LineShaper())
 
 
 def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:

@@ -18,11 +18,11 @@ canonical space would start a metrics comment) is kept as written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import (
     BlankLine,
     Continuation,

@@ -21,12 +21,13 @@ extras); ``bbox_lark`` itself never imports this module.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pygments.lexer import Lexer
 from pygments.token import Comment, Keyword, Literal, Name, Number, Operator, String, Text, Whitespace
 from pygments.token import _TokenType as TokenType
+
+from bbox_lark._classes import dataclass
 
 __all__ = ["TOKENS", "BboxLexer", "Lead", "Split", "Sub", "grammar_terminals", "lex_terminals"]
 

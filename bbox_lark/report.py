@@ -35,9 +35,10 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ansi import BLUE, BOLD, SEVERITY_STYLE, paint
 from bbox_lark.ast import Diagnostic
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_OK, FileReport

@@ -10,10 +10,10 @@ written by hand, so the grammar stays the single source of truth.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlobPointer, Field, QuoteFault, Redaction, Result
 from bbox_lark.grammar import opens_string, terminal_pattern, vocabulary
 from bbox_lark.values import to_int

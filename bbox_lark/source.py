@@ -9,8 +9,8 @@ stand.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import SourceFault
 
 #: Default limit on one line's length, in code points (DECISIONS §1).

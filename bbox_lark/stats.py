@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Document, Event
 from bbox_lark.checks.blobs import iter_blobs
 from bbox_lark.checks.redactions import iter_redactions

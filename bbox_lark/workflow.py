@@ -19,10 +19,10 @@ import tempfile
 import traceback
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 

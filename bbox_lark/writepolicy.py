@@ -16,9 +16,9 @@ comment neither refuses a file nor is shown.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic
 from bbox_lark.config import Settings
 

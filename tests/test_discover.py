@@ -4,6 +4,7 @@ once, quoted globs expanded; the same discovery for check, fmt, fix and stats.""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from bbox_lark.cli import app
-from bbox_lark.config import Resolver, cli_overrides
+from bbox_lark.config import DEFAULT_EXCLUDE, Resolver, cli_overrides
 from bbox_lark.discover import discover, names_one_file
 from bbox_lark.globs import split_glob
 from bbox_lark.inputs import collect_inputs
@@ -321,3 +322,32 @@ def test_a_folder_that_cannot_be_listed_is_an_input_error(
     assert result.exit_code == 2
     assert "error: logs/locked: cannot read: Permission denied" in result.stderr
     assert "logs/a.bbox:8:13: W013" in result.stdout  # the rest is still checked
+
+
+@pytest.mark.parametrize("name", [*DEFAULT_EXCLUDE, "logs", "old-logs", "a.b-c_d", "x..y", "_tmp"])
+def test_a_plain_name_matches_as_pathspec_compiles_it(name: str) -> None:
+    """Plain names (every default exclude) are matched without importing pathspec, with the
+    regular expression pathspec compiles for them."""
+    from pathspec import GitIgnoreSpec
+
+    from bbox_lark.globs import _compile, _Name
+
+    ours = _compile(name)
+    assert isinstance(ours, _Name)
+    (theirs,) = GitIgnoreSpec.from_lines([name]).patterns
+    assert ours.include is theirs.include is True
+    assert ours.pattern == name
+    parts = [name, name + "x", "x" + name, "a", "a.b", ".", "..", "", "é", "a b"]
+    for depth in range(4):
+        for combo in itertools.product(parts, repeat=depth):
+            for text in ("/".join(combo), "/".join(combo) + "/", "/" + "/".join(combo)):
+                assert (ours.match_file(text) is None) == (theirs.match_file(text) is None), text
+
+
+@pytest.mark.parametrize(
+    "pattern", ["*.bbox", "logs/", "/scratch", "!keep", "a b", "a\\b", "#x", "**/x", ".", ".."]
+)
+def test_other_patterns_go_through_pathspec(pattern: str) -> None:
+    from bbox_lark.globs import _Name, compile_glob
+
+    assert not isinstance(compile_glob(pattern), _Name)

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,159 @@ def test_plain_text_is_written_without_rich(monkeypatch: pytest.MonkeyPatch) -> 
     cli.err.print("a.bbox: no such file", markup=False)
     cli.err.print("[green]✓[/] 1 file(s): 0 error(s), 0 warning(s), 1 info")
     assert shown.getvalue() == "error: a.bbox: no such file\n✓ 1 file(s): 0 error(s), 0 warning(s), 1 info\n"
+
+
+def test_check_on_a_file_imports_no_typer_and_no_pathspec(tmp_path: Path) -> None:
+    """A plain ``check`` command line is parsed without Typer (:func:`cli.check_arguments`),
+    and the default excludes are matched without ``pathspec``, on a file and on a folder."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "small.bbox").write_text(CLEAN, encoding="utf-8")
+    for target in (tmp_path / "logs" / "small.bbox", tmp_path / "logs"):
+        code = (
+            "import os\n"
+            f"os.chdir({str(tmp_path)!r})\n"
+            "from bbox_lark.cli import main\n"
+            f"sys.argv = ['bbox-lark', 'check', '--quiet', {str(target)!r}]\n"
+            "try:\n    main()\nexcept SystemExit as stop:\n    assert stop.code == 0, stop.code\n"
+        )
+        loaded = modules_after(code)
+        assert "bbox_lark.checks" in loaded  # it did check the file
+        assert not {"typer", "click", "pathspec", "bbox_lark.commands", "bbox_lark.fix", "difflib"} & loaded
+
+
+FINDINGS = ROOT / "docs" / "examples" / "findings.bbox"
+
+#: Command lines the fast path takes; each must end exactly as through Typer.
+FAST = [
+    ["check", "{clean}"],
+    ["check", "{findings}"],
+    ["check", "{findings}", "{clean}", "{missing}"],
+    ["check", "{missing}"],
+    ["check", "--strict", "{findings}"],
+    ["check", "{findings}", "--no-strict"],
+    ["check", "-q", "{findings}"],
+    ["check", "--quiet", "--exit-zero", "{findings}"],
+    ["check", "--statistics", "{findings}"],
+    ["check", "--statistics", "-f", "json", "{findings}"],
+    *(["check", "--output-format", name, "{findings}"] for name in ("concise", "text", "json", "github")),
+    ["check", "--format=sarif", "{findings}"],
+    ["check", "-f", "junit", "{clean}", "{findings}"],
+    ["check", "--select", "W0", "--select", "E", "{findings}"],
+    ["check", "--select=W0,E012", "{findings}"],
+    ["check", "--ignore", "E012", "{findings}"],
+    ["check", "--select", "ZZZ9", "{findings}"],
+    ["check", "--max-line", "20", "{findings}"],
+    ["check", "--max-line", "0", "{findings}"],
+    ["check", "--isolated", "{folder}"],
+    ["check", "{folder}", "--exclude", "sub"],
+    ["check", "--extend-exclude", "*.bbox", "{folder}"],
+    ["check", "--exclude", "[", "{folder}"],
+    ["check", "--config", "{missing}", "{clean}"],
+    ["check", "--blobs", "{missing}", "{clean}"],
+    ["check", "--blobs", "{folder}", "{clean}"],
+    ["check", "-j", "1", "{findings}"],
+    ["check", "--jobs", "auto", "{findings}"],
+    ["check", "--jobs", "many", "{findings}"],
+    ["check", "{folder}/*.bbox"],
+]
+#: Command lines the fast path leaves to Typer (help, errors, unusual spellings).
+SLOW = [
+    ["check"],
+    ["check", "--help"],
+    ["check", "--nope", "{clean}"],
+    ["check", "-qf", "json", "{clean}"],
+    ["check", "-fjson", "{clean}"],
+    ["check", "--", "{clean}"],
+    ["check", "--select", "-x", "{clean}"],
+    ["check", "--select=", "{clean}"],
+    ["check", "--max-line", "1_0", "{clean}"],
+    ["check", "--max-line", " 7", "{clean}"],
+    ["check", "-f", "JSON", "{clean}"],
+    ["check", "--strict", "--strict", "{clean}"],
+    ["check", "--blobs", "{folder}", "--blobs", "{folder}", "{clean}"],
+    ["check", "--quiet=yes", "{clean}"],
+    ["check", "--jobs"],
+    ["check", "-x.bbox"],
+    ["parse", "{clean}"],
+    ["--version"],
+    [],
+]
+
+
+def _argv(template: list[str], tmp_path: Path) -> list[str]:
+    folder = tmp_path / "logs"
+    if not folder.exists():
+        (folder / "sub").mkdir(parents=True)
+        (folder / "a.bbox").write_text(CLEAN, encoding="utf-8")
+        (folder / "sub" / "b.bbox").write_text(FINDINGS.read_text(encoding="utf-8"), encoding="utf-8")
+    names = {"clean": folder / "a.bbox", "findings": FINDINGS, "missing": tmp_path / "missing.bbox"}
+    names["folder"] = folder
+    return [arg.format(**{key: str(value) for key, value in names.items()}) for arg in template]
+
+
+def _ended(run: Callable[[], object], capsys: pytest.CaptureFixture[str]) -> tuple[object, str, str]:
+    try:
+        run()
+    except SystemExit as stop:
+        code: object = stop.code
+    else:
+        code = "returned"
+    shown = capsys.readouterr()
+    return code, shown.out, shown.err
+
+
+@pytest.mark.parametrize("template", FAST, ids=" ".join)
+def test_the_fast_check_path_ends_as_typer_does(
+    template: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    argv = _argv(template, tmp_path)
+    arguments = cli.check_arguments(argv)
+    assert arguments is not None, argv
+    fast = _ended(lambda: cli._run_check(arguments), capsys)
+    typer = _ended(lambda: cli.app(argv, prog_name="bbox-lark"), capsys)
+    assert fast == typer
+    monkeypatch.setattr(sys, "argv", ["bbox-lark", *argv])
+    assert _ended(cli.main, capsys) == typer  # main takes the fast path
+
+
+@pytest.mark.parametrize("template", SLOW, ids=lambda t: " ".join(t) or "(nothing)")
+def test_other_command_lines_go_through_typer(
+    template: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = _argv(template, tmp_path)
+    assert cli.check_arguments(argv) is None
+    typer = _ended(lambda: cli.app(argv, prog_name="bbox-lark"), capsys)
+    monkeypatch.setattr(sys, "argv", ["bbox-lark", *argv])
+    assert _ended(cli.main, capsys)[0] == typer[0]
+
+
+def test_a_completion_request_goes_through_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_BBOX_LARK_COMPLETE", "complete_bash")
+    assert cli.check_arguments(["check", "a.bbox"]) is None
+
+
+def test_dataclass_methods_compile_once_then_come_from_the_cache(tmp_path: Path) -> None:
+    """``bbox_lark._classes``: the first run compiles and writes the cache, the next compiles
+    nothing; the classes behave as dataclasses either way; a cache file others may write
+    is never read."""
+    env = {**os.environ, "BBOX_LARK_CACHE": str(tmp_path)}
+    code = (
+        "import dataclasses\nfrom bbox_lark import _classes\nfrom bbox_lark.ast import Field\n"
+        "f = Field('id', 'x', 'x', 1, 4)\n"
+        "assert dataclasses.replace(f, key='span').key == 'span' and f == Field('id', 'x', 'x', 1, 4)\n"
+        "assert 'exec' not in vars(dataclasses)\n"
+        "print(_classes._new)\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        for _ in range(2)
+    ]
+    assert [run.stdout.strip() for run in runs] == ["True", "False"], [run.stderr for run in runs]
+    (cache,) = tmp_path.glob("bbox-lark-classes-*")
+    cache.chmod(0o666)
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert again.stdout.strip() == "True", again.stderr

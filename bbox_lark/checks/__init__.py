@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document, Event, Line, SourceFault
 
 if TYPE_CHECKING:

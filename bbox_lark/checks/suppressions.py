@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.checks import REGISTRY, describe, example, printable
 

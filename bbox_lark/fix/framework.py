@@ -16,9 +16,10 @@ from __future__ import annotations
 import difflib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
+from bbox_lark._classes import dataclass
 from bbox_lark.api import parse
 from bbox_lark.ast import Document, Event, Line
 from bbox_lark.printer import dumps
