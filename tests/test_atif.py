@@ -371,6 +371,13 @@ def test_malformed_json_names_line_and_column() -> None:
             "unknown key 'x'",
         ),
         ("\xff\xfe", "not UTF-8"),
+        ("[" * 100_000, "nested too deeply"),
+        (
+            '{"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": ['
+            + "9" * 5000
+            + "]}",
+            "line 1 column 83: a number too long",
+        ),
     ],
 )
 def test_refused_documents(data: str, message: str) -> None:

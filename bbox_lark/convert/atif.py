@@ -42,6 +42,7 @@ from bbox_lark.convert.base import (
     WriteContext,
     collect,
     flatten,
+    long_number,
 )
 
 if TYPE_CHECKING:
@@ -552,6 +553,9 @@ def _load(source: Input) -> tuple[Any, str]:
         ) from None
     except RecursionError:
         raise RefusedInputError("JSON nested too deeply") from None
+    except ValueError:  # an integer with more digits than Python reads
+        line, col = long_number(text) or (1, 1)
+        raise RefusedInputError(f"line {line} column {col}: a number too long to read") from None
 
 
 def _step_lines(text: str, steps: list[Any]) -> list[int]:
