@@ -239,9 +239,10 @@ def _type_ok(kind: str, value: Any) -> bool:
 
 def _shape(obj: Any, keys: Mapping[str, str], where: str) -> list[str]:
     """Problems of an object against a table of its keys and their types."""
+    shown = where or "the document"
     if not isinstance(obj, dict):
-        return [f"{where}: must be an object"]
-    problems = [f"{where}: unknown key {key!r}" for key in obj if key not in keys]
+        return [f"{shown}: must be an object"]
+    problems = [f"{shown}: unknown key {key!r}" for key in obj if key not in keys]
     for key, spec in keys.items():
         optional = spec.endswith("?")
         kind = spec.rstrip("?")
