@@ -297,6 +297,21 @@ def test_detection_by_content() -> None:
         assert sniff(text) == 0, text
 
 
+def test_a_first_record_longer_than_the_sniffed_head_is_still_detected(tmp_path: Path) -> None:
+    # A pasted prompt can make the first record longer than the 64 KiB detection reads.
+    first = {"parentUuid": None, "sessionId": "s1", "type": "user", "uuid": "u1"}
+    first["message"] = {"role": "user", "content": "x" * 100_000}
+    second = {"sessionId": "s1", "type": "user", "uuid": "u2", "message": {"role": "user", "content": "hi"}}
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
+    cut = path.read_text(encoding="utf-8")[: 1 << 16]
+    assert sniff(cut) > 0
+    assert detect_format(None, cut) == "claude-code"
+    result = CliRunner().invoke(app, ["convert", str(path), "--to", "bbox"])
+    assert result.exit_code == 0, result.stderr
+    assert "u: hi" in result.stdout
+
+
 def test_it_is_read_only() -> None:
     assert get_format("claude-code").write is None
     assert get_format("claude_code").name == "claude-code"

@@ -78,12 +78,17 @@ class _Malformed(ValueError):
 # -- sniffing ----------------------------------------------------------------------------
 
 
+_CUT_RECORD = re.compile(r'\{.*"type"\s*:\s*"(?:' + "|".join(sorted(RECORD_TYPES)) + ')"')
+_CUT_ID = re.compile(r'"(?:sessionId|uuid|leafUuid|messageId)"\s*:\s*"')
+
+
 def sniff(text: str) -> int:
     """4 when the first JSON records look like Claude Code's (a ``type`` of its record
     types and a ``sessionId``, ``uuid``, ``leafUuid`` or ``messageId``), else 0: other JSON
     Lines (the ``jsonl`` bbox records) score 0, so detection by content tells them apart."""
     found = seen = 0
-    for raw in text.removeprefix(BOM).split("\n", 200)[:200]:
+    pieces = text.removeprefix(BOM).split("\n", 200)[:200]
+    for index, raw in enumerate(pieces):
         line = raw.strip()
         if not line:
             continue
@@ -93,6 +98,10 @@ def sniff(text: str) -> int:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
+            # A record cut where the sniffed head ends (a first record over 64 KiB, a long
+            # pasted prompt): the keys before the cut tell.
+            if index == len(pieces) - 1 and _CUT_RECORD.match(line) and _CUT_ID.search(line):
+                found += 1
             continue
         if not isinstance(record, dict):
             continue
