@@ -120,6 +120,16 @@ def test_the_malformed_line_is_skipped_with_its_number(tmp_path: Path) -> None:
     assert "# claude-code record agent_supervision_note" in text
 
 
+def test_a_skipped_line_says_what_it_is_in_json_terms_and_where_in_the_line() -> None:
+    result = run('{"type": "user", "broken":\nnull\n"text"\n{"type": "user", "x": 1 2}\n')
+    assert [(s.line, s.message) for s in result.skipped] == [
+        (1, "not a JSON record (the record ends too early: cut short?)"),
+        (2, "a JSON null, not a record (an object)"),
+        (3, "a JSON string, not a record (an object)"),
+        (4, "not a JSON record (Expecting ',' delimiter at column 25)"),
+    ]
+
+
 def test_bad_lines_are_skipped_and_the_rest_converted() -> None:
     result = fixture("errors")
     skipped = [(s.line, s.message) for s in result.skipped]

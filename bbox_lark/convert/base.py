@@ -118,6 +118,19 @@ REPO_SHA = Option(
 )
 
 
+def json_type(value: Any) -> str:
+    """What a JSON value is, in JSON's words (``null``, ``string`` …, not Python's)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else type(value).__name__
+
+
 def long_number(text: str) -> tuple[int, int] | None:
     """The line and column (1-based) of the first number in ``text`` with more digits than
     Python's ``json`` reads (``sys.get_int_max_str_digits``; it raises a plain ValueError

@@ -24,7 +24,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark.ast import Call, Comment, Continuation, Event, Lifecycle, Message, Observation, Result
-from bbox_lark.convert.base import REPO_SHA, Format, Input, MappingRow, ReadContext, importer_header
+from bbox_lark.convert.base import (
+    REPO_SHA,
+    Format,
+    Input,
+    MappingRow,
+    ReadContext,
+    importer_header,
+    json_type,
+)
 from bbox_lark.grammar import vocabulary
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE
 
@@ -195,6 +203,14 @@ class _Reader:
         except UnicodeDecodeError:
             self.report.skip(number, "not UTF-8 text")
             return []
+        except json.JSONDecodeError as error:
+            # Where in the line (json counts the line's own end as a line of its own).
+            if error.pos >= len(raw.rstrip()):
+                why = "the record ends too early: cut short?"
+            else:
+                why = f"{error.msg} at column {error.colno}"
+            self.report.skip(number, f"not a JSON record ({_short(why)})")
+            return []
         except ValueError as error:
             self.report.skip(number, f"not a JSON record ({_short(str(error))})")
             return []
@@ -202,7 +218,7 @@ class _Reader:
             self.report.skip(number, "JSON nested too deeply")
             return []
         if not isinstance(record, dict):
-            self.report.skip(number, f"a JSON {type(record).__name__}, not a record (an object)")
+            self.report.skip(number, f"a JSON {json_type(record)}, not a record (an object)")
             return []
         kind = record.get("type")
         if not isinstance(kind, str) or not kind:
