@@ -1057,10 +1057,12 @@ class _ConvertCommand(TyperCommand):
         if not self._extended:
             self._extended = True
             self.params.extend(_format_options())
+            from typer.core import TyperOption
+
             from bbox_lark.convert import formats
 
             for param in self.params:  # --to and --from name the formats they take
-                if param.name in ("to", "from_"):
+                if isinstance(param, TyperOption) and param.name in ("to", "from_"):
                     able = (f for f in formats() if (f.write if param.name == "to" else f.read))
                     names = ", ".join(f.name for f in able)
                     param.help = f"{param.help} One of: {names}."
