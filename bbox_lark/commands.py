@@ -798,6 +798,15 @@ class _ConvertCommand(TyperCommand):
         if not self._extended:
             self._extended = True
             self.params.extend(_format_options())
+            from typer.core import TyperOption
+
+            from bbox_lark.convert import formats
+
+            for param in self.params:  # --to and --from name the formats they take
+                if isinstance(param, TyperOption) and param.name in ("to", "from_"):
+                    able = (f for f in formats() if (f.write if param.name == "to" else f.read))
+                    names = ", ".join(f.name for f in able)
+                    param.help = f"{param.help} One of: {names}."
         return cast(list[Any], super().get_params(ctx))
 
 
@@ -809,7 +818,7 @@ def _format_options() -> list[Any]:
         del chosen
 
     setattr(options, "__signature__", _format_flags())  # noqa: B010
-    holder = typer.Typer()
+    holder = typer.Typer(add_completion=False)  # completion is the top-level command's
     holder.command()(options)
     return list(typer.main.get_command(holder).params)
 
@@ -859,7 +868,7 @@ def convert_command(
     ],
     to: Annotated[
         str | None,
-        typer.Option("--to", help="Output format (default: from the -o file name); see --list."),
+        typer.Option("--to", help="Output format (default: from the -o file name)."),
     ] = None,
     from_: Annotated[
         str | None,

@@ -371,11 +371,25 @@ def test_malformed_json_names_line_and_column() -> None:
             "unknown key 'x'",
         ),
         ("\xff\xfe", "not UTF-8"),
+        ("[" * 100_000, "nested too deeply"),
+        (
+            '{"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": ['
+            + "9" * 5000
+            + "]}",
+            "line 1 column 83: a number too long",
+        ),
     ],
 )
 def test_refused_documents(data: str, message: str) -> None:
     with pytest.raises(RefusedInputError, match=message):
         convert(data.encode("latin-1") if data.startswith("\xff") else data, "atif", to="bbox")
+
+
+def test_a_refusal_names_where_the_problem_is() -> None:
+    data = '{"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": [], "x": 1}'
+    with pytest.raises(RefusedInputError) as caught:
+        convert(data, "atif", to="bbox")
+    assert str(caught.value) == "not a valid ATIF trajectory: the document: unknown key 'x'"
 
 
 def test_bad_steps_are_skipped_with_their_place() -> None:

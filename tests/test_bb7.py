@@ -445,6 +445,7 @@ def test_cli_skips_exit_1_with_positions() -> None:
         (b'{"messages": {}}', "has messages that are not a list"),
         (b'{"messages": ["\xff"]}', "not UTF-8 text (byte 15, line 1, column 16)"),
         (b"[" * 100_000, "nested too deeply"),
+        (b'{"messages": [' + b"9" * 5000 + b"]}", "not valid JSON at line 1, column 15: a number too long"),
     ],
 )
 def test_refused_inputs(data: bytes, message: str, tmp_path: Path) -> None:

@@ -120,6 +120,16 @@ def test_the_malformed_line_is_skipped_with_its_number(tmp_path: Path) -> None:
     assert "# claude-code record agent_supervision_note" in text
 
 
+def test_a_skipped_line_says_what_it_is_in_json_terms_and_where_in_the_line() -> None:
+    result = run('{"type": "user", "broken":\nnull\n"text"\n{"type": "user", "x": 1 2}\n')
+    assert [(s.line, s.message) for s in result.skipped] == [
+        (1, "not a JSON record (the record ends too early: cut short?)"),
+        (2, "a JSON null, not a record (an object)"),
+        (3, "a JSON string, not a record (an object)"),
+        (4, "not a JSON record (Expecting ',' delimiter at column 25)"),
+    ]
+
+
 def test_bad_lines_are_skipped_and_the_rest_converted() -> None:
     result = fixture("errors")
     skipped = [(s.line, s.message) for s in result.skipped]
@@ -295,6 +305,21 @@ def test_detection_by_content() -> None:
     ]
     for text in others:
         assert sniff(text) == 0, text
+
+
+def test_a_first_record_longer_than_the_sniffed_head_is_still_detected(tmp_path: Path) -> None:
+    # A pasted prompt can make the first record longer than the 64 KiB detection reads.
+    first = {"parentUuid": None, "sessionId": "s1", "type": "user", "uuid": "u1"}
+    first["message"] = {"role": "user", "content": "x" * 100_000}
+    second = {"sessionId": "s1", "type": "user", "uuid": "u2", "message": {"role": "user", "content": "hi"}}
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
+    cut = path.read_text(encoding="utf-8")[: 1 << 16]
+    assert sniff(cut) > 0
+    assert detect_format(None, cut) == "claude-code"
+    result = CliRunner().invoke(app, ["convert", str(path), "--to", "bbox"])
+    assert result.exit_code == 0, result.stderr
+    assert "u: hi" in result.stdout
 
 
 def test_it_is_read_only() -> None:

@@ -567,6 +567,22 @@ def test_cli_usage_errors(args: list[str], message: str, tmp_path: Path) -> None
     assert result.stdout == ""
 
 
+def test_cli_help_lists_the_formats_and_every_format_option() -> None:
+    shown = runner.invoke(app, ["convert", "--help"]).stdout
+    help_text = " ".join(shown.replace("│", " ").split())  # the text of rich's boxes, unwrapped
+    readable = ", ".join(f.name for f in formats() if f.read)
+    writable = ", ".join(f.name for f in formats() if f.write)
+    assert f"One of: {writable}" in help_text
+    assert f"One of: {readable}" in help_text
+    for fmt in formats():
+        for option in fmt.options:
+            assert option.flag in help_text
+    assert "--list" not in help_text  # convert has no --list
+    # Only the top-level command installs shell completion.
+    assert "--install-completion" not in help_text
+    assert "--show-completion" not in help_text
+
+
 def test_cli_undetectable_input() -> None:
     result = invoke("-", "--to", "compact", input=b'{"t": "u"}\n')
     assert result.exit_code == 2

@@ -42,6 +42,7 @@ from bbox_lark.convert.base import (
     WriteContext,
     collect,
     flatten,
+    long_number,
 )
 
 if TYPE_CHECKING:
@@ -238,9 +239,10 @@ def _type_ok(kind: str, value: Any) -> bool:
 
 def _shape(obj: Any, keys: Mapping[str, str], where: str) -> list[str]:
     """Problems of an object against a table of its keys and their types."""
+    shown = where or "the document"
     if not isinstance(obj, dict):
-        return [f"{where}: must be an object"]
-    problems = [f"{where}: unknown key {key!r}" for key in obj if key not in keys]
+        return [f"{shown}: must be an object"]
+    problems = [f"{shown}: unknown key {key!r}" for key in obj if key not in keys]
     for key, spec in keys.items():
         optional = spec.endswith("?")
         kind = spec.rstrip("?")
@@ -552,6 +554,9 @@ def _load(source: Input) -> tuple[Any, str]:
         ) from None
     except RecursionError:
         raise RefusedInputError("JSON nested too deeply") from None
+    except ValueError:  # an integer with more digits than Python reads
+        line, col = long_number(text) or (1, 1)
+        raise RefusedInputError(f"line {line} column {col}: a number too long to read") from None
 
 
 def _step_lines(text: str, steps: list[Any]) -> list[int]:

@@ -118,6 +118,34 @@ REPO_SHA = Option(
 )
 
 
+def json_type(value: Any) -> str:
+    """What a JSON value is, in JSON's words (``null``, ``string`` …, not Python's)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else type(value).__name__
+
+
+def long_number(text: str) -> tuple[int, int] | None:
+    """The line and column (1-based) of the first number in ``text`` with more digits than
+    Python's ``json`` reads (``sys.get_int_max_str_digits``; it raises a plain ValueError
+    without a position), or None."""
+    import re
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    found = re.search(f"[0-9]{{{limit + 1},}}", text) if limit else None
+    if found is None:
+        return None
+    line = text.count("\n", 0, found.start()) + 1
+    return line, found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+
+
 def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> Head:
     """The :class:`~bbox_lark.parser.Head` an importer writes: ``format: bbox/1``, ``id``
     (the source's session id; synthesized, and reported so, when it has none), ``repo_sha``

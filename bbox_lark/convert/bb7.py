@@ -31,6 +31,7 @@ from bbox_lark.convert.base import (
     ReadContext,
     RefusedInputError,
     importer_header,
+    long_number,
 )
 
 if TYPE_CHECKING:
@@ -167,6 +168,11 @@ def _load(text: str) -> Any:
         ) from None
     except RecursionError:
         raise RefusedInputError("not readable JSON: nested too deeply") from None
+    except ValueError:  # an integer with more digits than Python reads
+        line, col = long_number(text) or (1, 1)
+        raise RefusedInputError(
+            f"not valid JSON at line {line}, column {col}: a number too long to read"
+        ) from None
 
 
 class _Locator:

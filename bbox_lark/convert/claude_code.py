@@ -24,7 +24,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark.ast import Call, Comment, Continuation, Event, Lifecycle, Message, Observation, Result
-from bbox_lark.convert.base import REPO_SHA, Format, Input, MappingRow, ReadContext, importer_header
+from bbox_lark.convert.base import (
+    REPO_SHA,
+    Format,
+    Input,
+    MappingRow,
+    ReadContext,
+    importer_header,
+    json_type,
+)
 from bbox_lark.grammar import vocabulary
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE
 
@@ -78,12 +86,17 @@ class _Malformed(ValueError):
 # -- sniffing ----------------------------------------------------------------------------
 
 
+_CUT_RECORD = re.compile(r'\{.*"type"\s*:\s*"(?:' + "|".join(sorted(RECORD_TYPES)) + ')"')
+_CUT_ID = re.compile(r'"(?:sessionId|uuid|leafUuid|messageId)"\s*:\s*"')
+
+
 def sniff(text: str) -> int:
     """4 when the first JSON records look like Claude Code's (a ``type`` of its record
     types and a ``sessionId``, ``uuid``, ``leafUuid`` or ``messageId``), else 0: other JSON
     Lines (the ``jsonl`` bbox records) score 0, so detection by content tells them apart."""
     found = seen = 0
-    for raw in text.removeprefix(BOM).split("\n", 200)[:200]:
+    pieces = text.removeprefix(BOM).split("\n", 200)[:200]
+    for index, raw in enumerate(pieces):
         line = raw.strip()
         if not line:
             continue
@@ -93,6 +106,10 @@ def sniff(text: str) -> int:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
+            # A record cut where the sniffed head ends (a first record over 64 KiB, a long
+            # pasted prompt): the keys before the cut tell.
+            if index == len(pieces) - 1 and _CUT_RECORD.match(line) and _CUT_ID.search(line):
+                found += 1
             continue
         if not isinstance(record, dict):
             continue
@@ -186,6 +203,14 @@ class _Reader:
         except UnicodeDecodeError:
             self.report.skip(number, "not UTF-8 text")
             return []
+        except json.JSONDecodeError as error:
+            # Where in the line (json counts the line's own end as a line of its own).
+            if error.pos >= len(raw.rstrip()):
+                why = "the record ends too early: cut short?"
+            else:
+                why = f"{error.msg} at column {error.colno}"
+            self.report.skip(number, f"not a JSON record ({_short(why)})")
+            return []
         except ValueError as error:
             self.report.skip(number, f"not a JSON record ({_short(str(error))})")
             return []
@@ -193,7 +218,7 @@ class _Reader:
             self.report.skip(number, "JSON nested too deeply")
             return []
         if not isinstance(record, dict):
-            self.report.skip(number, f"a JSON {type(record).__name__}, not a record (an object)")
+            self.report.skip(number, f"a JSON {json_type(record)}, not a record (an object)")
             return []
         kind = record.get("type")
         if not isinstance(kind, str) or not kind:

@@ -69,6 +69,7 @@ from bbox_lark.convert.base import (
     build_head,
     collect,
     importer_header,
+    json_type,
 )
 
 if TYPE_CHECKING:
@@ -261,7 +262,7 @@ def _input_fields(event: dict[str, Any], line: _Line, report: Any, number: int, 
     if given is None:
         return
     if not isinstance(given, dict):
-        raise ValueError(f"input is a JSON {type(given).__name__}, not an object")
+        raise ValueError(f"input is a JSON {json_type(given)}, not an object")
     for key, value in given.items():
         if safe:
             line.awkward[key] = value
@@ -596,7 +597,7 @@ def _decode(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     except (ValueError, RecursionError):
         return None, "not JSON (a number too long or nesting too deep)"
     if not isinstance(value, dict):
-        return None, f"a JSON {type(value).__name__}, not an event object"
+        return None, f"a JSON {json_type(value)}, not an event object"
     return value, None
 
 
