@@ -930,6 +930,11 @@ def convert_command(
     if file != "-" and not Path(file).exists():
         raise fail_usage(f"{_safe(file)}: no such file or directory")
     shown = "<stdin>" if file == "-" else _safe(file)
+    if report_json is not None and str(report_json) != "-":
+        # Checked before converting: a report that cannot be written must not cost the output.
+        where = report_json.parent
+        if report_json.is_dir() or not where.is_dir() or not os.access(where, os.W_OK):
+            raise fail_usage(f"{_safe(str(report_json))}: cannot write the report there")
     folder_out = target.output == "folder"
     if folder_out and output is None:
         raise fail_usage(f"{target.name} output is a folder: give -o DIR")

@@ -644,3 +644,18 @@ def test_cli_never_tracebacks_on_odd_input() -> None:
         for args in (["--from", "compact", "--to", "bbox"], ["--from", "bbox", "--to", "compact", "--lossy"]):
             result = invoke("-", *args, input=data)
             assert result.exit_code in (0, 1), result.output
+
+
+def test_cli_report_json_to_an_unwritable_place_writes_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "out.cbox"
+    result = invoke(
+        str(DEMO), "--to", "compact", "-o", str(target), "--report-json", str(tmp_path / "no" / "r.json")
+    )
+    assert result.exit_code == 2
+    assert "cannot write the report there" in result.stderr
+    assert not target.exists() and result.stdout == ""
+    fine = invoke(str(DEMO), "--to", "compact", "--report-json", str(tmp_path / "r.json"))
+    assert fine.exit_code == 0
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["source"] == "bbox" and report["target"] == "compact"
+    assert report["totals"]["kept"] == sum(e["count"] for e in report["entries"] if e["fate"] == "kept") > 0

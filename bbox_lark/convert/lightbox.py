@@ -522,6 +522,8 @@ class _Reader:
         for key in unknown:
             report.dropped(f"event fields unknown to Lightbox v1 ({key})", number)
         report.kept("events", number)
+        # The chain is verified while reading; its hashes have no place on a bbox line.
+        report.dropped("prev_hash and hash (verified, not written)", number)
         return node
 
 
