@@ -624,3 +624,13 @@ def test_snapshot(path: Path, snapshot: SnapshotAssertion) -> None:
     result = convert(path.read_bytes(), "bbox", to="atif")
     atif.Trajectory.model_validate_json(result.text)
     assert result.text == snapshot.use_extension(JsonSnapshotExtension)
+
+
+def test_blank_lines_between_continuation_lines_come_back_in_place() -> None:
+    text = (
+        "---\nformat: bbox/1\nid: s\nrepo_sha: abcdef1\n---\n"
+        "u: hello\na: first\n  one\n\n  two\nt:read a.rs → [ok]\n  out1\n\n\n  out2\na: done\n"
+    )
+    exported = convert(text, "bbox", to="atif").text
+    back = convert(exported, "atif", to="bbox").text
+    assert back == text

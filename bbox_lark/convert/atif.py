@@ -476,8 +476,10 @@ def _fields(pairs: Iterable[Any]) -> list[Any]:
     return out
 
 
-def record(node: Any, n: int) -> dict[str, Any]:
-    """A body line as JSON values (what :func:`restore` builds it from again)."""
+def record(node: Any, n: int, *, continuation: bool = True) -> dict[str, Any]:
+    """A body line as JSON values (what :func:`restore` builds it from again). Without
+    ``continuation`` an event's continuation lines are left out (they are recorded as lines
+    of their own, so that blank lines between them come back in place)."""
     from bbox_lark.transform import values_of
 
     if isinstance(node, BlankLine):
@@ -500,7 +502,7 @@ def record(node: Any, n: int) -> dict[str, Any]:
         elif key == "result":
             out["result"] = value.text
         elif key == "continuation":
-            if value:
+            if value and continuation:
                 out["continuation"] = [c.text for c in value]
         else:
             out[key] = value
@@ -897,7 +899,9 @@ class _Writer:
 
     def keep(self, node: Any, step: dict[str, Any] | None) -> None:
         """Record a line in a step's ``extra.bbox.lines`` (pending until a step exists)."""
-        rec = record(node, self.sequence)
+        # A bbox document records every physical line, continuations too, so that their
+        # order with blank lines survives; otherwise an event carries its continuations.
+        rec = record(node, self.sequence, continuation=not self.native)
         if step is None:
             step = self.current
         if step is None:
@@ -908,7 +912,7 @@ class _Writer:
     # -- lines ---------------------------------------------------------------------------
 
     def feed(self, node: Any) -> None:
-        if isinstance(node, Continuation) and self.seen_event:
+        if isinstance(node, Continuation) and self.seen_event and not self.native:
             return  # its event carries it
         self.sequence += 1
         if isinstance(node, BlankLine | Continuation):
