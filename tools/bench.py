@@ -347,7 +347,7 @@ def memory(folder: Path, sizes: Sequence[int]) -> None:
         peaks.append(peak)
         print(f"  {size:>11,} lines   {peak:9,.1f} MiB")
     if len(sizes) > 1:
-        print(f"  ratio {sizes[-1]:,} / {sizes[0]:,} lines: {peaks[-1] / peaks[0]:.1f}")
+        print(f"  ratio {sizes[-1]:,} / {sizes[0]:,} lines: {peaks[-1] / peaks[0]:.2f}  (goal <= 1.2)")
 
 
 # -- the run ---------------------------------------------------------------------------------
