@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 import bbox_lark
 from bbox_lark.cli import app
 from bbox_lark.convert import Conversion, Fidelity, Input, ReadContext, convert, detect_format, get_format
+from bbox_lark.convert import claude_code
 from bbox_lark.convert.claude_code import LOOKAHEAD, read, sniff
 from bbox_lark.parser import Head
 from bbox_lark.printer import dumps
@@ -176,7 +177,8 @@ def test_usage_is_counted_once_per_message_id() -> None:
         {"prompt": "20", "completion": "2", "message_id": "msg_fx_3"},
     ]
     dropped = {e.what: e.lines for e in result.report if e.action == "dropped"}
-    assert dropped["API usage repeated by records of one message id (counted once)"] == (3, 4)
+    assert dropped[claude_code._DUPLICATE_USAGE] == (3, 4)
+    assert "largest value of each counter" in claude_code._DUPLICATE_USAGE
     # `stats` counts each response once.
     totals = sum_metrics(events(result.text)).totals
     assert (totals.prompt, totals.completion, totals.cached) == (27, 14, 100)

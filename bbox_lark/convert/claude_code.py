@@ -76,7 +76,10 @@ _UNSAFE = re.compile("[\x00\ud800-\udfff]")
 _NAME_UNSAFE = re.compile(r"[\s→\"]")
 #: Header values longer than this go on a ``# notes:`` line instead (the header stays small).
 _HEADER_VALUE = 1024
-_DUPLICATE_USAGE = "API usage repeated by records of one message id (counted once)"
+_DUPLICATE_USAGE = (
+    "API usage repeated by records of one message id"
+    " (merged into one # metrics line: the largest value of each counter)"
+)
 
 
 class _Malformed(ValueError):
@@ -541,7 +544,7 @@ class _Reader:
                 self.counted.popitem(last=False)
         if tid is not None:
             pairs.append(("tid", tid))
-        self.report.kept("API usage (# metrics, once per message id)", number)
+        self.report.kept("API usage (# metrics, once per message id, at its first record)", number)
         self.wrote_metrics = True
         return [Comment.build("metrics", fields=pairs)]
 
