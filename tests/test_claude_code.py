@@ -23,8 +23,16 @@ from typer.testing import CliRunner
 
 import bbox_lark
 from bbox_lark.cli import app
-from bbox_lark.convert import Conversion, Fidelity, Input, ReadContext, convert, detect_format, get_format
-from bbox_lark.convert import claude_code
+from bbox_lark.convert import (
+    Conversion,
+    Fidelity,
+    Input,
+    ReadContext,
+    claude_code,
+    convert,
+    detect_format,
+    get_format,
+)
 from bbox_lark.convert.claude_code import LOOKAHEAD, read, sniff
 from bbox_lark.parser import Head
 from bbox_lark.printer import dumps
