@@ -69,6 +69,18 @@ REQUIRED_FIELDS = (
     "hash",
 )
 
+#: The optional fields of an event (the spec's table, in its order).
+OPTIONAL_FIELDS = (
+    "parent_invocation",
+    "actor",
+    "originating_actor",
+    "error",
+    "chunk_count",
+    "total_bytes",
+    "content_hashes",
+    "retry_of",
+)
+
 _EVENTS = "events.jsonl"
 _META = "meta.json"
 _HEX = frozenset("0123456789abcdef")

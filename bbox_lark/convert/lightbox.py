@@ -57,6 +57,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from bbox_lark import lightbox
 from bbox_lark.convert.base import (
     REPO_SHA,
     ConvertError,
@@ -93,7 +94,8 @@ HEADER_KEY = "bbox_header"
 PREFIXED_KINDS = {"subagent": "x", "mcp": "c", "skill": "s", "plan": "p", "question": "q"}
 
 #: Event fields read into call fields of the same name (strings; integers for the counts).
-OPTIONAL_FIELDS = ("actor", "originating_actor", "parent_invocation", "chunk_count", "total_bytes")
+#: The optional fields that become plain fields of the call line.
+PLAIN_FIELDS = ("actor", "originating_actor", "parent_invocation", "chunk_count", "total_bytes")
 _INTEGER_FIELDS = ("chunk_count", "total_bytes")
 #: The typed fields this converter writes itself (one name each: the grammar's vocabulary
 #: is not restated).
@@ -103,28 +105,11 @@ _LATENCY = "latency_ms"
 #: Field keys this converter writes itself; an ``input`` entry with one of them goes into
 #: ``input=`` JSON so it never reads as one of them.
 OWN_FIELDS = frozenset(
-    {_ID, _TS, _LATENCY, "ts_end", "retry_of", "session_id", "input", "tool", "error"} | set(OPTIONAL_FIELDS)
+    {_ID, _TS, _LATENCY, "ts_end", "retry_of", "session_id", "input", "tool", "error"} | set(PLAIN_FIELDS)
 )
 _OWN_PREFIXES = ("content_hashes.", "redacted_bytes.")
-_KNOWN_EVENT_KEYS = frozenset(
-    {
-        "schema_version",
-        "session_id",
-        "invocation_id",
-        "tool",
-        "input",
-        "output",
-        "status",
-        "timestamp_start",
-        "timestamp_end",
-        "prev_hash",
-        "hash",
-        "error",
-        "retry_of",
-        "content_hashes",
-        *OPTIONAL_FIELDS,
-    }
-)
+#: Every field a Lightbox v1 event may have (the spec's two tables).
+_KNOWN_EVENT_KEYS = frozenset((*lightbox.REQUIRED_FIELDS, *lightbox.OPTIONAL_FIELDS))
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 _REDACTED = "[REDACTED]"
 _SECRET = "secret"
@@ -473,7 +458,7 @@ class _Reader:
             if not (isinstance(given, dict) and "attempt" in given):
                 fields.append(("attempt", attempt))
                 report.synthesized("attempt= fields (from retry_of)", number)
-        for key in OPTIONAL_FIELDS:
+        for key in PLAIN_FIELDS:
             value = event.get(key)
             if (key in _INTEGER_FIELDS and isinstance(value, int) and not isinstance(value, bool)) or (
                 isinstance(value, str) and value and "\n" not in value
