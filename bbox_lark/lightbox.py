@@ -527,7 +527,9 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], str]:
             reason = str(error)
         raise _BadLine(f"invalid JSON: {reason}") from None
     if not isinstance(event, dict):
-        raise _BadLine(f"a JSON {_json_kind(event)}, not an object")
+        from bbox_lark.convert.base import json_type
+
+        raise _BadLine(f"a JSON {json_type(event)}, not an object")
     missing = [name for name in REQUIRED_FIELDS if name not in event]
     if missing:
         raise _BadLine(f"missing required field(s): {', '.join(missing)}", event)
@@ -574,18 +576,6 @@ def _find_float(obj: Any, path: str) -> str | None:
         if found:
             return found
     return None
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    return "number"
 
 
 def _invocation(event: Any) -> str | None:

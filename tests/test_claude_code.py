@@ -144,7 +144,7 @@ def test_bad_lines_are_skipped_and_the_rest_converted() -> None:
     skipped = [(s.line, s.message) for s in result.skipped]
     assert [line for line, _ in skipped] == [5, 6, 7, 8]
     assert all(message.startswith("not a JSON record (") for _, message in skipped[:2])
-    assert skipped[2:] == [(7, "a JSON list, not a record (an object)"), (8, "a record without a `type`")]
+    assert skipped[2:] == [(7, "a JSON array, not a record (an object)"), (8, "a record without a `type`")]
     last = events(result.text)[-2]
     assert last.kind == "user" and last.text.startswith('Still here "after" the bad lines')
 

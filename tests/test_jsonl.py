@@ -332,7 +332,7 @@ def test_a_source_wins_over_values_that_disagree_and_the_report_says_so() -> Non
     ("body", "skipped"),
     [
         ("not json\n", [(2, "not a JSON value: Expecting value at column 1")]),
-        ("[1, 2]\n", [(2, "a record is a JSON object, not a list")]),
+        ("[1, 2]\n", [(2, "a record is a JSON object, not an array")]),
         ('"text"\n', [(2, "a record is a JSON object, not a string")]),
         ('{"kind": "bogus"}\n', [(2, "unknown kind 'bogus'")]),
         ('{"text": "no kind"}\n', [(2, "a record needs a 'kind' (a string)")]),

@@ -196,7 +196,7 @@ def test_a_broken_chain_is_converted_and_reported(tmp_path: Path) -> None:
         (b'{"tool": "x", "invocation_id": "inv_9", "status": "complete", "inp', 4, "last line cut"),
         (b"not json at all\n", 4, "not JSON"),
         (b'{"tool": "x", "invocation_id": "inv_9", "status": "done", "input": {}}\n', 4, "unknown status"),
-        (b'["an", "array"]\n', 4, "a JSON list"),
+        (b'["an", "array"]\n', 4, "a JSON array"),
         (b"null\n", 4, "a JSON null, not an event object"),
         (b'{"invocation_id": "inv_9", "status": "complete"}\n', 4, "no tool name"),
     ],

@@ -118,17 +118,26 @@ REPO_SHA = Option(
 )
 
 
-def json_type(value: Any) -> str:
-    """What a JSON value is, in JSON's words (``null``, ``string`` …, not Python's)."""
+def json_type(value: Any, *, article: bool = False) -> str:
+    """What a JSON value is, in JSON's words (``null``, ``string``, ``array`` …, not
+    Python's); with ``article``, as in a sentence (``a string``, ``an array``, ``null``)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "list" if isinstance(value, list) else type(value).__name__
+        name = "boolean"
+    elif isinstance(value, int | float):
+        name = "number"
+    elif isinstance(value, str):
+        name = "string"
+    elif isinstance(value, list | tuple):
+        name = "array"
+    elif isinstance(value, dict):
+        name = "object"
+    else:
+        name = type(value).__name__
+    if not article:
+        return name
+    return ("an " if name[0] in "aeiou" else "a ") + name
 
 
 def long_number(text: str) -> tuple[int, int] | None:

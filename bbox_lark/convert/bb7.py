@@ -31,6 +31,7 @@ from bbox_lark.convert.base import (
     ReadContext,
     RefusedInputError,
     importer_header,
+    json_type,
     long_number,
 )
 
@@ -264,7 +265,9 @@ def load_chat(data: bytes | str) -> tuple[dict[str, Any], _Locator, int]:
     text = data if isinstance(data, str) else _decode(data)
     value = _load(text)
     if not isinstance(value, dict):
-        raise RefusedInputError(f"not a BB-7 chat: the JSON is {_json_type(value)}, not an object")
+        raise RefusedInputError(
+            f"not a BB-7 chat: the JSON is {json_type(value, article=True)}, not an object"
+        )
     if not isinstance(value.get("messages"), list) and value.get("messages", 0) is not None:
         what = "has no messages list" if "messages" not in value else "has messages that are not a list"
         raise RefusedInputError(f"not a BB-7 chat: the JSON object {what}")
@@ -272,20 +275,6 @@ def load_chat(data: bytes | str) -> tuple[dict[str, Any], _Locator, int]:
     counter = [0]
     chat = _clean(value, counter)
     return chat, _Locator(text), counter[0]
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "an object"
-    return "a number"
 
 
 # -- migration -------------------------------------------------------------------------------
@@ -474,7 +463,9 @@ class _Builder:
         report = self.report
         where = f"message {index} (line {line}, column {col})"
         if not isinstance(message, dict):
-            report.skip(line, f"{where}: a message must be a JSON object, not {_json_type(message)}")
+            report.skip(
+                line, f"{where}: a message must be a JSON object, not {json_type(message, article=True)}"
+            )
             return
         role = message.get("role")
         if role not in ("user", "assistant", "system"):
@@ -483,11 +474,13 @@ class _Builder:
             return
         content = message.get("content")
         if content is not None and not isinstance(content, str):
-            report.skip(line, f"{where}: legacy content must be a string, not {_json_type(content)}")
+            report.skip(
+                line, f"{where}: legacy content must be a string, not {json_type(content, article=True)}"
+            )
             return
         parts = message.get("parts")
         if parts is not None and not isinstance(parts, list):
-            report.skip(line, f"{where}: parts must be a list, not {_json_type(parts)}")
+            report.skip(line, f"{where}: parts must be a list, not {json_type(parts, article=True)}")
             return
         migrated = migrate_message(message)
         if isinstance(content, str) and content and not parts:
@@ -628,7 +621,7 @@ class _Builder:
         report = self.report
         where = f"message {index}, part {number} (line {line}, column {col})"
         if not isinstance(part, dict):
-            report.skip(line, f"{where}: a part must be a JSON object, not {_json_type(part)}")
+            report.skip(line, f"{where}: a part must be a JSON object, not {json_type(part, article=True)}")
             return None
         kind = part.get("type")
         if kind not in PART_TYPES:
@@ -637,7 +630,9 @@ class _Builder:
             return None
         for key in ("content", "language", "path", "action", "version", "prev_version", "original_path"):
             if part.get(key) is not None and not isinstance(part[key], str):
-                report.skip(line, f"{where}: {key} must be a string, not {_json_type(part[key])}")
+                report.skip(
+                    line, f"{where}: {key} must be a string, not {json_type(part[key], article=True)}"
+                )
                 return None
         for key in sorted(set(part) - PART_KEYS):
             report.dropped(f"unknown part fields ({_one_line(key)[:60]})", line)
@@ -703,7 +698,7 @@ class _Builder:
         start, end = part.get("start_line"), part.get("end_line")
         for key, value in (("start_line", start), ("end_line", end)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                report.skip(line, f"{where}: {key} must be an integer, not {_json_type(value)}")
+                report.skip(line, f"{where}: {key} must be an integer, not {json_type(value, article=True)}")
                 return None
         if isinstance(start, int) and isinstance(end, int) and start > 0 and end > 0:
             values["lines"] = f"{start}-{end}"

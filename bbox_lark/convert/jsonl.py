@@ -54,6 +54,7 @@ from bbox_lark.convert.base import (
     build_head,
     flatten,
     importer_header,
+    json_type,
 )
 from bbox_lark.grammar import vocabulary
 from bbox_lark.jsonout import _typed, result_to_json
@@ -313,7 +314,7 @@ def _records(source: Input, ctx: ReadContext) -> Iterator[tuple[int, Any]]:
             ctx.report.skip(number, f"not a JSON value: {_reason(error)}")
             continue
         if not isinstance(value, dict):
-            ctx.report.skip(number, f"a record is a JSON object, not {_json_type(value)}")
+            ctx.report.skip(number, f"a record is a JSON object, not {json_type(value, article=True)}")
             continue
         yield number, value
 
@@ -324,18 +325,6 @@ def _reason(error: BaseException) -> str:
     if isinstance(error, RecursionError):
         return "nested too deeply"
     return str(error)
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
 
 
 class _Origin:
@@ -784,7 +773,7 @@ def _terse_result(value: Any) -> Result:
             return Result.build("fields", fields=_fields(value, "r"))
     except ValueError as error:
         raise RecordError(f"'r': {error}") from None
-    raise RecordError(f"'r' must be a string, a number or an object, not {_json_type(value)}")
+    raise RecordError(f"'r' must be a string, a number or an object, not {json_type(value, article=True)}")
 
 
 # -- the format ------------------------------------------------------------------------
