@@ -353,7 +353,7 @@ def test_malformed_json_names_line_and_column() -> None:
         "-", "--from", "atif", "--to", "bbox", input='{"schema_version": "ATIF-v1.8",\n  "agent": }\n'
     )
     assert result.exit_code == 2
-    assert "line 2 column 12: malformed JSON" in result.output
+    assert "not valid JSON at line 2, column 12: Expecting value" in result.output
 
 
 @pytest.mark.parametrize(
@@ -376,7 +376,7 @@ def test_malformed_json_names_line_and_column() -> None:
             '{"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": ['
             + "9" * 5000
             + "]}",
-            "line 1 column 83: a number too long",
+            "not valid JSON at line 1, column 83: a number too long",
         ),
     ],
 )

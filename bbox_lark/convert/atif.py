@@ -42,7 +42,7 @@ from bbox_lark.convert.base import (
     WriteContext,
     collect,
     flatten,
-    long_number,
+    load_json,
 )
 
 if TYPE_CHECKING:
@@ -548,17 +548,7 @@ def _load(source: Input) -> tuple[Any, str]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise RefusedInputError(f"not UTF-8 (byte {error.start}): not an ATIF trajectory") from None
-    try:
-        return json.loads(text), text
-    except json.JSONDecodeError as error:
-        raise RefusedInputError(
-            f"line {error.lineno} column {error.colno}: malformed JSON: {error.msg}"
-        ) from None
-    except RecursionError:
-        raise RefusedInputError("JSON nested too deeply") from None
-    except ValueError:  # an integer with more digits than Python reads
-        line, col = long_number(text) or (1, 1)
-        raise RefusedInputError(f"line {line} column {col}: a number too long to read") from None
+    return load_json(text, "an ATIF trajectory"), text
 
 
 def _step_lines(text: str, steps: list[Any]) -> list[int]:

@@ -155,6 +155,35 @@ def long_number(text: str) -> tuple[int, int] | None:
     return line, found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
 
 
+def load_json(text: str, what: str) -> Any:
+    """The JSON value of a whole document, or :class:`RefusedInputError` naming the line
+    and column and, for a file cut short, saying so. ``what`` names the document for an
+    empty file (``a BB-7 chat``)."""
+    import json
+
+    if not text.strip():
+        raise RefusedInputError(f"empty file: {what} is a JSON object")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg.startswith("Unterminated string"):  # the string runs to the end
+            why = "a string that never closes (cut short?)"
+        elif error.pos >= len(text.rstrip()):
+            why = "the JSON ends too early (cut short?)"
+        else:
+            why = error.msg
+        raise RefusedInputError(
+            f"not valid JSON at line {error.lineno}, column {error.colno}: {why}"
+        ) from None
+    except RecursionError:
+        raise RefusedInputError("not readable JSON: nested too deeply") from None
+    except ValueError:  # an integer with more digits than Python reads
+        line, col = long_number(text) or (1, 1)
+        raise RefusedInputError(
+            f"not valid JSON at line {line}, column {col}: a number too long to read"
+        ) from None
+
+
 def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> Head:
     """The :class:`~bbox_lark.parser.Head` an importer writes: ``format: bbox/1``, ``id``
     (the source's session id; synthesized, and reported so, when it has none), ``repo_sha``

@@ -32,7 +32,7 @@ from bbox_lark.convert.base import (
     RefusedInputError,
     importer_header,
     json_type,
-    long_number,
+    load_json,
 )
 
 if TYPE_CHECKING:
@@ -151,31 +151,6 @@ def _decode(data: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _load(text: str) -> Any:
-    """The JSON value of ``text``, or :class:`RefusedInputError` naming the line and column."""
-    if not text.strip():
-        raise RefusedInputError("empty file: a BB-7 chat is a JSON object")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        if error.msg.startswith("Unterminated string"):  # the string runs to the end
-            why = "a string that never closes (cut short?)"
-        elif error.pos >= len(text.rstrip()):
-            why = "the JSON ends too early (cut short?)"
-        else:
-            why = error.msg
-        raise RefusedInputError(
-            f"not valid JSON at line {error.lineno}, column {error.colno}: {why}"
-        ) from None
-    except RecursionError:
-        raise RefusedInputError("not readable JSON: nested too deeply") from None
-    except ValueError:  # an integer with more digits than Python reads
-        line, col = long_number(text) or (1, 1)
-        raise RefusedInputError(
-            f"not valid JSON at line {line}, column {col}: a number too long to read"
-        ) from None
-
-
 class _Locator:
     """The JSON line and column of each message and part (``json`` keeps no positions): a
     walk of the object's ``messages`` array that reads every other value with the decoder."""
@@ -263,7 +238,7 @@ def load_chat(data: bytes | str) -> tuple[dict[str, Any], _Locator, int]:
     """The chat object of a ``chat.json``, its locator and how many characters were replaced;
     :class:`RefusedInputError` for a file that is not a BB-7 chat."""
     text = data if isinstance(data, str) else _decode(data)
-    value = _load(text)
+    value = load_json(text, "a BB-7 chat")
     if not isinstance(value, dict):
         raise RefusedInputError(
             f"not a BB-7 chat: the JSON is {json_type(value, article=True)}, not an object"
