@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS_MAX_LINE
 from hypothesis import given
-from printer_support import documents, fuzz_settings
+from printer_support import documents, external_files, fuzz_settings
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from typer.testing import CliRunner
@@ -51,8 +51,7 @@ from bbox_lark.source import DEFAULT_MAX_LINE, encode
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
-EXTERNAL = ROOT.parent / "shared" / "corpus-external"
-EXTERNAL_FOLDERS = ("bbox-docs", "bbox-fragments", "rlog-real")
+
 DEMO = ROOT / "examples" / "demo.bbox"
 DEMO_CBOX = ROOT / "docs" / "examples" / "demo.cbox"
 COMPACT_MD = ROOT / "docs" / "compact.md"
@@ -68,12 +67,8 @@ def corpus_paths() -> list[Path]:
 
 
 def external_paths() -> list[Path]:
-    found: list[Path] = []
-    for folder in EXTERNAL_FOLDERS:
-        base = EXTERNAL / folder
-        if base.is_dir():
-            found += sorted(p for p in base.iterdir() if p.suffix in (".bbox", ".blackbox", ".rlog"))
-    return found
+    """The external bbox files (printer_support.external_files: empty when absent)."""
+    return external_files()
 
 
 def corpus_id(path: Path) -> str:

@@ -23,7 +23,7 @@ from conftest import CORPUS_MAX_LINE
 from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from printer_support import documents, fuzz_settings
+from printer_support import documents, external_files, fuzz_settings
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from typer.testing import CliRunner
@@ -51,7 +51,6 @@ from bbox_lark.source import DEFAULT_MAX_LINE, encode
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
 EXTERNAL = ROOT.parent / "shared" / "corpus-external"
-EXTERNAL_FOLDERS = ("bbox-docs", "bbox-fragments", "rlog-real")
 SCHEMA = ROOT / "docs" / "schema" / "bbox-jsonl.schema.json"
 DEMO = ROOT / "examples" / "demo.bbox"
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
@@ -65,12 +64,8 @@ def corpus_paths() -> list[Path]:
 
 
 def external_paths() -> list[Path]:
-    found: list[Path] = []
-    for folder in EXTERNAL_FOLDERS:
-        base = EXTERNAL / folder
-        if base.is_dir():
-            found += sorted(p for p in base.iterdir() if p.suffix in (".bbox", ".blackbox", ".rlog"))
-    return found
+    """The external bbox files (printer_support.external_files: empty when absent)."""
+    return external_files()
 
 
 def max_line_of(path: Path) -> int:
