@@ -57,7 +57,7 @@ from bbox_lark.convert.base import (
     json_type,
 )
 from bbox_lark.grammar import vocabulary
-from bbox_lark.jsonout import _typed, result_to_json
+from bbox_lark.jsonout import event_to_json
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
@@ -142,33 +142,26 @@ def line_record(node: Line, number: int) -> dict[str, Any]:
 
 
 def _event_values(event: Event, record: dict[str, Any]) -> None:
-    if event.prefix:
-        record["prefix"] = event.prefix
-    if event.name is not None:
-        record["name"] = event.name
+    """The values ``parse --json`` gives an event (:func:`~bbox_lark.jsonout.event_to_json`),
+    with the fields split at the arrow: those before it in ``fields``, those after it in
+    ``result.fields``; an oversized line has only its prefix and name."""
     if event.oversized:
+        if event.prefix:
+            record["prefix"] = event.prefix
+        if event.name is not None:
+            record["name"] = event.name
         record["oversized"] = True
         return
-    if event.text:
-        record["text"] = event.text
     before = [f for f in event.field_nodes if not f.after_arrow]
     after = [f for f in event.field_nodes if f.after_arrow]
-    if before:
-        record["fields"] = _field_map(before)
-    typed = _typed(event)
-    if typed:
-        record["typed"] = typed
-    if event.args:
-        record["args"] = [_value(arg) for arg in event.args]
-    if event.arrow is not None:
-        record["arrow"] = event.arrow
-    if event.result is not None:
-        result = result_to_json(event.result)
-        if after:
-            result["fields"] = _field_map(after)
-        record["result"] = result
-    if event.metrics is not None:
-        record["metrics"] = {key: _value(value) for key, value in event.metrics.items()}
+    for key, value in event_to_json(event).items():
+        if key == "fields":
+            if before:
+                record["fields"] = _field_map(before)
+        elif key not in ("line", "kind", "continuation", "raw"):
+            record[key] = value
+    if after and "result" in record:
+        record["result"]["fields"] = _field_map(after)
 
 
 def category(node: Line) -> str:
