@@ -214,8 +214,39 @@ class SeenKeys:
         return index < len(bucket) and bucket[index] == value
 
 
+class RecentKeys:
+    """The call keys of the last two parts of a file checked in parts (``check --jobs``),
+    in place of :class:`SeenKeys` in the process that pairs the parts' calls: it keeps no
+    key history, so its memory does not grow with the file. A key it does not hold may
+    still have been seen in an earlier part: :meth:`Pairer.feed` then says ``DEFERRED``,
+    and the caller settles it after a second look at the earlier parts
+    (:func:`bbox_lark.parallel.check_split`)."""
+
+    __slots__ = ("_current", "_parts", "_previous")
+
+    def __init__(self) -> None:
+        self._current: set[Key] = set()
+        self._previous: set[Key] = set()
+        self._parts = 1  # parts begun so far
+
+    def add(self, key: Key) -> None:
+        self._current.add(key)
+
+    def holds(self, key: Key) -> bool | None:
+        """True when the key was seen in this part or the one before; False when it was not
+        and those two parts are all there was so far; else None (not known here)."""
+        if key in self._current or key in self._previous:
+            return True
+        return False if self._parts <= 2 else None
+
+    def next_part(self) -> None:
+        """The next part begins: forget the keys of the part before the one just read."""
+        self._previous, self._current = self._current, set()
+        self._parts += 1
+
+
 #: What :meth:`Pairer.feed` says about an event.
-OTHER, CALL, COMPLETION, ORPHAN, UNKNOWN, AMBIGUOUS = range(6)
+OTHER, CALL, COMPLETION, ORPHAN, UNKNOWN, AMBIGUOUS, DEFERRED = range(7)
 
 
 class Pairer:
@@ -226,9 +257,9 @@ class Pairer:
 
     __slots__ = ("_anonymous", "_index", "_open", "_seen", "completed")
 
-    def __init__(self) -> None:
+    def __init__(self, seen: SeenKeys | RecentKeys | None = None) -> None:
         self._index = _OpenCalls()
-        self._seen = SeenKeys()
+        self._seen = seen if seen is not None else SeenKeys()
         self._anonymous: dict[str | None, deque[_Open]] = {}
         self._open: dict[int, _Open] = {}  # by id(), in the order the calls started
         #: After :meth:`feed` returned ``COMPLETION``: the line of the start it completed.
@@ -250,14 +281,22 @@ class Pairer:
         """``CALL`` (a call that completes nothing, starts included), ``COMPLETION`` (the
         start's line is in :attr:`completed`), ``ORPHAN`` (a ``t~`` with no open start),
         ``UNKNOWN`` (an ``o:`` whose key no earlier line had), ``AMBIGUOUS`` (a start whose
-        key an earlier call still holds: also a call), or ``OTHER``."""
+        key an earlier call still holds: also a call), ``DEFERRED`` (with
+        :class:`RecentKeys`: an ``o:`` whose key is not open and not recent, so whether an
+        earlier line had it is not known here), or ``OTHER``."""
         kind = event.kind
         if kind == "observation":
             key = call_key(event)
             if key is None:
                 return OTHER
-            if key not in self._seen:
-                return UNKNOWN
+            if not self._index.any_open(key):
+                # Not open: nothing to complete, so the key's history only decides W002. (An
+                # open key was seen: the line that opened it registered it.)
+                seen = self._seen
+                if isinstance(seen, RecentKeys):
+                    held = seen.holds(key)
+                    return OTHER if held else UNKNOWN if held is False else DEFERRED
+                return OTHER if key in seen else UNKNOWN
             if _is_final(event):
                 started = self._close_oldest(key, None)
                 if started is not None:

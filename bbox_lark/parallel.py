@@ -17,6 +17,14 @@ The parent reads the header, then takes the parts in order: it adds their findin
 merges the ``file`` states and runs the ``sequence`` rules and the suppressions over the
 slimmed nodes, exactly as over the whole file; so a call opened in one part and closed in
 another pairs as in one pass, and the findings are the same, sorted the same way.
+
+One thing the parent does not keep is the history of every call key (W002: an observation
+whose key no earlier line had), which would grow with the file: it keeps the keys of the
+last two parts (:class:`~bbox_lark.correlate.RecentKeys`). An observation whose key is
+neither open nor recent is put aside, and once every part is read the earlier parts are
+read again, in the workers, for those keys only (:func:`first_seen`). A clean log has no
+such observation and pays nothing; a log that has them pays one more reading of the parts
+before the last one.
 """
 
 from __future__ import annotations
@@ -29,7 +37,9 @@ from typing import TYPE_CHECKING, Any, cast
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
 from bbox_lark.checks import Checker, Context, Rule
+from bbox_lark.checks.correlation import CorrelationRule
 from bbox_lark.checks.suppressions import MARKER
+from bbox_lark.correlate import FAMILIES, Key, RecentKeys, call_key
 from bbox_lark.parser import Head, iter_nodes
 from bbox_lark.source import DEFAULT_MAX_LINE
 
@@ -230,15 +240,14 @@ def check_split(
     states = {type(r).__name__: r for r in checker.rules if r.scope == "file"}
     sequence = [r.node for r in checker.rules if r.scope == "sequence"]
     suppressions = checker.suppressions
-    queue: list[Future[PartResult]] = []
-    todo = iter(parts)
-    for part in itertools.islice(todo, window):
-        queue.append(pool.submit(check_part, path, part, options))
-    while queue:
-        result = queue.pop(0).result()
-        following = next(todo, None)
-        if following is not None:
-            queue.append(pool.submit(check_part, path, following, options))
+    recent = RecentKeys()
+    correlation = next((r for r in checker.rules if isinstance(r, CorrelationRule)), None)
+    if correlation is not None:
+        correlation.defer_history(recent)
+    results: Iterator[PartResult] = _in_order(
+        pool, window, parts, lambda part: (check_part, path, part, options)
+    )
+    for result in results:
         ctx.found += result.found
         for name, state in result.states.items():
             states[name].merge(state)
@@ -247,4 +256,68 @@ def check_split(
             suppressions.node(node)
             for check in sequence:
                 check(node, ctx)
+        recent.next_part()
+    if correlation is not None and correlation.deferred:
+        correlation.settle(_first_seen(path, options, pool, window, parts, correlation.deferred), ctx)
     return checker.finish()
+
+
+#: Above this many keys to look for, the earlier parts are read again here rather than in
+#: the workers (each worker would be sent the whole set with every part).
+FIRST_SEEN_IN_WORKERS = 2000
+
+
+def _first_seen(
+    path: str,
+    options: Options,
+    pool: Executor,
+    window: int,
+    parts: list[Part],
+    deferred: list[tuple[int, int, Key]],
+) -> dict[Key, int]:
+    """The line where each deferred key was first seen, in the parts before the last
+    deferred observation."""
+    keys = frozenset(key for _, _, key in deferred)
+    last = max(line for line, _, _ in deferred)
+    earlier = [part for part in parts if part.first_line < last]
+    found: dict[Key, int] = {}
+    if len(keys) > FIRST_SEEN_IN_WORKERS:
+        results: Iterator[dict[Key, int]] = (first_seen(path, part, keys, options) for part in earlier)
+    else:
+        results = _in_order(pool, window, earlier, lambda part: (first_seen, path, part, keys, options))
+    for seen in results:
+        for key, line in seen.items():
+            found.setdefault(key, line)  # parts come in order: the first one found is the first
+    return found
+
+
+def _in_order(pool: Executor, window: int, parts: list[Part], job: Any) -> Iterator[Any]:
+    """Each part's result, in order, at most ``window`` parts in flight."""
+    queue: list[Future[Any]] = []
+    todo = iter(parts)
+    for part in itertools.islice(todo, window):
+        function, *arguments = job(part)
+        queue.append(pool.submit(function, *arguments))
+    while queue:
+        done = queue.pop(0).result()
+        following = next(todo, None)
+        if following is not None:
+            function, *arguments = job(following)
+            queue.append(pool.submit(function, *arguments))
+        yield done
+
+
+def first_seen(path: str, part: Part, keys: frozenset[Key], options: Options) -> dict[Key, int]:
+    """The first line of ``part`` with each of ``keys`` on a line that registers call keys
+    (what :class:`~bbox_lark.correlate.Pairer` counts as seen)."""
+    found: dict[Key, int] = {}
+    stream = iter_nodes(
+        _lines(path, part), max_line=options.max_line, attach=False, first_line=part.first_line, header=False
+    )
+    next(stream)
+    for node in stream:
+        if isinstance(node, Event) and node.kind in FAMILIES:
+            key = call_key(node)
+            if key is not None and key in keys and key not in found:
+                found[key] = node.line
+    return found

@@ -431,6 +431,60 @@ def test_real_logs_in_parts() -> None:
             assert _split_check(path, 10_000) == bbox_lark.check(path.read_bytes()), path.name
 
 
+def _far_apart(filler: int) -> str:
+    """Calls whose observations come many parts after them: re-observed (seen, no W002),
+    never registered (W002), registered only after their observation (W002)."""
+    body = ["@start id=s", "t:Read id=early → [ok]", "t!:Grep id=open1 → [running]", "o: id=late → [ok]"]
+    body += [f"u: filler line {n}" for n in range(filler)]
+    body += [
+        "o: id=early → [more]",  # seen long ago, closed: not W002
+        "o: id=never → [ok]",  # W002
+        "o: id=late → [ok]",  # W002 again: `late` is registered only below
+        "t:Read id=late → [ok]",
+        "o: id=open1 → [ok]",  # open: completes the start, no second look needed
+        "o: id=late → [ok]",  # seen just above: not W002
+        "@end",
+    ]
+    return HEADER + "\n".join(body) + "\n"
+
+
+@pytest.mark.parametrize("in_workers", [True, False], ids=["workers", "parent"])
+def test_a_file_in_parts_settles_far_observations_afterwards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_workers: bool
+) -> None:
+    from bbox_lark import parallel
+
+    text = _far_apart(300)
+    path = tmp_path / "far.bbox"
+    path.write_text(text, encoding="utf-8")
+    expected = bbox_lark.check(text)
+    w002 = [d.line for d in expected if d.code == "W002"]
+    assert w002 == [10, 312, 313]  # the header is 6 lines; 300 fillers from line 11
+    calls: list[int] = []
+    real = parallel._first_seen
+
+    def spy(*args: object) -> object:
+        calls.append(len(args[-1]))  # type: ignore[arg-type]
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "_first_seen", spy)
+    if not in_workers:
+        monkeypatch.setattr(parallel, "FIRST_SEEN_IN_WORKERS", 0)
+    assert _split_check(path, 200) == expected
+    assert calls == [3]  # early, never, late: put aside, then settled by a second look
+
+
+def test_a_clean_file_in_parts_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bbox_lark import parallel
+
+    body = "".join(f"t!:Read id=c{n} → [running]\no: id=c{n} → [ok]\n" for n in range(300))
+    text = HEADER + "@start id=s\n" + body + "@end\n"
+    path = tmp_path / "clean.bbox"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(parallel, "_first_seen", lambda *args: pytest.fail("read a second time"))
+    assert _split_check(path, 200) == bbox_lark.check(text) == []
+
+
 def test_check_jobs_splits_a_large_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 

@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
 from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
-from bbox_lark.correlate import AMBIGUOUS, FAMILIES, KEY_FIELDS, ORPHAN, UNKNOWN, Key, Pairer, call_key
+from bbox_lark.correlate import (
+    AMBIGUOUS,
+    DEFERRED,
+    FAMILIES,
+    KEY_FIELDS,
+    ORPHAN,
+    UNKNOWN,
+    Key,
+    Pairer,
+    RecentKeys,
+    call_key,
+)
 
 FAMILY = "correlation"
 
@@ -93,7 +104,8 @@ class CorrelationRule(Rule):
     """The pairing of :mod:`bbox_lark.correlate` as a stream (:class:`~bbox_lark.correlate.Pairer`):
     W001, W002 and W024 when their line comes, W007 and W025 for the starts still open at
     the end. It holds the open calls and the keys seen (about 8 bytes a
-    key: :class:`~bbox_lark.correlate.SeenKeys`)."""
+    key: :class:`~bbox_lark.correlate.SeenKeys`); a file checked in parts keeps only the
+    last parts' keys and settles the rest at the end (:meth:`defer_history`)."""
 
     family = FAMILY
     keys = frozenset(KEY_FIELDS)
@@ -103,6 +115,28 @@ class CorrelationRule(Rule):
 
     def __init__(self) -> None:
         self.pairer = Pairer()
+        #: With :meth:`defer_history`: the ``o:`` lines whose W002 is not settled yet, as
+        #: (line, column of the key, key).
+        self.deferred: list[tuple[int, int, Key]] = []
+
+    def defer_history(self, keys: RecentKeys) -> None:
+        """Pair with ``keys`` (the last parts' keys only) instead of the whole history: an
+        observation whose key is neither open nor recent goes to :attr:`deferred`, for
+        :meth:`settle` once the earlier lines have been looked at again."""
+        self.pairer = Pairer(keys)
+
+    def settle(self, first_seen: dict[Key, int], ctx: Context) -> None:
+        """W002 for each deferred observation whose key no earlier line had, given the line
+        where each deferred key was first seen (missing: never)."""
+        for line, col, key in self.deferred:
+            seen = first_seen.get(key)
+            if seen is None or seen >= line:
+                self._unknown(line, col, key, ctx)
+        self.deferred = []
+
+    @staticmethod
+    def _unknown(line: int, col: int, key: Key, ctx: Context) -> None:
+        ctx.report("W002", line, col, f"observation for unknown call {key[0]}={key[1]}")
 
     def node(self, event: Line, ctx: Context) -> None:
         if event.kind not in _PAIRED:
@@ -113,12 +147,13 @@ class CorrelationRule(Rule):
             key = call_key(event)
             what = f"{key[0]}={shorten(key[1])}" if key else f"tool {shorten(event.name or '')!r}"
             ctx.report("W001", event.line, _key_col(event, key), f"progress for {what} with no open start")
-        elif outcome == UNKNOWN:
+        elif outcome in (UNKNOWN, DEFERRED):
             key = call_key(event)
             assert key is not None
-            ctx.report(
-                "W002", event.line, _key_col(event, key), f"observation for unknown call {key[0]}={key[1]}"
-            )
+            if outcome == UNKNOWN:
+                self._unknown(event.line, _key_col(event, key), key, ctx)
+            else:
+                self.deferred.append((event.line, _key_col(event, key), key))
         elif outcome == AMBIGUOUS:
             key = call_key(event)
             assert key is not None
