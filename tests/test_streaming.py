@@ -439,6 +439,8 @@ def _far_apart(filler: int) -> str:
     body += [
         "o: id=early → [more]",  # seen long ago, closed: not W002
         "o: id=never → [ok]",  # W002
+        "# bbox-lark: ignore[W002]",
+        "o: id=silenced → [ok]",  # W002, suppressed by the comment above
         "o: id=late → [ok]",  # W002 again: `late` is registered only below
         "t:Read id=late → [ok]",
         "o: id=open1 → [ok]",  # open: completes the start, no second look needed
@@ -459,7 +461,8 @@ def test_a_file_in_parts_settles_far_observations_afterwards(
     path.write_text(text, encoding="utf-8")
     expected = bbox_lark.check(text)
     w002 = [d.line for d in expected if d.code == "W002"]
-    assert w002 == [10, 312, 313]  # the header is 6 lines; 300 fillers from line 11
+    assert w002 == [10, 312, 315]  # the header is 6 lines; 300 fillers from line 11
+    assert not [d for d in expected if d.line == 314]  # silenced
     calls: list[int] = []
     real = parallel._first_seen
 
@@ -471,7 +474,25 @@ def test_a_file_in_parts_settles_far_observations_afterwards(
     if not in_workers:
         monkeypatch.setattr(parallel, "FIRST_SEEN_IN_WORKERS", 0)
     assert _split_check(path, 200) == expected
-    assert calls == [3]  # early, never, late: put aside, then settled by a second look
+    assert calls == [4]  # early, never, silenced, late: put aside, then settled by a second look
+
+
+def test_recent_keys_hold_two_parts_only() -> None:
+    from bbox_lark.correlate import RecentKeys
+
+    keys = RecentKeys()
+    keys.add(("id", "a"))
+    assert keys.holds(("id", "a")) is True and keys.holds(("id", "b")) is False
+    keys.next_part()
+    keys.add(("id", "b"))
+    assert keys.holds(("id", "a")) is True and keys.holds(("id", "zz")) is False  # all there was
+    keys.next_part()
+    assert keys.holds(("id", "a")) is None  # forgotten: not known here
+    assert keys.holds(("id", "b")) is True
+    for n in range(1000):
+        keys.add(("id", f"k{n}"))
+        keys.next_part()
+    assert len(keys._current) + len(keys._previous) <= 2  # nothing piles up
 
 
 def test_a_clean_file_in_parts_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
