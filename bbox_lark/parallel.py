@@ -21,15 +21,16 @@ another pairs as in one pass, and the findings are the same, sorted the same way
 One thing the parent does not keep is the history of every call key (W002: an observation
 whose key no earlier line had), which would grow with the file: it keeps the keys of the
 last two parts (:class:`~bbox_lark.correlate.RecentKeys`). An observation whose key is
-neither open nor recent is put aside, and once every part is read the earlier parts are
-read again, in the workers, for those keys only (:func:`first_seen`). A clean log has no
-such observation and pays nothing; a log that has them pays one more reading of the parts
-before the last one.
+neither open nor recent is put aside, and once every part is read the earlier parts' bytes
+are searched again for those keys' values, in the workers, and only the lines that hold one
+are parsed (:func:`first_seen`). A clean log has no such observation and pays nothing; a
+log that has them pays one more reading of the bytes before the last one.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -40,8 +41,8 @@ from bbox_lark.checks import Checker, Context, Rule
 from bbox_lark.checks.correlation import CorrelationRule
 from bbox_lark.checks.suppressions import MARKER
 from bbox_lark.correlate import FAMILIES, Key, RecentKeys, call_key
-from bbox_lark.parser import Head, iter_nodes
-from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.parser import Head, iter_nodes, parse_line
+from bbox_lark.source import BOM, DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
@@ -309,7 +310,66 @@ def _in_order(pool: Executor, window: int, parts: list[Part], job: Any) -> Itera
 
 def first_seen(path: str, part: Part, keys: frozenset[Key], options: Options) -> dict[Key, int]:
     """The first line of ``part`` with each of ``keys`` on a line that registers call keys
-    (what :class:`~bbox_lark.correlate.Pairer` counts as seen)."""
+    (what :class:`~bbox_lark.correlate.Pairer` counts as seen).
+
+    Only the lines that hold a key's value can register it, so the part's bytes are searched
+    for the values first (a value written quoted holds its longest run without a character
+    that a quoted string escapes) and only the lines found are parsed, each as
+    :func:`~bbox_lark.parser.iter_nodes` would parse it. A value that is all such characters
+    makes every line of the part be parsed."""
+    finder = _value_finder(keys)
+    if finder is None:
+        return _first_seen_parsing_all(path, part, keys, options)
+    with open(path, "rb") as file:
+        file.seek(part.start)
+        data = file.read(part.end - part.start)
+    found: dict[Key, int] = {}
+    number, counted, done = part.first_line, 0, 0
+    for match in finder.finditer(data):
+        if match.start() < done:
+            continue  # a second value on a line already read
+        start = data.rfind(b"\n", 0, match.start()) + 1
+        end = data.find(b"\n", match.start())
+        end = len(data) if end < 0 else end + 1
+        number += data.count(b"\n", counted, start)
+        counted = done = start
+        _note_registration(data[start:end], number, keys, options.max_line, found)
+        done = end
+    return found
+
+
+def _value_finder(keys: frozenset[Key]) -> re.Pattern[bytes] | None:
+    runs: set[bytes] = set()
+    for _, value in keys:
+        run = max(_ESCAPED.split(value), key=len)
+        if not run:
+            return None
+        runs.add(run.encode("utf-8", "surrogateescape"))
+    return re.compile(b"|".join(re.escape(run) for run in sorted(runs, key=lambda run: -len(run))))
+
+
+#: The characters a quoted value writes as escapes (``scan.quote``).
+_ESCAPED = re.compile(r'["\\\n\t]')
+
+
+def _note_registration(
+    line: bytes, number: int, keys: frozenset[Key], max_line: int, found: dict[Key, int]
+) -> None:
+    text = line.decode("utf-8", "surrogateescape")
+    eol = "\r\n" if text.endswith("\r\n") else "\n" if text.endswith("\n") else ""
+    raw = text[: len(text) - len(eol)]
+    if number == 1:
+        raw = raw.removeprefix(BOM)
+    if len(raw) > max_line:
+        return  # kept verbatim, never parsed: it registers nothing
+    node = parse_line(raw, number, eol)
+    if isinstance(node, Event) and node.kind in FAMILIES:
+        key = call_key(node)
+        if key is not None and key in keys:
+            found.setdefault(key, number)
+
+
+def _first_seen_parsing_all(path: str, part: Part, keys: frozenset[Key], options: Options) -> dict[Key, int]:
     found: dict[Key, int] = {}
     stream = iter_nodes(
         _lines(path, part), max_line=options.max_line, attach=False, first_line=part.first_line, header=False
