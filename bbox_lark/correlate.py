@@ -216,6 +216,11 @@ class SeenKeys:
     def __contains__(self, key: Key) -> bool:
         return self._has(self._digest(key))
 
+    def holds(self, key: Key) -> bool:
+        """Whether the key was seen (what :class:`RecentKeys` answers with None when it
+        cannot tell)."""
+        return key in self
+
     def _has(self, value: int) -> bool:
         if value in self._recent:
             return True
@@ -302,11 +307,8 @@ class Pairer:
             if not self._index.any_open(key):
                 # Not open: nothing to complete, so the key's history only decides W002. (An
                 # open key was seen: the line that opened it registered it.)
-                seen = self._seen
-                if isinstance(seen, RecentKeys):
-                    held = seen.holds(key)
-                    return OTHER if held else UNKNOWN if held is False else DEFERRED
-                return OTHER if key in seen else UNKNOWN
+                held = self._seen.holds(key)
+                return OTHER if held else UNKNOWN if held is False else DEFERRED
             if _is_final(event):
                 started = self._close_oldest(key, None)
                 if started is not None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -41,8 +41,8 @@ from bbox_lark.checks import Checker, Context, Rule
 from bbox_lark.checks.correlation import CorrelationRule
 from bbox_lark.checks.suppressions import MARKER
 from bbox_lark.correlate import FAMILIES, Key, RecentKeys, call_key
-from bbox_lark.parser import Head, iter_nodes, parse_line
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE
+from bbox_lark.parser import Head, NodeStream, iter_nodes
+from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
@@ -129,6 +129,14 @@ def _lines(path: str, part: Part) -> Iterator[bytes]:
             yield line
 
 
+def _body_nodes(lines: Iterable[bytes], first_line: int, max_line: int) -> NodeStream:
+    """The nodes of body lines that start at line ``first_line`` (no header to look for),
+    each as soon as its line is read; the stream's empty :class:`Head` already taken."""
+    stream = iter_nodes(lines, max_line=max_line, attach=False, first_line=first_line, header=False)
+    next(stream)
+    return stream
+
+
 def check_part(path: str, part: Part, options: Options) -> PartResult:
     """One part, in a worker process (see the module's notes)."""
     checker = Checker(path=Path(path), blobs=options.blobs, select=options.select, ignore=options.ignore)
@@ -143,10 +151,7 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
     node_rules = [r.node for r in (*line_rules, *file_rules) if type(r).node is not Rule.node]
     fault_rules = [r.fault for r in line_rules if type(r).fault is not Rule.fault]
     nodes: list[Slim] = []
-    stream = iter_nodes(
-        _lines(path, part), max_line=options.max_line, attach=False, first_line=part.first_line, header=False
-    )
-    next(stream)
+    stream = _body_nodes(_lines(path, part), part.first_line, options.max_line)
     faults = stream.faults
     waiting = True  # the part's first line may be the target of the last part's suppression
     for item in stream:
@@ -318,12 +323,13 @@ def first_seen(path: str, part: Part, keys: frozenset[Key], options: Options) ->
     :func:`~bbox_lark.parser.iter_nodes` would parse it. A value that is all such characters
     makes every line of the part be parsed."""
     finder = _value_finder(keys)
+    found: dict[Key, int] = {}
     if finder is None:
-        return _first_seen_parsing_all(path, part, keys, options)
+        _note_registrations(_body_nodes(_lines(path, part), part.first_line, options.max_line), keys, found)
+        return found
     with open(path, "rb") as file:
         file.seek(part.start)
         data = file.read(part.end - part.start)
-    found: dict[Key, int] = {}
     number, counted, done = part.first_line, 0, 0
     for match in finder.finditer(data):
         if match.start() < done:
@@ -332,8 +338,8 @@ def first_seen(path: str, part: Part, keys: frozenset[Key], options: Options) ->
         end = data.find(b"\n", match.start())
         end = len(data) if end < 0 else end + 1
         number += data.count(b"\n", counted, start)
-        counted = done = start
-        _note_registration(data[start:end], number, keys, options.max_line, found)
+        counted = start
+        _note_registrations(_body_nodes([data[start:end]], number, options.max_line), keys, found)
         done = end
     return found
 
@@ -352,32 +358,10 @@ def _value_finder(keys: frozenset[Key]) -> re.Pattern[bytes] | None:
 _ESCAPED = re.compile(r'["\\\n\t]')
 
 
-def _note_registration(
-    line: bytes, number: int, keys: frozenset[Key], max_line: int, found: dict[Key, int]
-) -> None:
-    text = line.decode("utf-8", "surrogateescape")
-    eol = "\r\n" if text.endswith("\r\n") else "\n" if text.endswith("\n") else ""
-    raw = text[: len(text) - len(eol)]
-    if number == 1:
-        raw = raw.removeprefix(BOM)
-    if len(raw) > max_line:
-        return  # kept verbatim, never parsed: it registers nothing
-    node = parse_line(raw, number, eol)
-    if isinstance(node, Event) and node.kind in FAMILIES:
-        key = call_key(node)
-        if key is not None and key in keys:
-            found.setdefault(key, number)
-
-
-def _first_seen_parsing_all(path: str, part: Part, keys: frozenset[Key], options: Options) -> dict[Key, int]:
-    found: dict[Key, int] = {}
-    stream = iter_nodes(
-        _lines(path, part), max_line=options.max_line, attach=False, first_line=part.first_line, header=False
-    )
-    next(stream)
-    for node in stream:
+def _note_registrations(nodes: Iterable[Line | Head], keys: frozenset[Key], found: dict[Key, int]) -> None:
+    """Add to ``found`` the first line of each of ``keys`` on a line that registers it."""
+    for node in nodes:
         if isinstance(node, Event) and node.kind in FAMILIES:
             key = call_key(node)
-            if key is not None and key in keys and key not in found:
-                found[key] = node.line
-    return found
+            if key is not None and key in keys:
+                found.setdefault(key, node.line)

@@ -491,9 +491,10 @@ def _all_keys(data: bytes) -> frozenset[tuple[str, str]]:
 
 def test_first_seen_searching_the_bytes_finds_what_parsing_every_line_finds(tmp_path: Path) -> None:
     """The second look of a file checked in parts reads only the lines that hold a key's
-    value: it finds each key's first line as parsing every line does (corpus keys, a quoted
-    key with escapes, keys of other kinds and names that are not keys)."""
-    from bbox_lark.parallel import Options, _first_seen_parsing_all, first_seen, plan
+    value: it finds each key's first line in each part as parsing the whole file does
+    (corpus keys, a quoted key with escapes, keys of other kinds and names that are not keys)."""
+    from bbox_lark.correlate import FAMILIES, call_key
+    from bbox_lark.parallel import Options, first_seen, plan
 
     extra = (
         HEADER
@@ -510,30 +511,38 @@ def test_first_seen_searching_the_bytes_finds_what_parsing_every_line_finds(tmp_
     assert ("id", 'a "b" c') in keys and ("span", "x1") in keys
     planned = plan(str(path), 1024, 3000)
     assert planned is not None and len(planned[2]) > 20
+    parts = planned[2]
+    # What parsing the whole file says: each key's lines, then grouped by part.
+    lines: dict[tuple[str, str], list[int]] = {}
+    for node in iter_nodes(data, max_line=1024):
+        if isinstance(node, Event) and node.kind in FAMILIES:
+            key = call_key(node)
+            if key is not None:
+                lines.setdefault(key, []).append(node.line)
     options = Options(None, None, None, 1024)
     found = 0
-    for part in planned[2]:
-        fast = first_seen(str(path), part, keys, options)
-        assert fast == _first_seen_parsing_all(str(path), part, keys, options), part
-        found += len(fast)
+    for part, following in zip(parts, [*parts[1:], None], strict=True):
+        stop = following.first_line if following is not None else 1 << 60
+        expected = {
+            key: min(at)
+            for key, numbers in lines.items()
+            if (at := [n for n in numbers if part.first_line <= n < stop])
+        }
+        assert first_seen(str(path), part, keys, options) == expected, part
+        found += len(expected)
     assert found > 50
 
 
-def test_a_key_of_escaped_characters_only_is_looked_for_in_every_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from bbox_lark import parallel
+def test_a_key_of_escaped_characters_only_is_looked_for_in_every_line(tmp_path: Path) -> None:
+    from bbox_lark.parallel import _value_finder
 
+    assert _value_finder(frozenset({("id", '""')})) is None  # no run the bytes could be searched for
+    assert _value_finder(frozenset({("id", '""'), ("id", "x")})) is None
     filler = "".join(f"u: filler {n}\n" for n in range(200))
     text = HEADER + '@start id=s\nt:Read id="\\"\\"" → [ok]\n' + filler + 'o: id="\\"\\"" → [more]\n@end\n'
     path = tmp_path / "quotes.bbox"
     path.write_text(text, encoding="utf-8")
-    every: list[int] = []
-    real = parallel._first_seen_parsing_all
-    monkeypatch.setattr(parallel, "_first_seen_parsing_all", lambda *a: every.append(1) or real(*a))
-    monkeypatch.setattr(parallel, "FIRST_SEEN_IN_WORKERS", 0)  # in this process, where the spy is
-    assert _split_check(path, 200) == bbox_lark.check(text) == []
-    assert every  # the value `""` has no run the bytes could be searched for
+    assert _split_check(path, 200) == bbox_lark.check(text) == []  # seen: found by parsing every line
 
 
 def test_recent_keys_hold_two_parts_only() -> None:
