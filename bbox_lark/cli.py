@@ -104,7 +104,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 class OutputFormat(StrEnum):
-    """``check --output-format`` (``bbox_lark.report``); ``text`` is ``concise``'s old name."""
+    """``check --output-format`` (``bbox_lark.check_output``); ``text`` is ``concise``'s old name."""
 
     full = "full"
     concise = "concise"
@@ -215,12 +215,12 @@ def _report_check(
     exit_zero: bool,
     streaming: bool = False,
 ) -> int:
-    """Render a check run (``bbox_lark.report``) on stdout as it goes, unreadable inputs and the
+    """Render a check run (``bbox_lark.check_output``) on stdout as it goes, unreadable inputs and the
     summary on stderr, a progress bar on a terminal; return the exit code. ``streaming``:
     the reports are partial ones (one finding each, rendered and flushed at once) followed by
     each input's whole report (counted, not rendered again)."""
     from bbox_lark.ansi import wants_color
-    from bbox_lark.report import ReportOptions, Tally, render, render_statistics
+    from bbox_lark.check_output import ReportOptions, Tally, render, render_statistics
 
     if output is None:
         output = OutputFormat.full if _isatty(sys.stdout) else OutputFormat.concise
@@ -482,10 +482,10 @@ def _warm_up() -> None:
         return
     gc.disable()
     try:
+        from bbox_lark.check_output import render  # noqa: F401
         from bbox_lark.checks import registry
         from bbox_lark.config import resolver_from_options  # noqa: F401  (the run's modules)
         from bbox_lark.parser import line_driver
-        from bbox_lark.report import render  # noqa: F401
         from bbox_lark.workflow import check_paths  # noqa: F401
 
         line_driver()

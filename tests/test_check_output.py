@@ -1,4 +1,4 @@
-"""``check``'s output formats (``bbox_lark/report.py``) and the command polish around them:
+"""``check``'s output formats (``bbox_lark/check_output.py``) and the command polish around them:
 ``--statistics``, ``--quiet``, ``--exit-zero``, ``--version``, ``explain --list``, help pages,
 coloured diffs, the progress bar.
 
@@ -28,8 +28,7 @@ import bbox_lark
 from bbox_lark import cli
 from bbox_lark.ansi import color_diff, wants_color
 from bbox_lark.ast import Diagnostic
-from bbox_lark.cli import app
-from bbox_lark.report import (
+from bbox_lark.check_output import (
     FORMATS,
     ReportOptions,
     Tally,
@@ -42,6 +41,7 @@ from bbox_lark.report import (
     statistics,
     window,
 )
+from bbox_lark.cli import app
 from bbox_lark.workflow import FileReport, check_paths
 
 REPO = Path(__file__).resolve().parent.parent
