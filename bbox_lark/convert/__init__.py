@@ -38,6 +38,7 @@ from bbox_lark.convert.base import (
     UndetectableFormatError,
     UnknownFormatError,
     UnsupportedOptionError,
+    WritableText,
     WriteContext,
     build_head,
     collect,
@@ -226,7 +227,7 @@ def convert_stream(
     foreign = source.name != target.name and not source.keeps_source
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
     items = _staged(source.read(source_input, read_ctx), fidelity)
-    sink = out if out is not None else cast(TextIO, _Null())
+    sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())
     try:
         target.write(items, sink, write_ctx)
     finally:

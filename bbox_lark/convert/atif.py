@@ -43,6 +43,7 @@ from bbox_lark.convert.base import (
     collect,
     flatten,
     load_json,
+    type_problem,
 )
 
 if TYPE_CHECKING:
@@ -509,8 +510,80 @@ def record(node: Any, n: int, *, continuation: bool = True) -> dict[str, Any]:
     return out
 
 
+#: The keys of a :func:`record` besides ``n`` and ``kind``, with the JSON type of each.
+_RECORD_KEYS = {
+    "text": "string",
+    "name": "string",
+    "raw": "string",
+    "result": "string",
+    "args": "items",
+    "continuation": "strings",
+    "fields": "pairs",
+    "metrics": "pairs",
+}
+
+
+def record_problem(rec: Mapping[str, Any]) -> str | None:
+    """What makes ``rec`` no :func:`record` (a key of the wrong type, a key it never has),
+    checked once before :func:`restore` builds anything; None when its shape is right."""
+    from bbox_lark.convert.base import type_problem
+
+    problem = type_problem("kind", rec.get("kind"), "string")
+    if problem:
+        return problem
+    for key, value in rec.items():
+        if key in ("n", "kind"):
+            continue
+        shape = _RECORD_KEYS.get(key)
+        if shape is None:
+            return f"`{key}` is not a key of a line record"
+        if shape == "string":
+            problem = type_problem(key, value, "string")
+        elif not isinstance(value, list):
+            problem = type_problem(key, value, "array")
+        elif shape == "strings":
+            problem = _first(type_problem(f"{key}[{i}]", v, "string") for i, v in enumerate(value))
+        elif shape == "items":
+            problem = _first(_item_problem(f"{key}[{i}]", v) for i, v in enumerate(value))
+        else:
+            problem = _first(_pair_problem(f"{key}[{i}]", v) for i, v in enumerate(value))
+        if problem:
+            return problem
+    return None
+
+
+def _first(problems: Iterable[str | None]) -> str | None:
+    """The first problem found, else None."""
+    return next((problem for problem in problems if problem), None)
+
+
+def _item_problem(what: str, value: Any) -> str | None:
+    """A positional argument or field value: a string, or an array of strings (a list)."""
+    from bbox_lark.convert.base import type_problem
+
+    problem = type_problem(what, value, "string", "array")
+    if problem or isinstance(value, str):
+        return problem
+    return _first(type_problem(f"{what}[{i}]", v, "string") for i, v in enumerate(value))
+
+
+def _pair_problem(what: str, value: Any) -> str | None:
+    """A field as ``[key, value]`` or ``[key, value, true]``."""
+    from bbox_lark.convert.base import type_problem
+
+    problem = type_problem(what, value, "array")
+    if problem:
+        return problem
+    if len(value) not in (2, 3):
+        return f"`{what}` must be [key, value] or [key, value, quoted], got {len(value)} items"
+    if len(value) == 3 and not isinstance(value[2], bool):
+        return type_problem(f"{what}[2]", value[2], "boolean")
+    return type_problem(f"{what}[0]", value[0], "string") or _item_problem(f"{what}[1]", value[1])
+
+
 def restore(rec: Mapping[str, Any]) -> Any:
-    """The body line a :func:`record` stands for (ValueError or KeyError when it is not one)."""
+    """The body line a :func:`record` stands for (ValueError or KeyError when it is not one;
+    :func:`record_problem` first tells a record of the wrong shape)."""
     from bbox_lark.transform import build_values, read_result
 
     kind = rec["kind"]
@@ -605,16 +678,27 @@ def _restore_document(
     from bbox_lark.convert.base import build_head, importer_header
 
     header = mine.get("header")
-    if isinstance(header, dict) and header:
+    problem = _header_problem(header, mine.get("null"))
+    if problem is None and header:
         nulls = set(mine.get("null") or ())
         yield build_head({k: (None if k in nulls else v) for k, v in header.items()})
     else:
-        yield importer_header(ctx, data.get("session_id"))
+        # An empty header: the bbox file's could not be read (E006, E017 …); written anew.
+        if problem is not None:
+            ctx.report.skip(1, f"extra.bbox.header: {problem}; a header was written for it")
+        session = data.get("session_id")
+        safe = isinstance(session, str) and _field_safe(session) and session.strip() == session
+        yield importer_header(ctx, session if safe else None)
     records: list[tuple[int, int, dict[str, Any]]] = []
     for line, step in steps:
         extra = step.get("extra") or {}
         held = extra.get(EXTRA_KEY) if isinstance(extra, dict) else None
-        for rec in (held or {}).get("lines", ()) if isinstance(held, dict) else ():
+        found = held.get("lines", []) if isinstance(held, dict) else []
+        if not isinstance(found, list):
+            why = type_problem("extra.bbox.lines", found, "array")
+            ctx.report.skip(line, f"step {step['step_id']}: {why}")
+            continue
+        for rec in found:
             if isinstance(rec, dict) and _is_int(rec.get("n")):
                 records.append((rec["n"], line, rec))
             else:
@@ -623,13 +707,35 @@ def _restore_document(
                 )
     records.sort(key=lambda r: r[0])
     for _, line, rec in records:
+        problem = record_problem(rec)
+        if problem is not None:
+            ctx.report.skip(line, f"extra.bbox record {rec['n']}: {problem}")
+            continue
         try:
             node = restore(rec)
         except (ValueError, KeyError, TypeError) as error:
-            ctx.report.skip(line, f"extra.bbox record {rec.get('n')}: cannot be rebuilt: {error}")
+            ctx.report.skip(line, f"extra.bbox record {rec['n']}: cannot be rebuilt: {error}")
             continue
         ctx.report.kept(f"{rec['kind']} lines (from extra.bbox records)", line)
         yield node
+
+
+def _header_problem(header: Any, nulls: Any) -> str | None:
+    """What makes ``extra.bbox.header`` (and its ``null`` list) no header a bbox file can
+    have, else None: it must be an object whose values nest less deeply than a
+    header may (E017), and ``null`` an array of strings."""
+    from bbox_lark.convert.base import nesting_depth, type_problem
+    from bbox_lark.header import MAX_HEADER_DEPTH
+
+    problem = type_problem("header", header, "object")
+    if problem:
+        return problem
+    if nesting_depth(header, MAX_HEADER_DEPTH) >= MAX_HEADER_DEPTH:
+        return f"the header nests more than {MAX_HEADER_DEPTH - 1} levels deep"
+    if nulls is not None:
+        problem = type_problem("null", nulls, "array")
+        problem = problem or _first(type_problem(f"null[{i}]", k, "string") for i, k in enumerate(nulls))
+    return problem
 
 
 def _field_safe(value: Any) -> bool:
@@ -843,6 +949,10 @@ class _Writer:
         self.starts: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self.by_key: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
         self.used_ids: set[str] = set()
+        #: base id -> the last suffix tried (see :meth:`unique_id`).
+        self.suffixes: dict[str, int] = {}
+        #: The current step's tool_calls list, how many of it were read, their ids.
+        self.step_ids: tuple[list[Any], list[int], set[str]] | None = None
         self.by_step: dict[int, dict[str, Any]] = {}
         self.root: dict[str, Any] = {}
         self.sequence = 0
@@ -1008,19 +1118,34 @@ class _Writer:
             self.used_ids.add(wanted)
             return wanted
         base = wanted or f"call_{self.sequence}"
-        candidate, n = base, 1
+        # Each base remembers the last suffix it tried: ids only get used, never freed, so
+        # a suffix refused once stays refused (n calls sharing one id cost n, not n²).
+        n = self.suffixes.get(base, 1)
+        candidate = base if n == 1 else f"{base}~{n}"
         while candidate in self.used_ids or (wanted and candidate == wanted):
             n += 1
             candidate = f"{base}~{n}"
+        self.suffixes[base] = n
         self.used_ids.add(candidate)
         what = "unique tool_call_ids (an id reused while a call was open)" if wanted else "tool_call_ids"
         self.report.synthesized(what, event.line)
         return candidate
 
     def _step_ids(self) -> set[str]:
-        if self.current is None:
+        """The tool_call_ids of the current step, kept up to date as its list grows (read
+        again only when the list is another one), so that n calls in one step cost n."""
+        calls = self.current.get("tool_calls") if self.current is not None else None
+        if not isinstance(calls, list):
             return set()
-        return {tc["tool_call_id"] for tc in self.current.get("tool_calls") or ()}
+        held = self.step_ids
+        if held is None or held[0] is not calls:
+            held = self.step_ids = (calls, [0], set())
+        seen, ids = held[1], held[2]
+        for tc in calls[seen[0] :]:
+            if isinstance(tc, dict) and isinstance(tc.get("tool_call_id"), str):
+                ids.add(tc["tool_call_id"])
+        seen[0] = len(calls)
+        return ids
 
     def call(self, event: Event) -> dict[str, Any]:
         from bbox_lark.correlate import AMBIGUOUS, COMPLETION, call_key, is_start
@@ -1139,11 +1264,12 @@ class _Writer:
         return step
 
     def metrics_comment(self, event: Event) -> Any:
+        from bbox_lark.values import parse_int
+
         values = event.metrics or {}
-        step_value = values.get("step")
-        target = None
-        if isinstance(step_value, str) and step_value.isdigit():
-            target = self.by_step.get(int(step_value))
+        # The typed step (W014's reading: ASCII digits within range), never int() of the text.
+        step_value = parse_int(values.get("step"))
+        target = self.by_step.get(step_value) if step_value is not None else None
         if target is None or target["source"] != "agent" or "metrics" in target:
             self.report.extra("# metrics lines with no agent step to go to", event.line)
             return _UNPLACED

@@ -23,6 +23,7 @@ with their line and why (the command then exits 1, DECISIONS §10 Importers).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +139,50 @@ def json_type(value: Any, *, article: bool = False) -> str:
     if not article:
         return name
     return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+#: The JSON types :func:`type_problem` can ask for (``integer``: a number without a fraction).
+_JSON_TYPES = {
+    "string": str,
+    "array": list,
+    "object": dict,
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+def type_problem(what: str, value: Any, *expected: str) -> str | None:
+    """None when ``value`` is one of the ``expected`` JSON types (``string``, ``array``,
+    ``object``, ``number``, ``integer``, ``boolean``, ``null``), else the message a reader
+    reports: "`text` must be a string, got an array". Readers call it once per value at
+    their edge, so that no value of the wrong type gets further in."""
+    for name in expected:
+        if name in ("number", "integer"):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if name == "number" or isinstance(value, int):
+                return None
+        elif isinstance(value, _JSON_TYPES[name]):
+            return None
+    wanted = " or ".join(("an " if n[0] in "aeiou" else "a " if n != "null" else "") + n for n in expected)
+    return f"`{what}` must be {wanted}, got {json_type(value, article=True)}"
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deeply ``value`` nests arrays and objects (a scalar is 0), counted without
+    recursion and only up to ``limit + 1`` (a value nested deeper than any reader takes
+    costs no more than one nested just too deep)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > limit:
+                return depth
+            stack.extend((child, depth) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def long_number(text: str) -> tuple[int, int] | None:
@@ -368,6 +413,53 @@ Report = Fidelity
 # -- reading and writing -----------------------------------------------------------------
 
 
+def encode_text(text: str) -> bytes:
+    """A ``str`` given to the API as the bytes a reader reads: UTF-8, undecodable bytes
+    (U+DC80–U+DCFF from ``surrogateescape``) back as they were; any other lone surrogate,
+    which no UTF-8 file can hold, as the three bytes ``surrogatepass`` gives, which the
+    reader then reports as invalid UTF-8 (E001) and keeps byte for byte."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        as_bytes = _UNWRITABLE.sub(
+            lambda found: found[0].encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape"), text
+        )
+        return as_bytes.encode("utf-8", "surrogateescape")
+
+
+def writable(text: str) -> tuple[str, int]:
+    """``text`` as it can be written to a UTF-8 file: every lone surrogate that stands for
+    no byte (outside U+DC80–U+DCFF; only a ``str`` given to the API or a JSON ``\\ud800``
+    escape holds one) becomes U+FFFD; and how many did. Writers of text call it on what they
+    write, so that writing never fails on what reading accepted."""
+    if not _UNWRITABLE.search(text):
+        return text, 0
+    return _UNWRITABLE.subn("\ufffd", text)
+
+
+#: Lone surrogates that ``surrogateescape`` cannot write as a byte.
+_UNWRITABLE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+class WritableText:
+    """A text stream that passes what is written to it through :func:`writable` (a lone
+    surrogate no byte stands for becomes U+FFFD, reported as dropped): what a converter
+    writes can always be encoded, whatever its input held."""
+
+    def __init__(self, out: TextIO, report: Fidelity) -> None:
+        self.out = out
+        self.report = report
+
+    def write(self, text: str) -> int:
+        fixed, replaced = writable(text)
+        if replaced:
+            self.report.dropped("lone surrogates UTF-8 cannot encode (written as U+FFFD)", 0, replaced)
+        return self.out.write(fixed)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno ... of the stream underneath
+        return getattr(self.out, name)
+
+
 class Input:
     """What a reader reads: a file (or standard input) given by path, or bytes in memory.
 
@@ -378,7 +470,7 @@ class Input:
         self, path: str | Path | None = None, data: bytes | str | None = None, stream: IO[bytes] | None = None
     ) -> None:
         self.path = None if path is None or str(path) == "-" else Path(path)
-        self._data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+        self._data = encode_text(data) if isinstance(data, str) else data
         self._stream = stream
         self._head: bytes | None = None
 

@@ -116,7 +116,8 @@ def sniff(text: str) -> int:
             continue
         if not isinstance(record, dict):
             continue
-        if record.get("type") not in RECORD_TYPES:
+        kind = record.get("type")
+        if not isinstance(kind, str) or kind not in RECORD_TYPES:
             continue
         if any(isinstance(record.get(key), str) for key in ("sessionId", "uuid", "leafUuid", "messageId")):
             found += 1

@@ -1,0 +1,143 @@
+"""Hostile input through the converters (issue 15, "Hardening 2"): every importer and
+exporter takes any input without an exception, reports what it cannot read with its
+location, writes only what can be read back (its output passes ``check`` without an error,
+and can be encoded), round-trips exactly where it says so, and runs in time linear in its
+input.
+
+Each minimal input the issue lists is a case here; the fuzzer (``tools/fuzz.py``, its
+converter targets) finds more of the same kind, and each of its finds becomes a case too.
+Linear-time cases compare counted work or CPU time at n and 4n with generous factors, as
+``tests/test_hostile.py`` does: never an absolute time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import bbox_lark
+from bbox_lark.convert import convert, detect_format
+
+HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
+
+
+def errors(text: str) -> list[str]:
+    """The error findings of a converter's bbox output (an importer's must have none)."""
+    return [f"{d.code} {d.line}:{d.col} {d.message}" for d in bbox_lark.check(text) if d.severity == "error"]
+
+
+def skipped(result: Any) -> list[str]:
+    return [s.message for s in result.skipped]
+
+
+# -- 1. type trust in JSON importers -------------------------------------------------------
+
+
+def test_sniffing_a_record_whose_type_is_a_list() -> None:
+    assert detect_format(None, b'{"type":[]}') is None
+    assert detect_format(None, b'{"type":{}, "sessionId": "s"}\n') is None
+
+
+def trajectory(bbox: dict[str, Any], lines: Any = None) -> str:
+    """An ATIF trajectory as the bbox writer writes one, with ``extra.bbox`` as given."""
+    step: dict[str, Any] = {"step_id": 1, "source": "user", "message": "hi"}
+    if lines is not None:
+        step["extra"] = {"bbox": {"lines": lines}}
+    root = {"schema_version": "ATIF-v1.8", "session_id": "s", "agent": {"name": "a", "version": "1"}}
+    return json.dumps({**root, "steps": [step], "extra": {"bbox": bbox}})
+
+
+GOOD_HEADER = {"header": {"format": "bbox/1", "id": "s", "repo_sha": "215db51"}}
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("bbox", "lines", "message"),
+    [
+        (
+            {"header": {"": ""}, "null": [{}]},
+            None,
+            "extra.bbox.header: `null[0]` must be a string, got an object; a header was written for it",
+        ),
+        (GOOD_HEADER, 1, "step 1: `extra.bbox.lines` must be an array, got a number"),
+        (
+            GOOD_HEADER,
+            [{"n": 1, "kind": "agent", "text": []}],
+            "extra.bbox record 1: `text` must be a string, got an array",
+        ),
+        (
+            GOOD_HEADER,
+            [{"n": 1, "kind": "", "result": {}}],
+            "extra.bbox record 1: `result` must be a string, got an object",
+        ),
+        (
+            GOOD_HEADER,
+            [{"n": 1, "kind": "tool", "name": "x", "fields": [["id", 3]]}],
+            "extra.bbox record 1: `fields[0][1]` must be a string or an array, got a number",
+        ),
+        (
+            GOOD_HEADER,
+            [{"n": 1, "kind": "tool", "name": "x", "args": [["a", None]]}],
+            "extra.bbox record 1: `args[0][1]` must be a string, got null",
+        ),
+        (
+            {"header": {"format": "bbox/1", "id": "s", "repo_sha": "x", "k": nested(330)}},
+            None,
+            "extra.bbox.header: the header nests more than 63 levels deep; a header was written for it",
+        ),
+    ],
+    ids=["null-object", "lines-number", "text-array", "result-object", "field-number", "arg-null", "deep"],
+)
+def test_atif_records_of_the_wrong_shape_are_skipped_with_their_place(
+    bbox: dict[str, Any], lines: Any, message: str
+) -> None:
+    result = convert(trajectory(bbox, lines), "atif", to="bbox")
+    assert skipped(result) == [message]
+    assert errors(result.text) == []
+
+
+def test_a_header_nested_as_deep_as_a_header_may_comes_back() -> None:
+    header = {"format": "bbox/1", "id": "s", "repo_sha": "215db51", "k": nested(20)}
+    result = convert(trajectory({"header": header}), "atif", to="bbox")
+    assert skipped(result) == []
+    assert bbox_lark.parse(result.text).header["k"] == nested(20)
+
+
+# -- 3. bbox → ATIF uses the typed step of `# metrics` --------------------------------------
+
+
+@pytest.mark.parametrize("step", ["²", "9" * 4301, "٣"])
+def test_a_metrics_step_that_is_no_step_goes_to_extra(step: str) -> None:
+    text = HEADER + f"a: hi step=1\n# metrics step={step} prompt_tokens=3\n"
+    assert "W014" in {d.code for d in bbox_lark.check(text)} or step == "٣"
+    trajectory = json.loads(convert(text, "bbox", to="atif").text)
+    assert "metrics" not in trajectory["steps"][0]
+    back = convert(json.dumps(trajectory), "atif", to="bbox")
+    assert back.text == text
+
+
+# -- 4. a str holding a lone surrogate -------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["bbox", "jsonl", "atif", "compact"])
+def test_a_lone_surrogate_in_a_str_converts(target: str) -> None:
+    text = HEADER + "u: a\ud800b\n"
+    result = convert(text, "bbox", to=target)
+    result.text.encode("utf-8", "surrogateescape")  # writable
+    # It is read as the bytes `surrogatepass` gives, which are not UTF-8: E001, kept.
+    assert [d.code for d in result.diagnostics if d.severity == "error"] == ["E001"]
+
+
+def test_an_unwritable_surrogate_from_json_becomes_a_replacement_character() -> None:
+    records = [{"record": "header", "bbox": "1"}, {"line": 1, "kind": "user", "source": "u: \ud800"}]
+    result = convert("".join(json.dumps(r) + "\n" for r in records), "jsonl", to="bbox")
+    assert result.text == "u: \ufffd\n"
+    assert "dropped lone surrogates UTF-8 cannot encode (written as U+FFFD): 1" in result.fidelity.render()
