@@ -13,6 +13,7 @@ Linear-time cases compare counted work or CPU time at n and 4n with generous fac
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -141,3 +142,72 @@ def test_an_unwritable_surrogate_from_json_becomes_a_replacement_character() -> 
     result = convert("".join(json.dumps(r) + "\n" for r in records), "jsonl", to="bbox")
     assert result.text == "u: \ufffd\n"
     assert "dropped lone surrogates UTF-8 cannot encode (written as U+FFFD): 1" in result.fidelity.render()
+
+
+# -- 2. BB-7: a node builder's ValueError never escapes -------------------------------------
+
+
+def chat(messages: list[Any], **keys: Any) -> str:
+    return json.dumps({"version": 2, "messages": messages, **keys})
+
+
+def test_a_bb7_model_that_is_only_whitespace_is_no_model_switch() -> None:
+    message = {"role": "assistant", "model": "\u0085", "parts": [{"type": "text", "content": "hi"}]}
+    result = convert(chat([message]), "bb7", to="bbox")
+    assert result.text.endswith("---\na: hi\n")
+    assert errors(result.text) == []
+
+
+# -- 5. importer output passes check and can be written --------------------------------------
+
+
+def test_a_header_value_too_long_for_the_header_goes_to_a_body_line() -> None:
+    message = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+    result = convert(chat([message], model="m" * 70_000), "bb7", to="bbox")
+    assert errors(result.text) == []
+    document = bbox_lark.parse(result.text)
+    assert "model" not in document.header
+    moved = document.events[0]
+    assert moved.text == "notes: header model (a JSON string)"
+    assert json.loads("".join(c.text for c in moved.continuation)) == "m" * 70_000
+
+
+LIGHTBOX = Path(__file__).parent / "fixtures" / "lightbox" / "session"
+
+
+def lightbox_session(tmp_path: Path, change: dict[str, Any], meta: dict[str, Any] | None = None) -> Path:
+    first = json.loads((LIGHTBOX / "events.jsonl").read_text().splitlines()[0])
+    (tmp_path / "events.jsonl").write_text(json.dumps({**first, **change}) + "\n")
+    (tmp_path / "meta.json").write_text(json.dumps(meta or json.loads((LIGHTBOX / "meta.json").read_text())))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"tool": "a\u0000b"},
+        {"input": {"x": "a\u0000b"}},
+        {"session_id": "\u0000"},
+        {"input": {"x": "a\udc80b"}},
+        {"timestamp_end": "\ud800"},
+        {"output": "a\udfffb"},
+    ],
+    ids=["nul-tool", "nul-input", "nul-session", "dc80-input", "d800-end", "dfff-output"],
+)
+def test_lightbox_strings_no_line_can_hold_are_replaced(tmp_path: Path, change: dict[str, Any]) -> None:
+    result = convert(b"", "lightbox", to="bbox", path=lightbox_session(tmp_path, change))
+    result.text.encode("utf-8")
+    assert errors(result.text) == []
+    assert (
+        "NUL characters and lone surrogates in JSON strings (written as U+FFFD)" in result.fidelity.render()
+    )
+
+
+@pytest.mark.parametrize(
+    "meta", [{"session_id": "\u0085"}, {"session_id": "s", "lightbox_version": "v" * 70_000}]
+)
+def test_lightbox_meta_values_the_header_cannot_hold(tmp_path: Path, meta: dict[str, Any]) -> None:
+    result = convert(b"", "lightbox", to="bbox", path=lightbox_session(tmp_path, {}, meta))
+    assert errors(result.text) == []
+    # A finding of the input is still reported at its own line (the moved value shifts none).
+    assert all(s.line in (0, 1) for s in result.skipped), result.skipped

@@ -43,6 +43,7 @@ from bbox_lark.convert.base import (
     build_head,
     collect,
     flatten,
+    with_overflow,
 )
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
@@ -226,7 +227,7 @@ def convert_stream(
     read_ctx = ReadContext(fidelity, read_options, max_line, check=check)
     foreign = source.name != target.name and not source.keeps_source
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
-    items = _staged(source.read(source_input, read_ctx), fidelity)
+    items = _staged(with_overflow(source.read(source_input, read_ctx), read_ctx), fidelity)
     sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())
     try:
         target.write(items, sink, write_ctx)

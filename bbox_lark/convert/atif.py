@@ -687,8 +687,7 @@ def _restore_document(
         if problem is not None:
             ctx.report.skip(1, f"extra.bbox.header: {problem}; a header was written for it")
         session = data.get("session_id")
-        safe = isinstance(session, str) and _field_safe(session) and session.strip() == session
-        yield importer_header(ctx, session if safe else None)
+        yield importer_header(ctx, session if _header_safe(session) else None)
     records: list[tuple[int, int, dict[str, Any]]] = []
     for line, step in steps:
         extra = step.get("extra") or {}
@@ -742,6 +741,13 @@ def _field_safe(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= _FIELD_MAX and not _UNSAFE.search(value)
 
 
+def _header_safe(value: Any) -> bool:
+    """A value the header may hold (else it travels as an attachment of ``# atif root``)."""
+    from bbox_lark.convert.base import header_safe
+
+    return _field_safe(value) and bool(value) and header_safe(value)
+
+
 def _import(
     data: dict[str, Any], steps: list[tuple[int, dict[str, Any]]], ctx: ReadContext
 ) -> Iterator[Item]:
@@ -761,7 +767,7 @@ def _import(
     ):
         if value is None:
             continue
-        if _field_safe(value) and value.strip() == value and value:
+        if _header_safe(value):
             head_fields[key] = value
         else:
             root += attachment(
@@ -769,16 +775,11 @@ def _import(
             )
     head_fields[SCHEMA_HEADER] = data["schema_version"]
     trajectory_id = data.get("trajectory_id")
-    if (
-        trajectory_id is not None
-        and _field_safe(trajectory_id)
-        and trajectory_id.strip() == trajectory_id
-        and trajectory_id
-    ):
+    if trajectory_id is not None and _header_safe(trajectory_id):
         head_fields["trajectory_id"] = trajectory_id
     elif trajectory_id is not None:
         root += attachment("trajectory_id", trajectory_id)
-    if not (isinstance(session, str) and session and _field_safe(session) and session.strip() == session):
+    if not _header_safe(session):
         root += attachment("session_id", session)
         session = None
     yield importer_header(ctx, session, **head_fields)

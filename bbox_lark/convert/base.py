@@ -23,6 +23,7 @@ with their line and why (the command then exits 1, DECISIONS §10 Importers).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -236,6 +237,9 @@ def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> 
     small: large structures go in body lines or blobs (DECISIONS §10)."""
     import uuid
 
+    if session_id and not header_safe(session_id):
+        _overflow(ctx, "id", session_id)
+        session_id = None
     if not session_id:
         session_id = f"imported-{uuid.uuid4()}"
         ctx.report.synthesized("session ids (the source has none)", 0)
@@ -246,8 +250,100 @@ def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> 
     else:
         values["repo_sha"] = "unknown"
         ctx.report.synthesized("repo_sha: unknown (the source has none; give --repo-sha)", 0)
-    values.update((key, value) for key, value in fields.items() if value is not None)
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if isinstance(value, str) and not header_safe(value):
+            _overflow(ctx, key, value)
+        else:
+            values[key] = value
     return build_head(values)
+
+
+#: The longest string value an importer writes in the header (DECISIONS §10: it stays small).
+HEADER_VALUE_MAX = 1024
+#: What a header value an importer writes may not hold: what YAML or a bbox line reads
+#: otherwise (line breaks of either, controls, NUL, lone surrogates, a byte order mark).
+_HEADER_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff]")
+#: How many characters of a moved header value go on one continuation line.
+_OVERFLOW_PIECE = 4096
+
+
+def header_safe(value: str) -> bool:
+    """True when an importer may write ``value`` as a header value: one line, at most
+    :data:`HEADER_VALUE_MAX` characters, no surrounding whitespace, nothing YAML would read
+    as something else."""
+    return len(value) <= HEADER_VALUE_MAX and value.strip() == value and not _HEADER_UNSAFE.search(value)
+
+
+def _overflow(ctx: ReadContext, key: str, value: str) -> None:
+    """A header value an importer cannot keep in the header goes to a body line instead
+    (DECISIONS §10): ``# notes: header KEY`` with the value as a JSON string (ASCII only)
+    on its continuation lines; the reader's stream carries it right after the head."""
+    from bbox_lark.ast import Comment
+
+    text = json.dumps(value)
+    pieces = [text[i : i + _OVERFLOW_PIECE] for i in range(0, len(text), _OVERFLOW_PIECE)]
+    ctx.overflow.append(Comment.build(f"notes: header {key} (a JSON string)", continuation=pieces))
+    ctx.report.note("extra", f"header values too long or not one line (as # notes: header lines): {key}", 0)
+
+
+def with_overflow(items: Iterator[Item], ctx: ReadContext) -> Iterator[Item]:
+    """A reader's stream with the header values :func:`importer_header` moved out of the
+    header (``ctx.overflow``) as body lines right after the head."""
+    for number, item in enumerate(items):
+        yield item
+        if number == 0:
+            yield from ctx.overflow
+
+
+def overflow_lines(ctx: ReadContext) -> int:
+    """How many lines the moved header values take after the head (for readers that map
+    their output lines back to input lines)."""
+    return sum(1 + len(node.continuation) for node in ctx.overflow)
+
+
+#: What no bbox line may hold and a JSON string can: NUL and lone surrogates (a JSON
+#: ``\\udc80`` escape is a character, not an undecodable byte of the file).
+_JSON_UNSAFE = re.compile("[\x00\ud800-\udfff]")
+
+
+def clean_json(value: Any) -> tuple[Any, int]:
+    """``value`` (loaded JSON) with every NUL and lone surrogate in its strings, keys
+    included, replaced by U+FFFD, and how many were; walked without recursion, so any
+    nesting ``json`` loads is fine. Readers call it once on each record they load."""
+    if isinstance(value, str):
+        return _JSON_UNSAFE.subn("\ufffd", value) if _JSON_UNSAFE.search(value) else (value, 0)
+    if not isinstance(value, dict | list):
+        return value, 0
+    count = 0
+
+    def clean(text: str) -> str:
+        nonlocal count
+        if not _JSON_UNSAFE.search(text):
+            return text
+        text, found = _JSON_UNSAFE.subn("\ufffd", text)
+        count += found
+        return text
+
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            for index, child in enumerate(item):
+                if isinstance(child, str):
+                    item[index] = clean(child)
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+        else:
+            for key in [k for k in item if _JSON_UNSAFE.search(k)]:
+                item[clean(key)] = item.pop(key)
+            for key, child in item.items():
+                if isinstance(child, str):
+                    item[key] = clean(child)
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+    return value, count
 
 
 @dataclass(frozen=True, slots=True)
@@ -544,6 +640,8 @@ class ReadContext:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: Run the bbox checks on what is read (bbox sources); off for a plain stream.
     check: bool = True
+    #: Header values :func:`importer_header` moved to body lines, yielded after the head.
+    overflow: list[Any] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ dropped and what is synthesized are in ``docs/formats/bb7.md`` and :data:`MAPPIN
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import re
@@ -30,6 +31,7 @@ from bbox_lark.convert.base import (
     MappingRow,
     ReadContext,
     RefusedInputError,
+    clean_json,
     importer_header,
     json_type,
     load_json,
@@ -126,7 +128,6 @@ LINE_LIMIT = 100_000
 ZERO_TIME = "0001-01-01T00:00:00Z"
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
 _WS = re.compile(r"[ \t\n\r]*")
 
 
@@ -158,6 +159,7 @@ class _Locator:
     def __init__(self, text: str) -> None:
         self.text = text
         self.offsets: dict[tuple[int, ...], int] = {}
+        self._breaks: list[int] | None = None
         self._decoder = json.JSONDecoder()
         # The text is valid JSON (it was loaded first); a failure leaves positions unknown (0).
         with contextlib.suppress(ValueError, IndexError, RecursionError):
@@ -165,7 +167,13 @@ class _Locator:
 
     def at(self, *path: int) -> tuple[int, int]:
         offset = self.offsets.get(path)
-        return _position(self.text, offset) if offset is not None else (0, 0)
+        if offset is None:
+            return 0, 0
+        if self._breaks is None:  # where each line starts, found once (not per message)
+            self._breaks = [found.start() for found in re.finditer("\n", self.text)]
+        line = bisect.bisect_left(self._breaks, offset)
+        start = self._breaks[line - 1] + 1 if line else 0
+        return line + 1, offset - start + 1
 
     def _skip(self, i: int) -> int:
         return _WS.match(self.text, i).end()  # type: ignore[union-attr]
@@ -207,21 +215,6 @@ class _Locator:
             return i + 1
 
 
-def _clean(value: Any, counter: list[int]) -> Any:
-    """``value`` with NUL characters and unpaired surrogates (which no bbox file may hold,
-    DECISIONS §1) replaced by U+FFFD; ``counter[0]`` counts them."""
-    if isinstance(value, str):
-        if _BAD_CHARS.search(value):
-            counter[0] += len(_BAD_CHARS.findall(value))
-            return _BAD_CHARS.sub("\ufffd", value)
-        return value
-    if isinstance(value, list):
-        return [_clean(item, counter) for item in value]
-    if isinstance(value, dict):
-        return {_clean(key, counter): _clean(item, counter) for key, item in value.items()}
-    return value
-
-
 def _chat_version(chat: dict[str, Any]) -> int:
     version = chat.get("version")
     if version is None:  # absent: BB-7 reads a v0 chat (Go's zero value)
@@ -247,9 +240,8 @@ def load_chat(data: bytes | str) -> tuple[dict[str, Any], _Locator, int]:
         what = "has no messages list" if "messages" not in value else "has messages that are not a list"
         raise RefusedInputError(f"not a BB-7 chat: the JSON object {what}")
     _chat_version(value)
-    counter = [0]
-    chat = _clean(value, counter)
-    return chat, _Locator(text), counter[0]
+    chat, replaced = clean_json(value)  # without recursion: any nesting json loads is fine
+    return chat, _Locator(text), replaced
 
 
 # -- migration -------------------------------------------------------------------------------
@@ -427,7 +419,15 @@ class _Builder:
     def body(self) -> Iterator[Item]:
         messages = self.chat.get("messages") or []
         for index, message in enumerate(messages):
-            yield from self.message(index, message)
+            try:
+                # A message's lines are built whole before any is given: a value no bbox line
+                # can hold (a node builder's ValueError) skips the message, never the import.
+                nodes = list(self.message(index, message))
+            except ValueError as error:
+                line, col = self.locator.at(index)
+                self.report.skip(line, f"message {index} (line {line}, column {col}): {error}")
+                continue
+            yield from nodes
         yield from self.context_files()
         yield from self.draft()
 
@@ -467,11 +467,11 @@ class _Builder:
         report.kept(f"{role} messages", line)
 
         # Comments before the message: a model switch, the context snapshot of a user message.
-        model = self._string(message, "model", "message", line)
-        if model and _one_line(model) != self.model:
+        model = _one_line(self._string(message, "model", "message", line))
+        if model and model != self.model:
             from bbox_lark.ast import Comment
 
-            self.model = _one_line(model)
+            self.model = model
             yield Comment.build(f"model: {self.model}")
             report.kept("model switches (# model:)", line)
         snapshot = self._snapshot(message.get("context_snapshot"), line)

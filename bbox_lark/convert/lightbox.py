@@ -68,9 +68,11 @@ from bbox_lark.convert.base import (
     RefusedInputError,
     WriteContext,
     build_head,
+    clean_json,
     collect,
     importer_header,
     json_type,
+    overflow_lines,
 )
 
 if TYPE_CHECKING:
@@ -588,6 +590,10 @@ def _decode(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
+#: What :func:`clean_json` replaced, as the report says it.
+_REPLACED = "NUL characters and lone surrogates in JSON strings (written as U+FFFD)"
+
+
 def _header(ctx: ReadContext, session_id: str | None, header: dict[str, Any], saved: Any) -> Any:
     """The bbox header: the one the writer saved in ``meta.json`` (:data:`HEADER_KEY`) when
     there is one (its ``id`` replaced by the session id), else an importer's header."""
@@ -625,6 +631,9 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
 
     report = ctx.report
     data, meta, shown = _events_and_meta(source)
+    meta, replaced = clean_json(meta)
+    if replaced:
+        ctx.report.dropped(_REPLACED, 0, replaced)
     verification = verify_bytes(data, anchor=_anchor(meta), path=shown)
     lines = data.splitlines(keepends=True)
     decoded: list[tuple[int, dict[str, Any] | None, str | None]] = []
@@ -633,6 +642,10 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
         if not body.strip():
             continue
         event, why = _decode(body)
+        if event is not None:
+            event, replaced = clean_json(event)
+            if replaced:
+                ctx.report.dropped(_REPLACED, number, replaced)
         if why is not None and number == len(lines) and not raw.endswith((b"\n", b"\r")):
             why = f"last line cut while it was written? {why}"
         decoded.append((number, event, why))
@@ -660,7 +673,7 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     origin: dict[int, tuple[int, int]] = {}
     report.origin = lambda line: origin.get(line, (line, 0))
     number_out = 0
-    head_lines = head.body_start - 1
+    head_lines = head.body_start - 1 + overflow_lines(ctx)
     warned_version = False
     skipped_lines: set[int] = set()
     for number, event, why in decoded:
