@@ -211,3 +211,49 @@ def test_lightbox_meta_values_the_header_cannot_hold(tmp_path: Path, meta: dict[
     assert errors(result.text) == []
     # A finding of the input is still reported at its own line (the moved value shifts none).
     assert all(s.line in (0, 1) for s in result.skipped), result.skipped
+
+
+# -- 6. round trips ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"a: x\r\r\n",
+        b"a: x\r",
+        (HEADER + "u: a\r\r\nu: b\r").encode(),
+        b"---\r\r\nformat: bbox/1\r\r\n---\r",
+        (HEADER + "u: a\r\r\n\r\r\n  c\r\r\n").encode(),
+    ],
+)
+def test_jsonl_keeps_a_carriage_return_before_a_line_ending(data: bytes) -> None:
+    back = convert(convert(data, "bbox", to="jsonl").text, "jsonl", to="bbox")
+    assert skipped(back) == []
+    assert back.text.encode("utf-8", "surrogateescape") == data
+
+
+def test_jsonl_refuses_a_source_ending_in_a_carriage_return_before_a_newline() -> None:
+    records = [
+        {"record": "header", "bbox": "1"},
+        {"line": 1, "kind": "unknown", "source": "x\r", "eol": "\n"},
+    ]
+    back = convert("".join(json.dumps(r) + "\n" for r in records), "jsonl", to="bbox")
+    assert skipped(back) == ["record: 'source' is one line (no line break)"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "---\r\r\n\nu: y\nu: w\n",
+        "u: x\n---\r\r\n\n" + "u: y\n" * 60,
+        HEADER + "u: a\rb\n",
+        HEADER + "t:read a\rb → [ok]\n",
+    ],
+)
+def test_compact_keeps_carriage_returns(data: str) -> None:
+    out = convert(data, "bbox", to="compact").text
+    back = convert(out, "compact", to="bbox").text
+    from bbox_lark.printer import document_signature
+
+    assert document_signature(bbox_lark.parse(back)) == document_signature(bbox_lark.parse(data))
+    assert len(bbox_lark.parse(back).events) == len(bbox_lark.parse(data).events)

@@ -214,7 +214,12 @@ def write_compact(document: Document, *, lossy: bool = False, report: Report | N
                 parts.append(SEPARATOR + escape(indented))
             else:
                 parts.append(SEPARATOR)
-        out.append("".join(parts) + group[-1].eol)
+        ending = group[-1].eol
+        if any(node.raw.endswith("\r") for node in group[:-1]):
+            # A line ending in a carriage return (before its own CRLF) followed by "\n"
+            # would read as a CRLF: the line would lose its CR, and `---\r` become a fence.
+            ending = "\r\n"
+        out.append("".join(parts) + ending)
     return "".join(out)
 
 
@@ -285,7 +290,8 @@ def compact_line(event: Event) -> str:
     from bbox_lark.parser import parse_line
 
     raw = event.raw
-    if event.oversized:
+    if event.oversized or "\r" in raw.rstrip():
+        # A carriage return inside a line is content, not spacing to normalise.
         return raw
     if event.kind == "unknown":
         stripped = raw.rstrip()

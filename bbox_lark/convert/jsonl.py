@@ -436,7 +436,8 @@ def _head_from_record(record: dict[str, Any], number: int, ctx: ReadContext) -> 
     for index, line in enumerate(lines):
         if not isinstance(line, dict):
             raise RecordError(f"'lines'[{index}] must be an object")
-        texts.append(_source(line, f"'lines'[{index}]") + _eol(line, f"'lines'[{index}]"))
+        eol = _eol(line, f"'lines'[{index}]")
+        texts.append(_source(line, eol, f"'lines'[{index}]") + eol)
     if any(not text.endswith("\n") for text in texts[:-1]):
         raise RecordError("only the last header line may lack a line ending")
     stream = iter_nodes(texts, max_line=ctx.max_line or DEFAULT_MAX_LINE)
@@ -448,11 +449,14 @@ def _head_from_record(record: dict[str, Any], number: int, ctx: ReadContext) -> 
     return replace(head, bom=bom)
 
 
-def _source(record: dict[str, Any], what: str = "record") -> str:
+def _source(record: dict[str, Any], eol: str, what: str = "record") -> str:
+    """A record's ``source``: one line. It may end in a carriage return when its ending is
+    not ``\\n`` (``a\\r`` + ``\\r\\n``, or a last line ``a\\r`` without one); before ``\\n`` the
+    two would read as a CRLF, another line."""
     text = record.get("source")
     if not isinstance(text, str):
-        raise RecordError(f"{what}: 'source' must be a string")
-    if "\n" in text or text.endswith("\r"):
+        raise RecordError(f"{what}: 'source' must be a string, got {json_type(text, article=True)}")
+    if "\n" in text or (text.endswith("\r") and eol == "\n"):
         raise RecordError(f"{what}: 'source' is one line (no line break)")
     return text
 
@@ -504,7 +508,7 @@ def _full_node(record: dict[str, Any], number: int, max_line: int, report: Any, 
     kind = _kind(record)
     eol = _eol(record)
     if "source" in record:
-        text = _source(record)
+        text = _source(record, eol)
         node: Line
         if record.get("oversized") is True or len(text) > max_line:
             node = Unknown("unknown", number, text, eol, oversized=True)
