@@ -257,3 +257,48 @@ def test_compact_keeps_carriage_returns(data: str) -> None:
 
     assert document_signature(bbox_lark.parse(back)) == document_signature(bbox_lark.parse(data))
     assert len(bbox_lark.parse(back).events) == len(bbox_lark.parse(data).events)
+
+
+# -- 7. linear time (n vs 4n, as tests/test_hostile.py measures it) ---------------------------
+
+
+def _bb7_chat(n: int) -> str:
+    return chat([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}] * n)
+
+
+LINEAR_SHAPES = {
+    "atif-open-calls-one-id": (
+        lambda n: HEADER + "t!:Bash id=toolu_01 → [running]\n" * n,
+        lambda text: convert(text, "bbox", to="atif"),
+        1500,
+    ),
+    "atif-open-calls-distinct-ids": (
+        lambda n: HEADER + "".join(f"t!:Bash id=toolu_{i} → [running]\n" for i in range(n)),
+        lambda text: convert(text, "bbox", to="atif"),
+        1500,
+    ),
+    "atif-start-complete-one-id": (
+        lambda n: HEADER + "t!:Bash id=toolu_01 → [running]\nt:Bash id=toolu_01 → [ok]\n" * n,
+        lambda text: convert(text, "bbox", to="atif"),
+        1000,
+    ),
+    "check-ignore-file-comments": (
+        lambda n: HEADER + "# bbox-lark: ignore-file[W003]\nstatus: ok\n" * n,
+        bbox_lark.check,
+        2500,
+    ),
+    "iter-check-ignore-file-comments": (
+        lambda n: HEADER + "# bbox-lark: ignore-file[W003,I010]\nstatus: ok\n" * n,
+        lambda text: list(bbox_lark.iter_check(text)),
+        2500,
+    ),
+    "bb7-messages": (_bb7_chat, lambda text: convert(text, "bb7", to="bbox"), 1500),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(LINEAR_SHAPES))
+def test_converters_and_suppressions_take_linear_time(shape: str) -> None:
+    from test_hostile import assert_linear
+
+    make, action, n = LINEAR_SHAPES[shape]
+    assert_linear(make, n, action)
