@@ -22,14 +22,19 @@ import fuzzgen
 import pytest
 
 import bbox_lark
+import bbox_lark.convert
 
+REAL_CONVERT = bbox_lark.convert.convert
 CLEAN = os.environ.get("BBOX_LARK_FUZZ_CLEAN") == "1"
 MARK = b"FUZZ-MARK"
 INPUT = fuzzgen.HEADER.encode() + b"u: FUZZ-MARK here\nt:read a.rs \xe2\x86\x92 [1 lines]\n"
 
 
 def _options(tmp_path: Path, **changes: Any) -> fuzz.Options:
-    base = fuzz.Options(seconds=60, inputs=36, seed=1, max_size=2048, out=tmp_path, linear=False, cli_share=0)
+    inputs = 6 * len(fuzzgen.GENERATORS)
+    base = fuzz.Options(
+        seconds=60, inputs=inputs, seed=1, max_size=2048, out=tmp_path, linear=False, cli_share=0
+    )
     return dataclasses.replace(base, minimize_seconds=0.5, **changes)
 
 
@@ -249,6 +254,43 @@ def test_known_bad_families_are_shapes(shape: str, piece: bytes) -> None:
     # Each family a core bug was found in stays a scaling shape (docs/fuzzing.md).
     assert piece in fuzzgen.SHAPES[shape](5000)
     assert fuzz.run_oracles(fuzzgen.SHAPES[shape](5000), fuzz.default_target()) == []
+
+
+def test_a_short_converter_run_is_clean(tmp_path: Path) -> None:
+    # Mutated JSON of every importer's samples, and mutated bbox written in every format
+    # (issue 15): a fixed seed and a small budget, in CI (a few seconds of CPU).
+    options = _options(tmp_path / "out", inputs=120, max_size=8192, generators=["convert", "export"])
+    report = fuzz.run(options)
+    assert report.runs == {"convert": 60, "export": 60}
+    assert not report.findings, report.summary()
+
+
+def _planted_convert(data: Any, from_: Any = None, **options: Any) -> Any:
+    done = REAL_CONVERT(data, from_, **options)
+    if b"FUZZ-MARK" in (data if isinstance(data, bytes) else data.encode()):
+        if options["to"] == "jsonl":
+            raise ValueError("planted")
+        return dataclasses.replace(done, text=done.text + "\ud800")
+    return done
+
+
+@pytest.mark.parametrize(("source", "oracle"), [("export", "convert-jsonl"), ("compact", "convert-writable")])
+def test_the_converter_oracles_catch_their_faults(
+    monkeypatch: pytest.MonkeyPatch, source: str, oracle: str
+) -> None:
+    tagged = fuzzgen.FUZZ_TAG + source.encode() + b"\n" + INPUT
+    assert fuzz.run_oracles(tagged, fuzz.default_target()) == []
+    monkeypatch.setattr(bbox_lark.convert, "convert", _planted_convert)
+    found = fuzz.run_oracles(tagged, fuzz.default_target())
+    assert [f.oracle for f in found][:1] == [oracle], [f.summary for f in found]
+
+
+def test_the_converter_check_oracle_fires_on_an_error_in_importer_output() -> None:
+    # A lightbox event whose tool is no bbox name comes out as E-free text; a planted
+    # NUL in a claude-code record must not reach the output either.
+    record = b'{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":"a\\u0000b"}}\n'
+    tagged = fuzzgen.FUZZ_TAG + b"claude-code\n" + record
+    assert fuzz.run_oracles(tagged, fuzz.default_target()) == []
 
 
 @pytest.mark.skipif(not CLEAN, reason="a longer, timed run: BBOX_LARK_FUZZ_CLEAN=1")

@@ -210,10 +210,113 @@ def _lines(text: str) -> list[str]:
 # -- the oracles ----------------------------------------------------------------------------------
 
 
+#: The formats each bbox input of the ``export`` generator is written in.
+EXPORT_TARGETS = ("bbox", "compact", "atif", "jsonl", "lightbox")
+#: Importers whose output may carry the errors of the bbox they carry (they hold bbox lines
+#: or records of them): for them the oracle is the round trip, not a clean ``check``.
+CARRIERS = ("jsonl", "compact")
+
+
+def _convert_finding(oracle: str, what: str, detail: str) -> Finding:
+    return Finding(oracle, (oracle, what), what, detail)
+
+
+def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
+    """The converter oracles on one tagged input (``fuzzgen.FUZZ_TAG`` + format + ``\\n``):
+
+    * ``convert``: reading it as that format (or, for ``export``, writing the bbox input in
+      every format) raises nothing but :class:`~bbox_lark.convert.ConvertError` (an input
+      refused as a whole, with its message);
+    * ``convert-writable``: the output encodes as UTF-8 (undecodable input bytes as they were);
+    * ``convert-check``: an importer's bbox output has no error finding (carriers of bbox
+      lines and ATIF written from bbox excepted: they give back what they carry);
+    * ``convert-roundtrip``: ``bbox → jsonl → bbox`` gives the input byte for byte, and
+      ``bbox → compact → bbox`` the same document.
+    """
+    import tempfile
+
+    import bbox_lark
+    from bbox_lark.convert import ConvertError, convert
+    from bbox_lark.printer import document_signature
+
+    first, _, data = tagged.partition(b"\n")
+    source = first[len(fuzzgen.FUZZ_TAG) :].decode("ascii", "replace")
+    findings: list[Finding] = []
+    stage = "convert"
+    try:
+        with time_limit(timeout):
+            outputs: list[tuple[str, str]] = []
+            if source == "export":
+                for target in EXPORT_TARGETS:
+                    stage = f"convert-{target}"
+                    with tempfile.TemporaryDirectory(prefix="bbox-fuzz-") as folder:
+                        out = folder if target == "lightbox" else None
+                        try:
+                            done = convert(data, "bbox", to=target, output_path=out)
+                        except ConvertError:  # refused with a message (lightbox: bytes not UTF-8)
+                            continue
+                    outputs.append((target, done.text))
+                for carrier in ("jsonl", "compact"):
+                    written = dict(outputs).get(carrier)
+                    if written is None:
+                        continue
+                    back = convert(written, carrier, to="bbox").text
+                    original = bbox_lark.source.decode(data)
+                    if carrier == "jsonl":
+                        same = back == original
+                    else:
+                        signature = document_signature(bbox_lark.parse(original))
+                        same = document_signature(bbox_lark.parse(back)) == signature
+                    if not same:
+                        line, want, got = _first_difference(original, back)
+                        findings.append(
+                            _convert_finding(
+                                "convert-roundtrip",
+                                f"bbox → {carrier} → bbox differs at line {line}",
+                                f"input: {want!r}\nback:  {got!r}",
+                            )
+                        )
+            else:
+                stage = f"convert-{source}"
+                try:
+                    done = convert(data, source, to="bbox")
+                except ConvertError:
+                    return []
+                outputs.append(("bbox", done.text))
+                carrier = source in CARRIERS or (source == "atif" and b'"bbox"' in data)
+                if not carrier:
+                    bad = [d for d in bbox_lark.check(done.text) if d.severity == "error"]
+                    if bad:
+                        findings.append(
+                            _convert_finding(
+                                "convert-check",
+                                f"{source} → bbox output has {bad[0].code}",
+                                "\n".join(f"{d.code} {d.line}:{d.col} {d.message}" for d in bad[:10]),
+                            )
+                        )
+            for target, text in outputs:
+                try:
+                    text.encode("utf-8", "surrogateescape")
+                except UnicodeEncodeError as error:
+                    findings.append(
+                        _convert_finding(
+                            "convert-writable", f"{source} → {target}: {error.reason}", repr(error)
+                        )
+                    )
+    except (Exception, FuzzTimeout) as error:
+        findings.append(_crash(stage, error))
+    for finding in findings:
+        finding.data = tagged
+    return findings
+
+
 def run_oracles(data: bytes, target: Target, timeout: float = 5.0) -> list[Finding]:
-    """Every core oracle on one input; the findings (empty when it passes)."""
+    """Every core oracle on one input; the findings (empty when it passes). A converter
+    input (``fuzzgen.FUZZ_TAG``) gets the converter oracles instead."""
     from bbox_lark.source import decode
 
+    if data.startswith(fuzzgen.FUZZ_TAG):
+        return run_convert_oracles(data, timeout)
     findings: list[Finding] = []
     stage = "parse"
     try:
@@ -396,12 +499,29 @@ def _cli_finding(command: list[str], encoding: str, code: int | None, stderr: st
 
 
 def time_input(data: bytes, target: Target, timeout: float) -> float:
-    """Seconds for parse (with checks) and format of one input."""
+    """Seconds for parse (with checks) and format of one input; for a converter input, its
+    conversion (an import to bbox; an export to every text format)."""
     gc.collect()
     start = time.perf_counter()
     with time_limit(timeout):
-        target.format(target.parse(data))
+        if data.startswith(fuzzgen.FUZZ_TAG):
+            _convert_only(data)
+        else:
+            target.format(target.parse(data))
     return time.perf_counter() - start
+
+
+def _convert_only(tagged: bytes) -> None:
+    from bbox_lark.convert import convert
+
+    first, _, data = tagged.partition(b"\n")
+    source = first[len(fuzzgen.FUZZ_TAG) :].decode("ascii", "replace")
+    if source == "export":
+        for target in EXPORT_TARGETS:
+            if target != "lightbox":  # a folder: the writer is the same code as the others'
+                convert(data, "bbox", to=target)
+    else:
+        convert(data, source, to="bbox")
 
 
 def _best(data: bytes, target: Target, timeout: float, repeats: int) -> float:

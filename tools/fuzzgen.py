@@ -786,6 +786,207 @@ def sized(rng: random.Random, pool: Pool, max_size: int) -> bytes:
     return shape(log_int(rng, 1, shape.n_for(max_size)))
 
 
+# -- (7) converter inputs: mutated JSON of each format's samples -----------------------------
+
+#: The first line of a converter input: ``FUZZ_TAG + b"atif\n"`` and the input after it
+#: (``export``: bbox text to write in every format). A NUL keeps it from being a bbox line.
+FUZZ_TAG = b"\x00fuzz-convert:"
+FIXTURES = ROOT / "tests" / "fixtures"
+#: The importers fed mutated samples (``jsonl`` and ``compact`` samples are written from the
+#: corpus by the converters themselves).
+IMPORTERS = ("claude-code", "atif", "bb7", "lightbox", "jsonl", "compact")
+#: Values a mutation puts where a JSON value was (text of JSON, some of it not strict JSON).
+HOSTILE_JSON = (
+    "[]",
+    "{}",
+    "0",
+    "-1",
+    "1.5",
+    "true",
+    "null",
+    '""',
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "9" * 4400,
+    '"\\ud800"',
+    '"\\udfff"',
+    '"\\udc80x"',
+    '"\\u0000"',
+    '"\\u0085"',
+    '"a\\r\\nb\\rc"',
+    '"  "',
+    '"---"',
+    '"\\u2028"',
+    '"' + "m" * 70_000 + '"',
+    '{"type": []}',
+    '{"kind": [], "text": {}}',
+)
+
+
+def _samples(name: str) -> list[bytes]:
+    """Sample inputs of a format, small enough to mutate."""
+    if name == "claude-code":
+        return [p.read_bytes() for p in sorted((FIXTURES / "claude-code").glob("*.jsonl"))]
+    if name == "bb7":
+        return [p.read_bytes() for p in sorted((FIXTURES / "bb7").glob("*.json"))]
+    if name == "lightbox":
+        return [(FIXTURES / "lightbox" / "session" / "events.jsonl").read_bytes()]
+    from bbox_lark.convert import convert
+
+    target = {"atif": "atif", "jsonl": "jsonl", "compact": "compact"}[name]
+    files = [p for p in sorted(REPO_CORPUS.glob("*.bbox")) if p.stat().st_size < 8192][:12]
+    return [convert(p.read_bytes(), "bbox", to=target).text.encode("utf-8", "surrogateescape") for p in files]
+
+
+_SAMPLES: dict[str, list[bytes]] = {}
+
+
+def samples(name: str) -> list[bytes]:
+    if name not in _SAMPLES:
+        _SAMPLES[name] = _samples(name)
+    return _SAMPLES[name]
+
+
+def _json_values(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every JSON string, number and literal, and of some arrays and objects
+    (found by a light scan: the text is JSON, or was before an earlier mutation)."""
+    spans = [m.span() for m in re.finditer(r'"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null', text)]
+    for opener, closer in (("[", "]"), ("{", "}")):
+        for start in [m.start() for m in re.finditer(re.escape(opener), text)][:50]:
+            depth = 0
+            for index in range(start, min(len(text), start + 4000)):
+                depth += {opener: 1, closer: -1}.get(text[index], 0)
+                if depth == 0:
+                    spans.append((start, index + 1))
+                    break
+    return spans
+
+
+def mutate_json(rng: random.Random, data: bytes) -> bytes:
+    """JSON (or JSON Lines) with one to four hostile changes: a value replaced by another
+    type, NaN, 1e400, a long number, a lone surrogate escape, a deep nest; a key removed or
+    duplicated; invalid UTF-8 bytes; a line cut."""
+    text = data.decode("utf-8", "surrogateescape")
+    for _ in range(rng.randint(1, 4)):
+        spans = _json_values(text)
+        choice = rng.random()
+        if spans and choice < 0.55:
+            start, end = rng.choice(spans)
+            text = text[:start] + rng.choice(HOSTILE_JSON) + text[end:]
+        elif spans and choice < 0.65:
+            start, end = rng.choice(spans)
+            depth = log_int(rng, 10, 3000)
+            text = text[:start] + "[" * depth + text[start:end] + "]" * depth + text[end:]
+        elif choice < 0.75:  # a key removed (with its value), or duplicated
+            keys = list(re.finditer(r'"[A-Za-z_]+"\s*:\s*("(?:[^"\\]|\\.)*"|[^,{}\[\]]+)\s*,?', text))
+            if keys:
+                found = rng.choice(keys)
+                piece = found[0] if found[0].rstrip().endswith(",") else found[0] + ","
+                text = text[: found.start()] + (piece * 2 if rng.random() < 0.5 else "") + text[found.end() :]
+        elif choice < 0.85:
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + rng.choice(("\udcff", "\udcc3", "\r", "\n", "\x00", "\ufeff")) + text[at:]
+        else:
+            lines = text.split("\n")
+            at = rng.randrange(len(lines))
+            lines[at] = lines[at][: rng.randrange(len(lines[at]) + 1)]
+            text = "\n".join(lines)
+    return text.encode("utf-8", "surrogateescape")
+
+
+def convert_input(rng: random.Random, pool: Pool, max_size: int) -> bytes:
+    """A mutated sample of one importer's format, tagged with the format's name."""
+    name = rng.choice(IMPORTERS)
+    data = mutate_json(rng, rng.choice(samples(name))) if name not in ("compact",) else None
+    if data is None:  # compact is text: the bbox mutations apply
+        data = bytearray(rng.choice(samples(name)))
+        for _ in range(rng.randint(1, 4)):
+            rng.choice(_MUTATIONS)(rng, data, pool, max(0, max_size - len(data)))
+        data = bytes(data)
+    return FUZZ_TAG + name.encode() + b"\n" + data
+
+
+def export_input(rng: random.Random, pool: Pool, max_size: int) -> bytes:
+    """A mutated bbox input, tagged to be written in every format."""
+    return FUZZ_TAG + b"export\n" + mutate(rng, pool, max_size)
+
+
+def _tagged(source: str, body: Callable[[int], str]) -> Callable[[int], bytes]:
+    return lambda n: FUZZ_TAG + source.encode() + b"\n" + body(n).encode("utf-8", "surrogateescape")
+
+
+def _records(name: str, n: int) -> str:
+    """The first record of a format's first sample, ``n`` times (one per line)."""
+    first = samples(name)[0].decode("utf-8").split("\n", 1)[0]
+    return (first + "\n") * n
+
+
+def _trajectory(n: int) -> str:
+    import json
+
+    steps = [
+        {
+            "step_id": i + 1,
+            "source": "agent",
+            "message": "m",
+            "tool_calls": [{"tool_call_id": "call_1", "function_name": "Bash", "arguments": {"cmd": "ls"}}],
+            "observation": {"results": [{"source_call_id": "call_1", "content": "ok"}]},
+        }
+        for i in range(n)
+    ]
+    return json.dumps({"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": steps})
+
+
+def _chat(n: int) -> str:
+    import json
+
+    messages = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}] * n
+    return json.dumps({"version": 2, "messages": messages})
+
+
+def _jsonl(n: int) -> str:
+    from bbox_lark.convert import convert
+
+    return convert(HEADER + "t:x id=a → [ok]\n" * n, "bbox", to="jsonl").text
+
+
+_OPEN = "t!:Bash id=toolu_{} → [running]\n"
+_IGNORE_FILE = "# bbox-lark: ignore-file[W003]\nstatus: ok\n"
+
+#: The converters' scaling shapes (issue 15): timed through ``convert`` (an ``export`` input
+#: is written in every text format; an import is read to bbox).
+SHAPES.update(
+    (shape.name, shape)
+    for shape in [
+        Shape(
+            "export-open-calls-one-id",
+            _tagged("export", lambda n: HEADER + "t!:Bash id=toolu_01 → [running]\n" * n),
+        ),
+        Shape(
+            "export-open-calls-distinct-ids",
+            _tagged(
+                "export", lambda n: HEADER + "".join(f"t!:Bash id=toolu_{i} → [running]\n" for i in range(n))
+            ),
+        ),
+        Shape(
+            "export-start-complete-one-id",
+            _tagged("export", lambda n: HEADER + "t!:Bash id=t1 → [running]\nt:Bash id=t1 → [ok]\n" * n),
+        ),
+        Shape("import-bb7-messages", _tagged("bb7", _chat)),
+        Shape("import-atif-steps", _tagged("atif", _trajectory)),
+        Shape("import-claude-code-records", _tagged("claude-code", lambda n: _records("claude-code", n))),
+        Shape("import-lightbox-events", _tagged("lightbox", lambda n: _records("lightbox", n))),
+        Shape("import-jsonl-records", _tagged("jsonl", _jsonl)),
+        Shape(
+            "ignore-file-comments",
+            lambda n: (HEADER + "# bbox-lark: ignore-file[W003]\nstatus: ok\n" * n).encode(),
+        ),
+    ]
+)
+
+
 #: The generators in rotation order (``tools/fuzz.py`` adds the timing of the shapes).
 GENERATORS: dict[str, Callable[[random.Random, Pool, int], bytes]] = {
     "mutate": mutate,
@@ -794,4 +995,6 @@ GENERATORS: dict[str, Callable[[random.Random, Pool, int], bytes]] = {
     "shuffle": shuffled,
     "header": header_attack,
     "sizes": sized,
+    "convert": convert_input,
+    "export": export_input,
 }
