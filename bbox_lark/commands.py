@@ -19,21 +19,27 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from bbox_lark.cli import (
+from bbox_lark.console import (
+    CHECK_OPTIONS,
+    CONFIG,
+    EXCLUDE,
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    EXTEND_EXCLUDE,
+    ISOLATED,
+    MAX_LINE,
+    CommandOption,
     OutputFormat,
-    _errors_exit,
-    _print_error,
-    _print_findings,
-    _safe,
-    _usage_error,
-    _write_json,
-    _write_out,
     err,
+    errors_exit,
     out,
+    print_error,
+    print_findings,
     run_check,
+    safe,
+    write_json,
+    write_out,
 )
 from bbox_lark.inputs import InputError, read_input
 from bbox_lark.source import DEFAULT_MAX_LINE
@@ -90,43 +96,57 @@ app = typer.Typer(
 )
 
 
-#: ``--max-line``, shared by every command that parses.
-MaxLine = Annotated[
-    int | None,
-    typer.Option(
-        help="Longest line parsed, in characters (default 1048576; check, fmt, fix and stats read"
-        " max-line from the configuration).",
-        show_default=False,
-    ),
-]
-#: The configuration and discovery options of ``check``, ``fmt``, ``fix`` and ``stats``
-#: (docs/configuration.md).
-ConfigFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="Use this configuration file (a bbox-lark.toml, or a pyproject.toml with a tool.bbox-lark"
-        " table) for every path instead of searching for one.",
-    ),
-]
-Isolated = Annotated[bool, typer.Option("--isolated", help="Read no configuration file.")]
-Exclude = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--exclude",
-        help="Skip these paths when searching folders (gitignore-style patterns, repeatable or"
-        " comma-separated); replaces the default and configured exclude.",
-    ),
-]
-ExtendExclude = Annotated[
-    list[str] | None,
-    typer.Option("--extend-exclude", help="Skip these paths too (gitignore-style patterns)."),
-]
+_ANNOTATIONS: dict[str, Any] = {
+    "flag": bool,
+    "pair": bool | None,
+    "text": str | None,
+    "int": int | None,
+    "path": Path | None,
+    "list": list[str] | None,
+    "format": OutputFormat | None,
+}
+
+
+def _typer_option(option: CommandOption) -> Any:
+    """The ``typer.Option`` of an option declared as data (:class:`CommandOption`)."""
+    return typer.Option(*option.spellings, help=option.help, show_default=option.show_default)
+
+
+def _annotated(option: CommandOption) -> Any:
+    """The Typer annotation of an option declared as data."""
+    return Annotated[_ANNOTATIONS[option.kind], _typer_option(option)]
+
+
+def _with_options(*options: CommandOption) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command one parameter per option declared as data (after its own, in the
+    order given), passed to it in ``**options``."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        added = [
+            inspect.Parameter(
+                o.name, keyword, default=False if o.kind == "flag" else None, annotation=_annotated(o)
+            )
+            for o in options
+        ]
+        setattr(command, "__signature__", signature.replace(parameters=[*own, *added]))  # noqa: B010
+        return command
+
+    return decorate
+
+
+MaxLine = Annotated[int | None, _typer_option(MAX_LINE)]
+ConfigFile = Annotated[Path | None, _typer_option(CONFIG)]
+Isolated = Annotated[bool, _typer_option(ISOLATED)]
+Exclude = Annotated[list[str] | None, _typer_option(EXCLUDE)]
+ExtendExclude = Annotated[list[str] | None, _typer_option(EXTEND_EXCLUDE)]
 
 
 def fail_usage(message: str) -> typer.Exit:
     """Print a usage or input problem and return the exit to raise."""
-    _usage_error(message)
+    print_error(message)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -190,90 +210,16 @@ def _root(
 
 
 @app.command()
+@_with_options(*CHECK_OPTIONS)
 def check(
     paths: Annotated[
         list[str],
         typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
     ],
-    strict: Annotated[
-        bool | None,
-        typer.Option(
-            "--strict/--no-strict",
-            help="Warnings fail too (exit 1); --no-strict overrides strict = true in the configuration.",
-            show_default=False,
-        ),
-    ] = None,
-    output: Annotated[
-        OutputFormat | None,
-        typer.Option(
-            "--output-format",
-            "--format",
-            "-f",
-            help="full (the default on a terminal: each finding with its source line and what to do),"
-            " concise (path:line:col: CODE message, the default otherwise; text is its old name),"
-            " json, github, sarif or junit.",
-            show_default=False,
-        ),
-    ] = None,
-    statistics: Annotated[
-        bool, typer.Option("--statistics", help="Count the findings per code instead of listing them.")
-    ] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print the findings only: no summary, no progress bar.")
-    ] = False,
-    exit_zero: Annotated[
-        bool,
-        typer.Option(
-            "--exit-zero",
-            help="Exit 0 even when findings fail (an unreadable input or a bbox-lark bug is still 2).",
-        ),
-    ] = False,
-    blobs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Verify blob pointers against this folder (default: .bbox-blobs/ beside the file)."
-        ),
-    ] = None,
-    select: Annotated[
-        list[str] | None, typer.Option(help="Only report these codes (or code prefixes, e.g. W0).")
-    ] = None,
-    ignore: Annotated[list[str] | None, typer.Option(help="Never report these codes (or prefixes).")] = None,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-    jobs: Annotated[
-        str | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="Check files in this many processes (a number, or auto: the number of cores,"
-            " the default). The output does not depend on it.",
-            show_default=False,
-        ),
-    ] = None,
+    **options: Any,
 ) -> None:
     """Validate bbox/1 files and report every finding with its line and column."""
-    raise typer.Exit(
-        run_check(
-            paths,
-            strict=strict,
-            output=output,
-            statistics=statistics,
-            quiet=quiet,
-            exit_zero=exit_zero,
-            blobs=blobs,
-            select=select,
-            ignore=ignore,
-            max_line=max_line,
-            config=config,
-            isolated=isolated,
-            exclude=exclude,
-            extend_exclude=extend_exclude,
-            jobs=jobs,
-        )
-    )
+    raise typer.Exit(run_check(paths, **options))
 
 
 # -- inspecting: parse, stats, explain, docs --------------------------------------------
@@ -288,7 +234,7 @@ def _read_one(file: str) -> tuple[str, bytes]:
         data = read_input(file)
     except InputError as error:
         raise fail_usage(str(error)) from None
-    return ("<stdin>" if file == "-" else _safe(file)), data
+    return ("<stdin>" if file == "-" else safe(file)), data
 
 
 @app.command("parse")
@@ -317,11 +263,11 @@ def parse_command(
             for d in document.diagnostics
             if (header if in_header(document, d) else body)  # findings about the part shown
         ]
-        _write_json({"path": shown, **value})
+        write_json({"path": shown, **value})
     else:
         for row in parse_rows(document, header=header, body=body):
             out.print(row)
-    raise typer.Exit(_errors_exit(document.diagnostics, shown))
+    raise typer.Exit(errors_exit(document.diagnostics, shown))
 
 
 @app.command()
@@ -357,7 +303,7 @@ def stats(
     results: list[tuple[str, Stats]] = []
     unreadable: list[dict[str, str]] = []
     for item in inputs:
-        shown = _safe(item.shown)
+        shown = safe(item.shown)
         try:
             if item.problem is not None:
                 raise InputError(item.problem)
@@ -365,8 +311,8 @@ def stats(
         except InputError as error:
             if one_file:
                 raise fail_usage(str(error)) from None
-            _print_error(str(error))
-            unreadable.append({"path": shown, "error": _safe(str(error))})
+            print_error(str(error))
+            unreadable.append({"path": shown, "error": safe(str(error))})
             code = EXIT_USAGE
             continue
         path = None if item.stdin else Path(item.path)
@@ -384,13 +330,13 @@ def stats(
             if len(results) > 1:
                 out.print()
             out.print(stats_group(result, shown))
-        code = max(code, _errors_exit(document.diagnostics, shown))
+        code = max(code, errors_exit(document.diagnostics, shown))
     if one_file and results:
         if as_json:
             shown, result = results[0]
-            _write_json({"path": shown, **result.to_json()})
+            write_json({"path": shown, **result.to_json()})
     elif as_json:
-        _write_json(stats_run_json(results, unreadable))
+        write_json(stats_run_json(results, unreadable))
     elif results:
         out.print()
         out.print(
@@ -426,9 +372,9 @@ def explain(
         codes = list(registry().values())
         if as_json:
             keys = ("code", "name", "severity", "summary", "fix", "retired")
-            _write_json([{key: getattr(info, key) for key in keys} for info in codes])
+            write_json([{key: getattr(info, key) for key in keys} for info in codes])
         else:
-            _write_out(code_table(codes))
+            write_out(code_table(codes))
         raise typer.Exit(EXIT_OK)
     if as_json:
         raise fail_usage("--json goes with --list")
@@ -535,13 +481,13 @@ def fmt_command(
     code = EXIT_OK
     counts = {"changed": 0, "unchanged": 0, "refused": 0}
     for item in inputs:
-        shown = _safe(item.shown)
+        shown = safe(item.shown)
         try:
             if item.problem is not None:
                 raise InputError(item.problem)
             data = read_input(item.path)
         except InputError as error:
-            _print_error(str(error))
+            print_error(str(error))
             code = max(code, EXIT_USAGE)
             continue
         path = None if item.stdin else Path(item.path)
@@ -556,7 +502,7 @@ def fmt_command(
                 code = max(code, EXIT_FINDINGS)
             continue
         verdict = write_verdict(result.document.diagnostics, settings=item.settings, path=path, force=force)
-        _print_findings(shown, verdict.errors)
+        print_findings(shown, verdict.errors)
         if verdict.refused:
             err.print("[red]✗[/] ", end="")
             err.print(
@@ -577,7 +523,7 @@ def fmt_command(
             try:
                 write_atomic(item.path, encode(result.new))
             except OSError as error:
-                _print_error(f"{shown}: cannot write: {error.strerror or error}")
+                print_error(f"{shown}: cannot write: {error.strerror or error}")
                 code = max(code, EXIT_USAGE)
                 continue
             err.print(f"reformatted {shown}", markup=False)
@@ -686,7 +632,7 @@ def fix_command(
     totals = {fixer.name: 0 for fixer in fixers}
     dry_changes = False
     for item in inputs:
-        shown = _safe(item.shown)
+        shown = safe(item.shown)
         try:
             if item.problem is not None:
                 raise InputError(item.problem)
@@ -694,7 +640,7 @@ def fix_command(
         except InputError as error:
             if len(inputs) == 1:
                 raise fail_usage(str(error)) from None
-            _print_error(str(error))
+            print_error(str(error))
             code = max(code, EXIT_USAGE)
             continue
         path = None if item.stdin else Path(item.path)
@@ -708,7 +654,7 @@ def fix_command(
         verdict = write_verdict(outcome.document.diagnostics, settings=item.settings, path=path, force=force)
         target = path if write else output
         if target is not None and verdict.refused:
-            _print_findings(shown, verdict.errors)
+            print_findings(shown, verdict.errors)
             err.print("[red]✗[/] ", end="")
             err.print(
                 f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
@@ -721,8 +667,8 @@ def fix_command(
         for note in outcome.notes:
             err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
             err.print("[cyan]note[/] ", end="")
-            err.print(_safe(note.message), markup=False)
-        _print_findings(shown, verdict.errors)
+            err.print(safe(note.message), markup=False)
+        print_findings(shown, verdict.errors)
         for name, changed in outcome.changes.items():
             totals[name] += changed
         if len(inputs) == 1:
@@ -749,11 +695,11 @@ def fix_command(
             write_atomic(target, encode(outcome.new_text))
         except OSError as error:
             if len(inputs) == 1:
-                raise fail_usage(f"{_safe(str(target))}: cannot write: {error.strerror or error}") from None
-            _print_error(f"{_safe(str(target))}: cannot write: {error.strerror or error}")
+                raise fail_usage(f"{safe(str(target))}: cannot write: {error.strerror or error}") from None
+            print_error(f"{safe(str(target))}: cannot write: {error.strerror or error}")
             code = max(code, EXIT_USAGE)
             continue
-        err.print(f"wrote {_safe(str(target))}", markup=False)
+        err.print(f"wrote {safe(str(target))}", markup=False)
     if len(inputs) > 1:
         for fixer in fixers:
             err.print("[green]✓[/] ", end="")
@@ -928,13 +874,13 @@ def convert_command(
     except ConvertError as error:
         raise fail_usage(str(error)) from None
     if file != "-" and not Path(file).exists():
-        raise fail_usage(f"{_safe(file)}: no such file or directory")
-    shown = "<stdin>" if file == "-" else _safe(file)
+        raise fail_usage(f"{safe(file)}: no such file or directory")
+    shown = "<stdin>" if file == "-" else safe(file)
     if report_json is not None and str(report_json) != "-":
         # Checked before converting: a report that cannot be written must not cost the output.
         where = report_json.parent
         if report_json.is_dir() or not where.is_dir() or not os.access(where, os.W_OK):
-            raise fail_usage(f"{_safe(str(report_json))}: cannot write the report there")
+            raise fail_usage(f"{safe(str(report_json))}: cannot write the report there")
     folder_out = target.output == "folder"
     if folder_out and output is None:
         raise fail_usage(f"{target.name} output is a folder: give -o DIR")
@@ -943,7 +889,7 @@ def convert_command(
         try:
             writer = AtomicWriter(output)
         except OSError as error:
-            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+            raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
     # A folder is written to a staging folder beside it and its files moved in only when the
     # input is not refused, as a file is written atomically (DECISIONS §11).
     staging: Path | None = None
@@ -955,7 +901,7 @@ def convert_command(
                 raise NotADirectoryError(20, "not a folder")
             staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
         except OSError as error:
-            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+            raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
     sys.stdout.flush()
     binary = writer.stream if writer is not None else getattr(sys.stdout, "buffer", None)
     text_out: Any
@@ -988,7 +934,7 @@ def convert_command(
         if (writer is not None or staging is not None) and verdict.refused:
             if writer is not None:
                 writer.discard()
-            _print_findings(shown, verdict.errors)
+            print_findings(shown, verdict.errors)
             err.print("[red]✗[/] ", end="")
             err.print(
                 f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
@@ -999,14 +945,14 @@ def convert_command(
             try:
                 writer.commit()
             except OSError as error:
-                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+                raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
         if staging is not None and output is not None:
             try:
                 output.mkdir(exist_ok=True)
                 for made in sorted(staging.iterdir()):
                     os.replace(made, output / made.name)
             except OSError as error:
-                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
+                raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
     finally:
         if writer is not None:
             writer.discard()
@@ -1014,7 +960,7 @@ def convert_command(
             import shutil
 
             shutil.rmtree(staging, ignore_errors=True)
-    _print_findings(shown, verdict.errors)
+    print_findings(shown, verdict.errors)
     fidelity = result.fidelity
     if report:
         err.print(fidelity.render(shown), end="", markup=False)
@@ -1035,10 +981,10 @@ def convert_command(
                 report_json.write_text(data + "\n", encoding="utf-8")
             except OSError as error:
                 raise fail_usage(
-                    f"{_safe(str(report_json))}: cannot write: {error.strerror or error}"
+                    f"{safe(str(report_json))}: cannot write: {error.strerror or error}"
                 ) from None
     if output is not None:
-        err.print(f"wrote {_safe(str(output))} ({result.source} → {result.target})", markup=False)
+        err.print(f"wrote {safe(str(output))} ({result.source} → {result.target})", markup=False)
     if verdict.refusing:
         done = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
         err.print(f"! {shown}: {len(verdict.refusing)} error(s); {done}", markup=False)
@@ -1084,9 +1030,9 @@ def lightbox_verify(
 
     result = verify(path)
     if output_format is VerifyFormat.json:
-        _write_json(result.to_json())
+        write_json(result.to_json())
     else:
-        out.print(_safe(result.summary()), markup=False)
+        out.print(safe(result.summary()), markup=False)
         for note in result.notes:
-            err.print(f"note: {_safe(note)}", markup=False)
+            err.print(f"note: {safe(note)}", markup=False)
     raise typer.Exit(result.exit_code)

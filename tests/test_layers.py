@@ -54,7 +54,7 @@ CORE = {
 }
 
 #: Known circles, each a set of modules (a known circle may lose members, never gain one).
-KNOWN_CIRCLES: list[set[str]] = [CORE, {"cli", "commands"}, {"discover", "inputs"}]
+KNOWN_CIRCLES: list[set[str]] = [CORE, {"discover", "inputs"}]
 
 #: Known upward arrows: the core's (Core v3).
 KNOWN_UPWARD = {

@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("tools", ("fix", "convert", "stats", "api", "discover")),
     ("workflows", ("workflow", "workflows", "parallel")),
-    ("render", ("render", "check_output")),
+    ("render", ("render", "check_output", "console")),
     ("docs", ("docsgen",)),
     ("cli", ("cli", "commands", "__init__")),
 )
