@@ -36,8 +36,11 @@ from bbox_lark.console import (
     out,
     print_error,
     print_findings,
+    print_marked,
     run_check,
     safe,
+    write_bytes_out,
+    write_diff,
     write_json,
     write_out,
 )
@@ -142,6 +145,14 @@ ConfigFile = Annotated[Path | None, _typer_option(CONFIG)]
 Isolated = Annotated[bool, _typer_option(ISOLATED)]
 Exclude = Annotated[list[str] | None, _typer_option(EXCLUDE)]
 ExtendExclude = Annotated[list[str] | None, _typer_option(EXTEND_EXCLUDE)]
+#: The options of every command that searches folders as ``check`` does (``fmt``, ``fix``,
+#: ``stats``, ``convert`` over many files): :func:`_find_inputs` takes them as they come.
+DISCOVERY = (MAX_LINE, CONFIG, ISOLATED, EXCLUDE, EXTEND_EXCLUDE)
+#: The PATHS argument of every command that searches folders.
+Paths = Annotated[
+    list[str],
+    typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
+]
 
 
 def fail_usage(message: str) -> typer.Exit:
@@ -150,29 +161,14 @@ def fail_usage(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def _find_inputs(
-    paths: list[str],
-    *,
-    config: Path | None,
-    isolated: bool,
-    exclude: list[str] | None,
-    extend_exclude: list[str] | None,
-    max_line: int | None,
-) -> "list[Input]":
-    """The inputs of a command that searches folders, each with its settings; exits 2 on a
-    bad option value or configuration file (one line naming it)."""
-    from bbox_lark.config import ConfigError, resolver_from_options
-    from bbox_lark.discover import discover
+def _find_inputs(paths: list[str], **options: Any) -> "list[Input]":
+    """The inputs of a command that searches folders (:func:`bbox_lark.workflow.find_inputs`);
+    exits 2 on a bad option value or configuration file (one line naming it)."""
+    from bbox_lark.config import ConfigError
+    from bbox_lark.workflow import find_inputs
 
     try:
-        resolver = resolver_from_options(
-            config=config,
-            isolated=isolated,
-            exclude=exclude,
-            extend_exclude=extend_exclude,
-            max_line=max_line,
-        )
-        return discover(paths, resolver)
+        return find_inputs(paths, **options)
     except ConfigError as error:
         raise fail_usage(str(error)) from None
 
@@ -432,11 +428,9 @@ def docs(
 
 
 @app.command("fmt")
+@_with_options(*DISCOVERY)
 def fmt_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
+    paths: Paths,
     check_only: Annotated[
         bool, typer.Option("--check", help="Write nothing; list the files that would change and exit 1.")
     ] = False,
@@ -449,11 +443,7 @@ def fmt_command(
     force: Annotated[
         bool, typer.Option("--force", help="Rewrite files even when they cannot be read faithfully.")
     ] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
+    **discovery: Any,
 ) -> None:
     """Rewrite files in canonical form (docs/fmt.md).
 
@@ -464,68 +454,42 @@ def fmt_command(
     A file that cannot be read faithfully (invalid UTF-8, NUL, a line over the limit, an
     unterminated quote in a call, an unreadable header) is left alone unless --force; other
     errors are shown and the file is formatted."""
-    from bbox_lark.atomic import write_atomic
-    from bbox_lark.fix.framework import unified_diff
-    from bbox_lark.printer import format_text
-    from bbox_lark.source import encode
-    from bbox_lark.writepolicy import write_verdict
+    from bbox_lark.rewrite import fmt_inputs
 
-    inputs = _find_inputs(
-        paths,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
     code = EXIT_OK
     counts = {"changed": 0, "unchanged": 0, "refused": 0}
-    for item in inputs:
-        shown = safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            print_error(str(error))
-            code = max(code, EXIT_USAGE)
+    for done in fmt_inputs(_find_inputs(paths, **discovery), check=check_only, diff=diff, force=force):
+        code = max(code, done.exit_code)
+        shown = safe(done.item.shown)
+        if done.read_error is not None:
+            print_error(done.read_error)
             continue
-        path = None if item.stdin else Path(item.path)
-        result = format_text(data, path=path, max_line=item.settings.max_line)
-        if check_only or diff:
-            counts["changed" if result.changed else "unchanged"] += 1
-            if result.changed and diff:
-                _write_diff(unified_diff(result.old, result.new, shown))
-            if result.changed and check_only:
+        verdict = done.verdict
+        if verdict is None:  # --check, --diff
+            counts["changed" if done.changed else "unchanged"] += 1
+            if done.diff:
+                write_diff(done.diff)
+            if done.changed and check_only:
                 err.print(f"would reformat {shown}", markup=False)
-            if result.changed:
-                code = max(code, EXIT_FINDINGS)
             continue
-        verdict = write_verdict(result.document.diagnostics, settings=item.settings, path=path, force=force)
         print_findings(shown, verdict.errors)
         if verdict.refused:
-            err.print("[red]✗[/] ", end="")
-            err.print(
+            print_marked(
+                "[red]✗[/] ",
                 f"{shown}: {len(verdict.refusing)} error(s); not formatted (fix them first, or pass --force)",
-                markup=False,
             )
             counts["refused"] += 1
-            code = max(code, EXIT_FINDINGS)
             continue
         if verdict.refusing:
             err.print(
                 f"! {shown}: {len(verdict.refusing)} error(s); formatted anyway (--force)", markup=False
             )
-        counts["changed" if result.changed else "unchanged"] += 1
-        if item.stdin:
-            _write_text(result.new)  # stdout, byte for byte
-        elif result.changed:
-            try:
-                write_atomic(item.path, encode(result.new))
-            except OSError as error:
-                print_error(f"{shown}: cannot write: {error.strerror or error}")
-                code = max(code, EXIT_USAGE)
-                continue
+        counts["changed" if done.changed else "unchanged"] += 1
+        if done.output is not None:
+            write_bytes_out(done.output)  # stdout, byte for byte
+        elif done.write_error is not None:
+            print_error(done.write_error)
+        elif done.wrote:
             err.print(f"reformatted {shown}", markup=False)
     would = "would be " if check_only or diff else ""
     summary = f"{counts['changed']} file(s) {would}reformatted, {counts['unchanged']} unchanged"
@@ -559,30 +523,11 @@ def _with_fixer_flags(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
-def _write_diff(diff: str) -> None:
-    """The diff on stdout, byte for byte (CRLF and undecodable input bytes included), so that
-    ``patch`` and ``git apply`` take it; coloured on a terminal (``bbox_lark.ansi``)."""
-    from bbox_lark.ansi import color_diff, wants_color
-    from bbox_lark.source import encode
-
-    if wants_color(sys.stdout):
-        diff = color_diff(diff)
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # a text-only stream (tests capturing stdout)
-        sys.stdout.write(diff.encode("utf-8", "backslashreplace").decode("utf-8"))
-    else:
-        stream.write(encode(diff))
-        stream.flush()
-
-
 @app.command("fix")
 @_with_fixer_flags
+@_with_options(*DISCOVERY)
 def fix_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
+    paths: Paths,
     write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
     output: Annotated[
         Path | None,
@@ -593,22 +538,16 @@ def fix_command(
     force: Annotated[
         bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
     ] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-    **chosen: bool,
+    **chosen: Any,
 ) -> None:
     """Repair files with the chosen fixers (docs/fix.md).
 
     A dry run by default: prints a unified diff and what would change; --write (each file
     in place) or --output (one file) applies it."""
-    from bbox_lark.atomic import write_atomic
-    from bbox_lark.fix import FIXERS, FixError, apply_fixes
-    from bbox_lark.source import encode
-    from bbox_lark.writepolicy import write_verdict
+    from bbox_lark.fix import FIXERS
+    from bbox_lark.rewrite import fix_inputs
 
+    discovery = {o.name: chosen.pop(o.name) for o in DISCOVERY}
     fixers = [fixer for name, fixer in FIXERS.items() if chosen.get(name.replace("-", "_"))]
     if not fixers:
         raise fail_usage("choose at least one fixer: " + ", ".join(f"--{name}" for name in FIXERS))
@@ -616,14 +555,7 @@ def fix_command(
         raise fail_usage("--write and --output exclude each other; give one or neither")
     if write and "-" in paths:
         raise fail_usage("--write rewrites FILE in place; with - (stdin) use --output PATH")
-    inputs = _find_inputs(
-        paths,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
+    inputs = _find_inputs(paths, **discovery)
     if output is not None and len(inputs) != 1:
         raise fail_usage(
             f"--output writes one file, but {len(inputs)} inputs were given; --write rewrites each in place"
@@ -631,39 +563,26 @@ def fix_command(
     code = EXIT_OK
     totals = {fixer.name: 0 for fixer in fixers}
     dry_changes = False
-    for item in inputs:
-        shown = safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            if len(inputs) == 1:
-                raise fail_usage(str(error)) from None
-            print_error(str(error))
-            code = max(code, EXIT_USAGE)
+    for done in fix_inputs(inputs, fixers, write=write, output=output, force=force):
+        code = max(code, done.exit_code)
+        shown = safe(done.item.shown)
+        if done.read_error is not None:
+            print_error(done.read_error)
             continue
-        path = None if item.stdin else Path(item.path)
-        try:
-            outcome = apply_fixes(data, fixers, path=path, label=shown, max_line=item.settings.max_line)
-        except FixError as error:  # a fixer bug, never the input's fault: say so, write nothing
-            err.print("[bold red]error:[/] ", end="")
-            err.print(f"{shown}: {error}; nothing written", markup=False)
-            code = max(code, EXIT_FINDINGS)
+        outcome, verdict = done.outcome, done.verdict
+        if outcome is None or verdict is None:  # a fixer failed
+            print_error(f"{shown}: {done.fix_error}; nothing written")
             continue
-        verdict = write_verdict(outcome.document.diagnostics, settings=item.settings, path=path, force=force)
-        target = path if write else output
+        target = done.target
         if target is not None and verdict.refused:
             print_findings(shown, verdict.errors)
-            err.print("[red]✗[/] ", end="")
-            err.print(
+            print_marked(
+                "[red]✗[/] ",
                 f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-                markup=False,
             )
-            code = max(code, EXIT_FINDINGS)
             continue
         if target is None and outcome.diff:
-            _write_diff(outcome.diff)
+            write_diff(outcome.diff)
         for note in outcome.notes:
             err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
             err.print("[cyan]note[/] ", end="")
@@ -673,57 +592,33 @@ def fix_command(
             totals[name] += changed
         if len(inputs) == 1:
             for fixer in fixers:
-                err.print("[green]✓[/] ", end="")
-                err.print(fixer.summary(outcome.changes[fixer.name]), markup=False)
+                print_marked("[green]✓[/] ", fixer.summary(outcome.changes[fixer.name]))
         if target is None:
             dry_changes = dry_changes or outcome.changed
             if verdict.refused:
-                err.print("[red]✗[/] ", end="")
-                err.print(
+                print_marked(
+                    "[red]✗[/] ",
                     f"{shown}: {len(verdict.refusing)} error(s); --write would not write it"
                     " (fix them first, or pass --force)",
-                    markup=False,
                 )
-                code = max(code, EXIT_FINDINGS)
             continue
         if verdict.refusing:
             err.print(f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False)
         if write and not outcome.changed:
             err.print(f"{shown}: nothing to change; not rewritten", markup=False)
-            continue
-        try:
-            write_atomic(target, encode(outcome.new_text))
-        except OSError as error:
-            if len(inputs) == 1:
-                raise fail_usage(f"{safe(str(target))}: cannot write: {error.strerror or error}") from None
-            print_error(f"{safe(str(target))}: cannot write: {error.strerror or error}")
-            code = max(code, EXIT_USAGE)
-            continue
-        err.print(f"wrote {safe(str(target))}", markup=False)
+        elif done.write_error is not None:
+            print_error(done.write_error)
+        else:
+            err.print(f"wrote {safe(str(target))}", markup=False)
     if len(inputs) > 1:
         for fixer in fixers:
-            err.print("[green]✓[/] ", end="")
-            err.print(f"{fixer.summary(totals[fixer.name])} in {len(inputs)} files", markup=False)
+            print_marked("[green]✓[/] ", f"{fixer.summary(totals[fixer.name])} in {len(inputs)} files")
     if not write and output is None and dry_changes:
         err.print("! Dry run: nothing written; --write or --output PATH applies it", markup=False)
     raise typer.Exit(code)
 
 
 # -- converting: convert ------------------------------------------------------------------
-
-
-def _write_text(text: str) -> None:
-    """Converted text on stdout as UTF-8, byte for byte (undecodable input bytes, kept as
-    lone surrogates, go out as the bytes they came from)."""
-    from bbox_lark.source import encode
-
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # a text-only stream
-        sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
-    else:
-        stream.write(encode(text))
-        stream.flush()
 
 
 def _format_names(writable: bool = False) -> str:

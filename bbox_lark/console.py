@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
+from bbox_lark.source import shown_text as safe
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
     from bbox_lark.ast import Diagnostic
 
-__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE"]
+__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "safe"]
 
 #: Rich markup tags this module writes, and what rich would make of text without colour.
 _TAG = re.compile(r"\[(?:/|bold red|bold|red|green|yellow|cyan)\]")
@@ -238,14 +239,6 @@ def print_findings(shown: str, diagnostics: "Iterable[Diagnostic]") -> None:
 
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-
-
-def safe(text: str) -> str:
-    """``text`` with undecodable input bytes (lone surrogates, from ``surrogateescape``) as
-    ``\\xNN``: they cannot be written as UTF-8, and a finding must never crash the output."""
-    if text.isprintable() or not any(0xDC80 <= ord(char) <= 0xDCFF for char in text):
-        return text
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
 
 
 def run_check(

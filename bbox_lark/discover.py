@@ -40,7 +40,7 @@ from bbox_lark.globs import (
 )
 from bbox_lark.inputs import SUFFIXES
 
-__all__ = ["SUFFIXES", "GitIgnores", "Input", "Walker", "discover"]
+__all__ = ["SUFFIXES", "GitIgnores", "Input", "Walker", "collect_inputs", "discover"]
 
 #: The one folder never entered.
 GIT_DIR = ".git"
@@ -261,6 +261,17 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Inp
         else:
             add(raw, path)
     return out
+
+
+def collect_inputs(paths: list[str]) -> list[str]:
+    """The paths :func:`discover` finds for ``paths`` (no configuration file read), as
+    strings. Kept for callers of the first release; new code uses :func:`discover`, which
+    also gives each input its settings.
+
+    A path that cannot be used (missing, or a directory without bbox files) stays in the
+    list: :func:`bbox_lark.inputs.read_input` reports it, so the other paths are still read
+    and the run ends with exit 2 (the highest code wins)."""
+    return [item.path for item in discover(paths, Resolver(isolated=True))]
 
 
 def names_one_file(paths: list[str]) -> bool:

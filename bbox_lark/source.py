@@ -40,6 +40,15 @@ def encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+def shown_text(text: str) -> str:
+    """``text`` with undecodable input bytes (lone surrogates, from ``surrogateescape``) as
+    ``\\xNN``: they cannot be written as UTF-8, and a message, a path shown or a diff's
+    label must never crash the output."""
+    if text.isprintable() or not any(0xDC80 <= ord(char) <= 0xDCFF for char in text):
+        return text
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
+
+
 def split_lines(text: str) -> list[tuple[str, str]]:
     """Physical lines as (text, ending) pairs; ``"".join(t + e ...) == text``."""
     parts = text.split("\n")

@@ -24,13 +24,14 @@ from typing import IO, TYPE_CHECKING
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic
+from bbox_lark.discover import Input
+from bbox_lark.inputs import InputError, open_input
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from bbox_lark.config import Jobs, Resolver, Settings
-    from bbox_lark.discover import Input
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -138,24 +139,6 @@ def _pick_lines(lines: Iterable[str | bytes], wanted: set[int]) -> dict[int, str
     return found
 
 
-def open_input(item: str) -> IO[bytes]:
-    """The binary stream of a file, or standard input for ``-``; :class:`InputError` for a
-    path that cannot be read (a folder, a missing or unreadable file)."""
-    from bbox_lark.inputs import InputError
-
-    if item == "-":
-        return sys.stdin.buffer
-    path = Path(item)
-    if path.is_dir():
-        raise InputError(f"{item}: no *.bbox, *.blackbox or *.rlog files in this directory")
-    if not path.exists():
-        raise InputError(f"{item}: no such file or directory")
-    try:
-        return path.open("rb")
-    except OSError as error:
-        raise InputError(f"{item}: cannot read: {error.strerror or error}") from None
-
-
 def stdin_streams() -> bool:
     """True when standard input is a pipe or a terminal (not a file or a buffer): ``check -``
     then reports each finding as soon as its line has arrived."""
@@ -212,7 +195,6 @@ def stream_input(
     without ``stream``, only the whole report. Meant for standard input: a file's partial
     reports would read the file again to show their line."""
     from bbox_lark.api import checker_for, run
-    from bbox_lark.inputs import InputError
     from bbox_lark.parser import iter_nodes
 
     select, ignore, max_line, strict = _settings_of(settings, item, select, ignore, max_line)
@@ -454,3 +436,79 @@ def check_paths(
 def run_exit_code(reports: Iterable[FileReport], strict: bool | None = None) -> int:
     """The run's exit code: the highest over its files (DECISIONS §10)."""
     return max((report.exit_code(strict) for report in reports), default=EXIT_OK)
+
+
+# -- the loop every writing command shares (fmt, fix, convert, and new ones) -------------
+
+
+def find_inputs(
+    paths: Iterable[str],
+    *,
+    config: Path | None = None,
+    isolated: bool = False,
+    exclude: list[str] | None = None,
+    extend_exclude: list[str] | None = None,
+    max_line: int | None = None,
+) -> list[Input]:
+    """The inputs of a command that searches folders (as ``check`` does), each with its
+    settings (configuration files, then these command-line overrides). Raises
+    :class:`~bbox_lark.config.ConfigError` for a bad option value or configuration file."""
+    from bbox_lark.config import resolver_from_options
+    from bbox_lark.discover import discover
+
+    resolver = resolver_from_options(
+        config=config,
+        isolated=isolated,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        max_line=max_line,
+    )
+    return discover(list(paths), resolver)
+
+
+@dataclass(frozen=True, slots=True)
+class InputRead:
+    """One input of a command, read whole: its bytes, or why it could not be read."""
+
+    item: Input
+    data: bytes = b""
+    #: Why the input could not be used (exit 2); None when :attr:`data` holds it.
+    error: str | None = None
+
+    @property
+    def path(self) -> Path | None:
+        """The file's path (None for standard input)."""
+        return None if self.item.stdin else Path(self.item.path)
+
+
+def read_inputs(inputs: Iterable[Input]) -> Iterator[InputRead]:
+    """Each input's bytes, one at a time, in order: the one loop over inputs of the
+    commands that read files whole. An input that cannot be used (a problem found by
+    discovery, a missing or unreadable file) comes with its :attr:`InputRead.error`."""
+    from bbox_lark.inputs import read_input
+
+    for item in inputs:
+        if item.problem is not None:
+            yield InputRead(item, error=item.problem)
+            continue
+        try:
+            yield InputRead(item, read_input(item.path))
+        except InputError as error:
+            yield InputRead(item, error=str(error))
+
+
+def write_file(target: str | Path, data: bytes) -> str | None:
+    """Write ``data`` to ``target`` atomically (:func:`bbox_lark.atomic.write_atomic`); the
+    message to show when it cannot be (``PATH: cannot write: why``), else None."""
+    from bbox_lark.atomic import write_atomic
+
+    try:
+        write_atomic(target, data)
+    except OSError as error:
+        return cannot_write(target, error)
+    return None
+
+
+def cannot_write(target: str | Path, error: OSError) -> str:
+    """The message for a path that cannot be written."""
+    return f"{target}: cannot write: {error.strerror or error}"

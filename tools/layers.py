@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("checks", "printer", "correlate", "jsonout", "config", "writepolicy", "pygments_lexer", "lightbox"),
     ),
     ("tools", ("fix", "convert", "stats", "api", "discover")),
-    ("workflows", ("workflow", "workflows", "parallel")),
+    ("workflows", ("workflow", "rewrite", "conversion", "parallel")),
     ("render", ("render", "check_output", "console")),
     ("docs", ("docsgen",)),
     ("cli", ("cli", "commands", "__init__")),
