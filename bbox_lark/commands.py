@@ -8,9 +8,7 @@ evaluates string annotations with ``compile`` and ``eval`` on every run.
 """
 
 import inspect
-import os
 import re
-import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -49,6 +47,7 @@ from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
     from bbox_lark.discover import Input
+    from bbox_lark.writepolicy import WriteVerdict
 
 
 def _tidy_help(params: list[Any]) -> list[Any]:
@@ -474,10 +473,7 @@ def fmt_command(
             continue
         print_findings(shown, verdict.errors)
         if verdict.refused:
-            print_marked(
-                "[red]✗[/] ",
-                f"{shown}: {len(verdict.refusing)} error(s); not formatted (fix them first, or pass --force)",
-            )
+            _print_refused(shown, verdict, "not formatted")
             counts["refused"] += 1
             continue
         if verdict.refusing:
@@ -576,10 +572,7 @@ def fix_command(
         target = done.target
         if target is not None and verdict.refused:
             print_findings(shown, verdict.errors)
-            print_marked(
-                "[red]✗[/] ",
-                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-            )
+            _print_refused(shown, verdict, "not written")
             continue
         if target is None and outcome.diff:
             write_diff(outcome.diff)
@@ -704,8 +697,12 @@ def _without_var_keyword(command: Callable[..., None]) -> Callable[..., None]:
 @app.command("convert", cls=_ConvertCommand)
 @_without_var_keyword
 def convert_command(
-    file: Annotated[
-        str, typer.Argument(help="The input file (a folder for folder formats), or - for stdin.")
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="The input file (a folder for folder formats), or - for stdin; several files, or a"
+            " folder no format reads (searched for bbox files as check does), convert each into -o DIR."
+        ),
     ],
     to: Annotated[
         str | None,
@@ -720,7 +717,8 @@ def convert_command(
         typer.Option(
             "--output",
             "-o",
-            help="Write to this path (atomically; a folder for folder formats); - or none: stdout.",
+            help="Write to this path (atomically; a folder for folder formats); - or none: stdout."
+            " With several inputs: the folder to write one output per input into.",
         ),
     ] = None,
     report: Annotated[
@@ -739,155 +737,165 @@ def convert_command(
         bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
     ] = False,
     max_line: MaxLine = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="With several inputs: convert in this many processes (a number, or auto: the number"
+            " of cores, the default). The outputs do not depend on it.",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="Print no notes (what was dropped or skipped); findings and errors stay."
+        ),
+    ] = False,
     **options: Any,
 ) -> None:
     """Convert between formats, streaming. What each keeps: docs/convert.md."""
-    import io
-
-    from bbox_lark.atomic import AtomicWriter
-    from bbox_lark.convert import (
-        ConvertError,
-        Input,
-        RefusedInputError,
-        convert_stream,
-        format_for_path,
-        get_format,
-    )
-    from bbox_lark.writepolicy import write_verdict
+    from bbox_lark.conversion import ConvertUsageError, convert_file, target_format, write_report
 
     max_line = _max_line(max_line)
     if output is not None and str(output) == "-":
         output = None  # `-o -` is standard output
-    if to is None:
-        # A file name names a format that writes files (a folder format is named by --to).
-        named = [f for f in format_for_path(output) if f.write and f.output == "text"] if output else []
-        if len(named) != 1:
-            raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
-        to = named[0].name
+    if _converts_many(paths, from_):
+        if report or report_json is not None:
+            raise fail_usage("--report and --report-json describe one conversion; give one input")
+        raise typer.Exit(_convert_many(paths, to, from_, output, force, max_line, jobs, quiet, options))
+    file = paths[0]
     try:
-        target = get_format(to)
-    except ConvertError as error:
+        to = target_format(to, output)
+        done = convert_file(
+            file,
+            to=to,
+            from_=from_,
+            output=output,
+            force=force,
+            max_line=max_line,
+            report_json=report_json,
+            options=options,
+        )
+    except ConvertUsageError as error:
         raise fail_usage(str(error)) from None
-    if file != "-" and not Path(file).exists():
-        raise fail_usage(f"{safe(file)}: no such file or directory")
-    shown = "<stdin>" if file == "-" else safe(file)
-    if report_json is not None and str(report_json) != "-":
-        # Checked before converting: a report that cannot be written must not cost the output.
-        where = report_json.parent
-        if report_json.is_dir() or not where.is_dir() or not os.access(where, os.W_OK):
-            raise fail_usage(f"{safe(str(report_json))}: cannot write the report there")
-    folder_out = target.output == "folder"
-    if folder_out and output is None:
-        raise fail_usage(f"{target.name} output is a folder: give -o DIR")
-    writer: AtomicWriter | None = None
-    if output is not None and not folder_out:
-        try:
-            writer = AtomicWriter(output)
-        except OSError as error:
-            raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
-    # A folder is written to a staging folder beside it and its files moved in only when the
-    # input is not refused, as a file is written atomically (DECISIONS §11).
-    staging: Path | None = None
-    if folder_out and output is not None:
-        import tempfile
-
-        try:
-            if output.exists() and not output.is_dir():
-                raise NotADirectoryError(20, "not a folder")
-            staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
-        except OSError as error:
-            raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
-    sys.stdout.flush()
-    binary = writer.stream if writer is not None else getattr(sys.stdout, "buffer", None)
-    text_out: Any
-    if binary is not None:
-        text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
-    else:  # a text-only stdout (tests capturing it)
-        text_out = sys.stdout
-    try:
-        try:
-            result = convert_stream(
-                Input(file),
-                None if folder_out else text_out,
-                to=to,
-                from_=from_,
-                max_line=max_line,
-                output_path=staging,
-                **options,
-            )
-        except RefusedInputError as error:
-            raise fail_usage(f"{shown}: {error}") from None
-        except ConvertError as error:
-            raise fail_usage(str(error)) from None
-        except OSError as error:
-            raise fail_usage(f"{shown}: cannot read: {error.strerror or error}") from None
-        finally:
-            if text_out is not sys.stdout:
-                text_out.flush()
-                text_out.detach()
-        verdict = write_verdict(result.diagnostics, force=force)
-        if (writer is not None or staging is not None) and verdict.refused:
-            if writer is not None:
-                writer.discard()
-            print_findings(shown, verdict.errors)
-            err.print("[red]✗[/] ", end="")
-            err.print(
-                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-                markup=False,
-            )
-            raise typer.Exit(EXIT_FINDINGS)
-        if writer is not None:
-            try:
-                writer.commit()
-            except OSError as error:
-                raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
-        if staging is not None and output is not None:
-            try:
-                output.mkdir(exist_ok=True)
-                for made in sorted(staging.iterdir()):
-                    os.replace(made, output / made.name)
-            except OSError as error:
-                raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
-    finally:
-        if writer is not None:
-            writer.discard()
-        if staging is not None:
-            import shutil
-
-            shutil.rmtree(staging, ignore_errors=True)
+    shown, verdict = safe(done.shown), done.verdict
+    if done.output is not None and verdict.refused:
+        print_findings(shown, verdict.errors)
+        _print_refused(shown, verdict, "not written")
+        raise typer.Exit(EXIT_FINDINGS)
     print_findings(shown, verdict.errors)
-    fidelity = result.fidelity
     if report:
-        err.print(fidelity.render(shown), end="", markup=False)
-    else:
-        for entry in fidelity.losses:
-            err.print(f"{shown}: ", end="", markup=False)
-            err.print(entry.render(), markup=False)
-        for skipped in fidelity.skipped:
-            err.print(skipped.render(shown), markup=False)
+        err.print(done.report, end="", markup=False)
+    elif not quiet:
+        _print_notes(shown, done.notes)
     if report_json is not None:
-        import json
-
-        data = json.dumps({"source": result.source, "target": result.target, **fidelity.to_dict()}, indent=2)
         if str(report_json) == "-":
-            err.print(data, markup=False)
+            import json
+
+            err.print(json.dumps(done.report_data, indent=2), markup=False)
         else:
-            try:
-                report_json.write_text(data + "\n", encoding="utf-8")
-            except OSError as error:
-                raise fail_usage(
-                    f"{safe(str(report_json))}: cannot write: {error.strerror or error}"
-                ) from None
+            problem = write_report(done, report_json)
+            if problem is not None:
+                raise fail_usage(problem)
     if output is not None:
-        err.print(f"wrote {safe(str(output))} ({result.source} → {result.target})", markup=False)
+        err.print(f"wrote {safe(str(output))} ({done.source} → {done.target})", markup=False)
     if verdict.refusing:
-        done = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
-        err.print(f"! {shown}: {len(verdict.refusing)} error(s); {done}", markup=False)
-    code = verdict.exit_code
-    if fidelity.skipped:
-        err.print(f"! {shown}: {len(fidelity.skipped)} record(s) skipped", markup=False)
-        code = max(code, EXIT_FINDINGS)
-    raise typer.Exit(code)
+        what = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
+        err.print(f"! {shown}: {len(verdict.refusing)} error(s); {what}", markup=False)
+    if done.notes.skipped:
+        err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
+    raise typer.Exit(done.exit_code)
+
+
+def _print_refused(shown: str, verdict: "WriteVerdict", what: str) -> None:
+    """The line for an input the write policy refused (``what``: not written, ...)."""
+    print_marked(
+        "[red]✗[/] ", f"{shown}: {len(verdict.refusing)} error(s); {what} (fix them first, or pass --force)"
+    )
+
+
+def _print_notes(shown: str, notes: Any) -> None:
+    """A conversion's losses and skipped records, on stderr."""
+    for loss in notes.losses:
+        err.print(f"{shown}: ", end="", markup=False)
+        err.print(loss, markup=False)
+    for skipped in notes.skipped:
+        err.print(skipped, markup=False)
+
+
+def _converts_many(paths: list[str], from_: str | None) -> bool:
+    """True for several inputs, or one folder that no folder format reads."""
+    if len(paths) != 1:
+        return True
+    path = Path(paths[0])
+    if paths[0] == "-" or not path.is_dir():
+        return False
+    from bbox_lark.convert import ConvertError, detect_folder_format, get_format
+
+    if from_ is not None:
+        try:
+            return not get_format(from_).reads_folders
+        except ConvertError:
+            return False  # the one-input path reports it
+    return detect_folder_format(path) is None
+
+
+def _convert_many(
+    paths: list[str],
+    to: str | None,
+    from_: str | None,
+    output: Path | None,
+    force: bool,
+    max_line: int,
+    jobs: str | None,
+    quiet: bool,
+    options: dict[str, Any],
+) -> int:
+    """``convert PATH... -o DIR``: each input into DIR, rendered; the exit code."""
+    from bbox_lark.conversion import ConvertUsageError, convert_files
+
+    if output is None:
+        raise fail_usage("several inputs convert into a folder: give -o DIR")
+    if to is None:
+        raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
+    inputs = _find_inputs(paths)
+    code = EXIT_OK
+    counts = {"written": 0, "refused": 0, "failed": 0}
+    try:
+        for done in convert_files(
+            inputs, output, to=to, from_=from_, force=force, max_line=max_line, jobs=jobs, options=options
+        ):
+            code = max(code, done.exit_code)
+            shown, verdict = safe(done.shown), done.verdict
+            if done.error is not None:
+                print_error(done.error)
+                counts["failed"] += 1
+                continue
+            print_findings(shown, verdict.errors)
+            if verdict.refused:
+                _print_refused(shown, verdict, "not written")
+                counts["refused"] += 1
+                continue
+            if not quiet:
+                _print_notes(shown, done.notes)
+            if verdict.refusing:
+                err.print(
+                    f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False
+                )
+            if done.notes.skipped:
+                err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
+            counts["written"] += 1
+    except ConvertUsageError as error:
+        raise fail_usage(str(error)) from None
+    summary = f"{counts['written']} file(s) converted to {safe(str(output))} ({to})"
+    if counts["refused"]:
+        summary += f", {counts['refused']} not written (errors)"
+    if counts["failed"]:
+        summary += f", {counts['failed']} could not be converted"
+    err.print(summary, markup=False)
+    return code
 
 
 # -- foreign logs: lightbox verify ------------------------------------------------------------
