@@ -9,6 +9,7 @@ stand.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import SourceFault
@@ -47,6 +48,26 @@ def shown_text(text: str) -> str:
     if text.isprintable() or not any(0xDC80 <= ord(char) <= 0xDCFF for char in text):
         return text
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible or undecodable character as an escape: bytes that are
+    not UTF-8 as ``\\xNN``, control and format characters (NUL, BOM, ...) as ``\\xNN`` /
+    ``\\uNNNN``. Tabs stay."""
+    if text.isprintable():
+        return text
+    out: list[str] = []
+    for char in text:
+        point = ord(char)
+        if 0xDC80 <= point <= 0xDCFF:  # an undecodable byte (surrogateescape)
+            out.append(f"\\x{point - 0xDC00:02x}")
+        elif char == "\t" or unicodedata.category(char) not in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            out.append(char)
+        elif point < 0x100:
+            out.append(f"\\x{point:02x}")
+        else:
+            out.append(f"\\u{point:04x}")
+    return "".join(out)
 
 
 def split_lines(text: str) -> list[tuple[str, str]]:

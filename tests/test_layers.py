@@ -66,9 +66,6 @@ KNOWN_UPWARD = {
     ("scan", "ast"),
     ("source", "ast"),
     ("transform", "printer"),
-    # Layers (issue 16), to go:
-    ("lightbox", "convert.base"),
-    ("render", "docsgen"),
 }
 
 #: ``check --jobs`` settles a file's parts with the check families' own state: it is check
@@ -76,9 +73,6 @@ KNOWN_UPWARD = {
 KNOWN_SIDE_EFFECTS = {
     ("parallel", "checks.correlation"),
     ("parallel", "checks.suppressions"),
-    # Layers (issue 16), to go:
-    ("stats", "checks.blobs"),
-    ("stats", "checks.redactions"),
 }
 
 
