@@ -397,22 +397,20 @@ def docs(
     ] = False,
 ) -> None:
     """Generate checks.md (from the check registry) and grammar.html (railroad diagrams)."""
-    from bbox_lark.docsgen import generated_files, write_docs
+    from bbox_lark.docsgen import stale_files, write_docs
 
     if check_only:
-        stale = []
-        for name, content in generated_files().items():
-            path = out_dir / name
-            try:
-                current = path.read_text(encoding="utf-8")
-            except OSError:
-                current = None
-            if current != content:
-                stale.append(str(path))
-        for path_text in stale:
-            err.print("[red]✗[/] ", end="")
-            err.print(f"{path_text} is stale; run `bbox-lark docs --out {out_dir}`", markup=False)
-        raise typer.Exit(EXIT_FINDINGS if stale else EXIT_OK)
+        if not out_dir.is_dir():
+            print_marked(
+                "[red]✗[/] ",
+                f"{safe(str(out_dir))}: no such folder; --check compares the generated pages of a"
+                " checkout's docs folder (run it there, or give --out DIR)",
+            )
+            raise typer.Exit(EXIT_FINDINGS)
+        found = stale_files(out_dir)
+        for path, why in found:
+            print_marked("[red]✗[/] ", f"{safe(str(path))} is {why}; run `bbox-lark docs --out {out_dir}`")
+        raise typer.Exit(EXIT_FINDINGS if found else EXIT_OK)
     if out_dir.exists() and not out_dir.is_dir():
         raise fail_usage(f"{out_dir}: is not a directory")
     try:

@@ -23,6 +23,10 @@ from bbox_lark.source import visible
 CHECKS_FILE = "checks.md"
 GRAMMAR_FILE = "grammar.html"
 CONVERT_FILE = "convert.md"
+#: The formats with a page of their own (``docs/formats/<name>.md``), which ``convert.md``
+#: links to. Data, not a look at the source tree: the package makes the same page installed
+#: from a wheel (``tests/test_docs.py`` checks that the folder holds exactly these).
+FORMAT_PAGES = frozenset({"atif", "bb7", "claude-code", "jsonl"})
 
 #: Section headings of every code's page, in order (ruff style).
 SECTION_PARTS = ("### What it does", "### Why is this bad?", "### Example", "### Use instead")
@@ -406,8 +410,7 @@ def convert_markdown() -> str:
     for fmt in formats():
         out += ["", f"## {fmt.name}", "", "`" + fmt.name + "`: " + fmt.description + ".", ""]
         out += [f"What survives: {fmt.fidelity}.", ""]
-        page = Path(__file__).resolve().parent.parent / "docs" / "formats" / f"{fmt.name}.md"
-        if page.exists():
+        if fmt.name in FORMAT_PAGES:
             out += [f"More: [{fmt.name}](formats/{fmt.name}.md).", ""]
         if fmt.options:
             out += ["| option | for | default | what |", "| --- | --- | --- | --- |"]
@@ -429,6 +432,24 @@ def convert_markdown() -> str:
 def generated_files() -> dict[str, str]:
     """File name -> content of every generated documentation file."""
     return {CHECKS_FILE: checks_markdown(), GRAMMAR_FILE: grammar_html(), CONVERT_FILE: convert_markdown()}
+
+
+def stale_files(out_dir: Path) -> list[tuple[Path, str]]:
+    """The generated files under ``out_dir`` that are missing or differ from what
+    :func:`generated_files` makes, each with why (``missing`` or ``stale``)."""
+    found = []
+    for name, content in generated_files().items():
+        path = out_dir / name
+        try:
+            current = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            found.append((path, "missing"))
+            continue
+        except OSError:
+            current = None
+        if current != content:
+            found.append((path, "stale"))
+    return found
 
 
 def write_docs(out_dir: Path) -> list[Path]:
