@@ -46,7 +46,7 @@ from bbox_lark.inputs import InputError, read_input
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.discover import Input
+    from bbox_lark.discover import FoundInput
     from bbox_lark.writepolicy import WriteVerdict
 
 
@@ -160,7 +160,7 @@ def fail_usage(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def _find_inputs(paths: list[str], **options: Any) -> "list[Input]":
+def _find_inputs(paths: list[str], **options: Any) -> "list[FoundInput]":
     """The inputs of a command that searches folders (:func:`bbox_lark.workflow.find_inputs`);
     exits 2 on a bad option value or configuration file (one line naming it)."""
     from bbox_lark.config import ConfigError

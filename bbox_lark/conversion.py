@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.discover import Input
+from bbox_lark.discover import FoundInput
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write, job_count
 from bbox_lark.writepolicy import WriteVerdict, write_verdict
@@ -301,7 +301,7 @@ def _convert_one(
 
 
 def convert_files(
-    inputs: list[Input],
+    inputs: list[FoundInput],
     out_dir: Path,
     *,
     to: str,

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
-from bbox_lark.discover import Input
+from bbox_lark.discover import FoundInput
 from bbox_lark.fix.framework import Fixer, FixOutcome
 from bbox_lark.printer import Formatted
 from bbox_lark.source import encode, shown_text
@@ -25,7 +25,7 @@ from bbox_lark.writepolicy import WriteVerdict, write_verdict
 class Formatting:
     """What ``fmt`` did with one input."""
 
-    item: Input
+    item: FoundInput
     #: Why the input could not be read (nothing else is set then).
     read_error: str | None = None
     #: The input formatted (None when it could not be read).
@@ -60,7 +60,7 @@ class Formatting:
 
 
 def fmt_inputs(
-    inputs: Iterable[Input], *, check: bool = False, diff: bool = False, force: bool = False
+    inputs: Iterable[FoundInput], *, check: bool = False, diff: bool = False, force: bool = False
 ) -> Iterator[Formatting]:
     """Format each input in canonical form (docs/fmt.md), one result each, in order.
 
@@ -103,7 +103,7 @@ def fmt_inputs(
 class Fixing:
     """What ``fix`` did with one input."""
 
-    item: Input
+    item: FoundInput
     #: Why the input could not be read (nothing else is set then).
     read_error: str | None = None
     #: A fixer failed on this input (a bbox-lark bug): nothing was written.
@@ -133,7 +133,7 @@ class Fixing:
 
 
 def fix_inputs(
-    inputs: Iterable[Input],
+    inputs: Iterable[FoundInput],
     fixers: Iterable[Fixer],
     *,
     write: bool = False,

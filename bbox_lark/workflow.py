@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic
-from bbox_lark.discover import Input
+from bbox_lark.discover import FoundInput
 from bbox_lark.inputs import InputError, open_input
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
@@ -317,7 +317,7 @@ def _check_file(path: str, blobs: Path | None, settings: Settings) -> FileReport
 
 
 def check_inputs(
-    inputs: Iterable[Input], *, blobs: Path | None = None, jobs: Jobs | None = 1
+    inputs: Iterable[FoundInput], *, blobs: Path | None = None, jobs: Jobs | None = 1
 ) -> Iterator[FileReport]:
     """Check discovered inputs, each with its own settings, one report each, in order.
 
@@ -338,13 +338,13 @@ def check_inputs(
         yield _check_item(item, blobs)
 
 
-def _check_item(item: Input, blobs: Path | None) -> FileReport:
+def _check_item(item: FoundInput, blobs: Path | None) -> FileReport:
     if item.problem is not None:
         return FileReport(item.path, error=item.problem, strict=item.settings.strict)
     return check_input(item.path, blobs=blobs, settings=item.settings)
 
 
-def _sizes(items: list[Input]) -> list[int]:
+def _sizes(items: list[FoundInput]) -> list[int]:
     sizes = []
     for item in items:
         try:
@@ -354,7 +354,7 @@ def _sizes(items: list[Input]) -> list[int]:
     return sizes
 
 
-def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Iterator[FileReport]:
+def _check_parallel(items: list[FoundInput], blobs: Path | None, workers: int) -> Iterator[FileReport]:
     """The inputs' reports in order, files checked by ``workers`` processes; a large file is
     checked in parts (:mod:`bbox_lark.parallel`) when its turn comes."""
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -362,7 +362,7 @@ def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Ite
     from bbox_lark.parallel import SPLIT_MIN_BYTES
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: list[Future[FileReport] | Input] = []
+        pending: list[Future[FileReport] | FoundInput] = []
         for item, size in zip(items, _sizes(items), strict=True):
             if item.problem is None and item.path != "-" and size < SPLIT_MIN_BYTES:
                 pending.append(pool.submit(_check_file, item.path, blobs, item.settings))
@@ -380,7 +380,7 @@ def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Ite
                 yield _check_item(item, blobs)
 
 
-def _check_large(item: Input, blobs: Path | None, pool: Executor, workers: int) -> FileReport:
+def _check_large(item: FoundInput, blobs: Path | None, pool: Executor, workers: int) -> FileReport:
     """A large file, its parts checked in parallel: the findings of one pass."""
     from bbox_lark.parallel import Options, check_split, plan
 
@@ -449,7 +449,7 @@ def find_inputs(
     exclude: list[str] | None = None,
     extend_exclude: list[str] | None = None,
     max_line: int | None = None,
-) -> list[Input]:
+) -> list[FoundInput]:
     """The inputs of a command that searches folders (as ``check`` does), each with its
     settings (configuration files, then these command-line overrides). Raises
     :class:`~bbox_lark.config.ConfigError` for a bad option value or configuration file."""
@@ -470,7 +470,7 @@ def find_inputs(
 class InputRead:
     """One input of a command, read whole: its bytes, or why it could not be read."""
 
-    item: Input
+    item: FoundInput
     data: bytes = b""
     #: Why the input could not be used (exit 2); None when :attr:`data` holds it.
     error: str | None = None
@@ -481,7 +481,7 @@ class InputRead:
         return None if self.item.stdin else Path(self.item.path)
 
 
-def read_inputs(inputs: Iterable[Input]) -> Iterator[InputRead]:
+def read_inputs(inputs: Iterable[FoundInput]) -> Iterator[InputRead]:
     """Each input's bytes, one at a time, in order: the one loop over inputs of the
     commands that read files whole. An input that cannot be used (a problem found by
     discovery, a missing or unreadable file) comes with its :attr:`InputRead.error`."""
