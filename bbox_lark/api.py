@@ -12,8 +12,8 @@ from typing import Any, cast
 
 from bbox_lark.ast import Diagnostic, Document, Line
 from bbox_lark.checks import Checker
-from bbox_lark.parser import Head, NodeStream, Source, iter_nodes
-from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.parser import Head, NodeStream, iter_nodes
+from bbox_lark.source import DEFAULT_MAX_LINE, Source
 
 
 def checker_for(

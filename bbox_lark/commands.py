@@ -8,9 +8,7 @@ evaluates string annotations with ``compile`` and ``eval`` on every run.
 """
 
 import inspect
-import os
 import re
-import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -19,27 +17,37 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from bbox_lark.cli import (
+from bbox_lark.console import (
+    CHECK_OPTIONS,
+    CONFIG,
+    EXCLUDE,
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    EXTEND_EXCLUDE,
+    ISOLATED,
+    MAX_LINE,
+    CommandOption,
     OutputFormat,
-    _errors_exit,
-    _print_error,
-    _print_findings,
-    _safe,
-    _usage_error,
-    _write_json,
-    _write_out,
     err,
+    errors_exit,
     out,
+    print_error,
+    print_findings,
+    print_marked,
     run_check,
+    safe,
+    write_bytes_out,
+    write_diff,
+    write_json,
+    write_out,
 )
 from bbox_lark.inputs import InputError, read_input
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.discover import Input
+    from bbox_lark.discover import FoundInput
+    from bbox_lark.writepolicy import WriteVerdict
 
 
 def _tidy_help(params: list[Any]) -> list[Any]:
@@ -90,69 +98,76 @@ app = typer.Typer(
 )
 
 
-#: ``--max-line``, shared by every command that parses.
-MaxLine = Annotated[
-    int | None,
-    typer.Option(
-        help="Longest line parsed, in characters (default 1048576; check, fmt, fix and stats read"
-        " max-line from the configuration).",
-        show_default=False,
-    ),
-]
-#: The configuration and discovery options of ``check``, ``fmt``, ``fix`` and ``stats``
-#: (docs/configuration.md).
-ConfigFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="Use this configuration file (a bbox-lark.toml, or a pyproject.toml with a tool.bbox-lark"
-        " table) for every path instead of searching for one.",
-    ),
-]
-Isolated = Annotated[bool, typer.Option("--isolated", help="Read no configuration file.")]
-Exclude = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--exclude",
-        help="Skip these paths when searching folders (gitignore-style patterns, repeatable or"
-        " comma-separated); replaces the default and configured exclude.",
-    ),
-]
-ExtendExclude = Annotated[
-    list[str] | None,
-    typer.Option("--extend-exclude", help="Skip these paths too (gitignore-style patterns)."),
+_ANNOTATIONS: dict[str, Any] = {
+    "flag": bool,
+    "pair": bool | None,
+    "text": str | None,
+    "int": int | None,
+    "path": Path | None,
+    "list": list[str] | None,
+    "format": OutputFormat | None,
+}
+
+
+def _typer_option(option: CommandOption) -> Any:
+    """The ``typer.Option`` of an option declared as data (:class:`CommandOption`)."""
+    return typer.Option(*option.spellings, help=option.help, show_default=option.show_default)
+
+
+def _annotated(option: CommandOption) -> Any:
+    """The Typer annotation of an option declared as data."""
+    return Annotated[_ANNOTATIONS[option.kind], _typer_option(option)]
+
+
+def _with_options(*options: CommandOption) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command one parameter per option declared as data (after its own, in the
+    order given), passed to it in ``**options``."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        added = [
+            inspect.Parameter(
+                o.name, keyword, default=False if o.kind == "flag" else None, annotation=_annotated(o)
+            )
+            for o in options
+        ]
+        setattr(command, "__signature__", signature.replace(parameters=[*own, *added]))  # noqa: B010
+        return command
+
+    return decorate
+
+
+MaxLine = Annotated[int | None, _typer_option(MAX_LINE)]
+ConfigFile = Annotated[Path | None, _typer_option(CONFIG)]
+Isolated = Annotated[bool, _typer_option(ISOLATED)]
+Exclude = Annotated[list[str] | None, _typer_option(EXCLUDE)]
+ExtendExclude = Annotated[list[str] | None, _typer_option(EXTEND_EXCLUDE)]
+#: The options of every command that searches folders as ``check`` does (``fmt``, ``fix``,
+#: ``stats``, ``convert`` over many files): :func:`_find_inputs` takes them as they come.
+DISCOVERY = (MAX_LINE, CONFIG, ISOLATED, EXCLUDE, EXTEND_EXCLUDE)
+#: The PATHS argument of every command that searches folders.
+Paths = Annotated[
+    list[str],
+    typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
 ]
 
 
 def fail_usage(message: str) -> typer.Exit:
     """Print a usage or input problem and return the exit to raise."""
-    _usage_error(message)
+    print_error(message)
     return typer.Exit(EXIT_USAGE)
 
 
-def _find_inputs(
-    paths: list[str],
-    *,
-    config: Path | None,
-    isolated: bool,
-    exclude: list[str] | None,
-    extend_exclude: list[str] | None,
-    max_line: int | None,
-) -> "list[Input]":
-    """The inputs of a command that searches folders, each with its settings; exits 2 on a
-    bad option value or configuration file (one line naming it)."""
-    from bbox_lark.config import ConfigError, resolver_from_options
-    from bbox_lark.discover import discover
+def _find_inputs(paths: list[str], **options: Any) -> "list[FoundInput]":
+    """The inputs of a command that searches folders (:func:`bbox_lark.workflow.find_inputs`);
+    exits 2 on a bad option value or configuration file (one line naming it)."""
+    from bbox_lark.config import ConfigError
+    from bbox_lark.workflow import find_inputs
 
     try:
-        resolver = resolver_from_options(
-            config=config,
-            isolated=isolated,
-            exclude=exclude,
-            extend_exclude=extend_exclude,
-            max_line=max_line,
-        )
-        return discover(paths, resolver)
+        return find_inputs(paths, **options)
     except ConfigError as error:
         raise fail_usage(str(error)) from None
 
@@ -190,90 +205,16 @@ def _root(
 
 
 @app.command()
+@_with_options(*CHECK_OPTIONS)
 def check(
     paths: Annotated[
         list[str],
         typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
     ],
-    strict: Annotated[
-        bool | None,
-        typer.Option(
-            "--strict/--no-strict",
-            help="Warnings fail too (exit 1); --no-strict overrides strict = true in the configuration.",
-            show_default=False,
-        ),
-    ] = None,
-    output: Annotated[
-        OutputFormat | None,
-        typer.Option(
-            "--output-format",
-            "--format",
-            "-f",
-            help="full (the default on a terminal: each finding with its source line and what to do),"
-            " concise (path:line:col: CODE message, the default otherwise; text is its old name),"
-            " json, github, sarif or junit.",
-            show_default=False,
-        ),
-    ] = None,
-    statistics: Annotated[
-        bool, typer.Option("--statistics", help="Count the findings per code instead of listing them.")
-    ] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print the findings only: no summary, no progress bar.")
-    ] = False,
-    exit_zero: Annotated[
-        bool,
-        typer.Option(
-            "--exit-zero",
-            help="Exit 0 even when findings fail (an unreadable input or a bbox-lark bug is still 2).",
-        ),
-    ] = False,
-    blobs: Annotated[
-        Path | None,
-        typer.Option(
-            help="Verify blob pointers against this folder (default: .bbox-blobs/ beside the file)."
-        ),
-    ] = None,
-    select: Annotated[
-        list[str] | None, typer.Option(help="Only report these codes (or code prefixes, e.g. W0).")
-    ] = None,
-    ignore: Annotated[list[str] | None, typer.Option(help="Never report these codes (or prefixes).")] = None,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-    jobs: Annotated[
-        str | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="Check files in this many processes (a number, or auto: the number of cores,"
-            " the default). The output does not depend on it.",
-            show_default=False,
-        ),
-    ] = None,
+    **options: Any,
 ) -> None:
     """Validate bbox/1 files and report every finding with its line and column."""
-    raise typer.Exit(
-        run_check(
-            paths,
-            strict=strict,
-            output=output,
-            statistics=statistics,
-            quiet=quiet,
-            exit_zero=exit_zero,
-            blobs=blobs,
-            select=select,
-            ignore=ignore,
-            max_line=max_line,
-            config=config,
-            isolated=isolated,
-            exclude=exclude,
-            extend_exclude=extend_exclude,
-            jobs=jobs,
-        )
-    )
+    raise typer.Exit(run_check(paths, **options))
 
 
 # -- inspecting: parse, stats, explain, docs --------------------------------------------
@@ -288,7 +229,7 @@ def _read_one(file: str) -> tuple[str, bytes]:
         data = read_input(file)
     except InputError as error:
         raise fail_usage(str(error)) from None
-    return ("<stdin>" if file == "-" else _safe(file)), data
+    return ("<stdin>" if file == "-" else safe(file)), data
 
 
 @app.command("parse")
@@ -317,11 +258,11 @@ def parse_command(
             for d in document.diagnostics
             if (header if in_header(document, d) else body)  # findings about the part shown
         ]
-        _write_json({"path": shown, **value})
+        write_json({"path": shown, **value})
     else:
         for row in parse_rows(document, header=header, body=body):
             out.print(row)
-    raise typer.Exit(_errors_exit(document.diagnostics, shown))
+    raise typer.Exit(errors_exit(document.diagnostics, shown))
 
 
 @app.command()
@@ -357,7 +298,7 @@ def stats(
     results: list[tuple[str, Stats]] = []
     unreadable: list[dict[str, str]] = []
     for item in inputs:
-        shown = _safe(item.shown)
+        shown = safe(item.shown)
         try:
             if item.problem is not None:
                 raise InputError(item.problem)
@@ -365,8 +306,8 @@ def stats(
         except InputError as error:
             if one_file:
                 raise fail_usage(str(error)) from None
-            _print_error(str(error))
-            unreadable.append({"path": shown, "error": _safe(str(error))})
+            print_error(str(error))
+            unreadable.append({"path": shown, "error": safe(str(error))})
             code = EXIT_USAGE
             continue
         path = None if item.stdin else Path(item.path)
@@ -384,13 +325,13 @@ def stats(
             if len(results) > 1:
                 out.print()
             out.print(stats_group(result, shown))
-        code = max(code, _errors_exit(document.diagnostics, shown))
+        code = max(code, errors_exit(document.diagnostics, shown))
     if one_file and results:
         if as_json:
             shown, result = results[0]
-            _write_json({"path": shown, **result.to_json()})
+            write_json({"path": shown, **result.to_json()})
     elif as_json:
-        _write_json(stats_run_json(results, unreadable))
+        write_json(stats_run_json(results, unreadable))
     elif results:
         out.print()
         out.print(
@@ -426,9 +367,9 @@ def explain(
         codes = list(registry().values())
         if as_json:
             keys = ("code", "name", "severity", "summary", "fix", "retired")
-            _write_json([{key: getattr(info, key) for key in keys} for info in codes])
+            write_json([{key: getattr(info, key) for key in keys} for info in codes])
         else:
-            _write_out(code_table(codes))
+            write_out(code_table(codes))
         raise typer.Exit(EXIT_OK)
     if as_json:
         raise fail_usage("--json goes with --list")
@@ -456,22 +397,20 @@ def docs(
     ] = False,
 ) -> None:
     """Generate checks.md (from the check registry) and grammar.html (railroad diagrams)."""
-    from bbox_lark.docsgen import generated_files, write_docs
+    from bbox_lark.docsgen import stale_files, write_docs
 
     if check_only:
-        stale = []
-        for name, content in generated_files().items():
-            path = out_dir / name
-            try:
-                current = path.read_text(encoding="utf-8")
-            except OSError:
-                current = None
-            if current != content:
-                stale.append(str(path))
-        for path_text in stale:
-            err.print("[red]✗[/] ", end="")
-            err.print(f"{path_text} is stale; run `bbox-lark docs --out {out_dir}`", markup=False)
-        raise typer.Exit(EXIT_FINDINGS if stale else EXIT_OK)
+        if not out_dir.is_dir():
+            print_marked(
+                "[red]✗[/] ",
+                f"{safe(str(out_dir))}: no such folder; --check compares the generated pages of a"
+                " checkout's docs folder (run it there, or give --out DIR)",
+            )
+            raise typer.Exit(EXIT_FINDINGS)
+        found = stale_files(out_dir)
+        for path, why in found:
+            print_marked("[red]✗[/] ", f"{safe(str(path))} is {why}; run `bbox-lark docs --out {out_dir}`")
+        raise typer.Exit(EXIT_FINDINGS if found else EXIT_OK)
     if out_dir.exists() and not out_dir.is_dir():
         raise fail_usage(f"{out_dir}: is not a directory")
     try:
@@ -486,11 +425,9 @@ def docs(
 
 
 @app.command("fmt")
+@_with_options(*DISCOVERY)
 def fmt_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
+    paths: Paths,
     check_only: Annotated[
         bool, typer.Option("--check", help="Write nothing; list the files that would change and exit 1.")
     ] = False,
@@ -503,11 +440,7 @@ def fmt_command(
     force: Annotated[
         bool, typer.Option("--force", help="Rewrite files even when they cannot be read faithfully.")
     ] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
+    **discovery: Any,
 ) -> None:
     """Rewrite files in canonical form (docs/fmt.md).
 
@@ -518,68 +451,39 @@ def fmt_command(
     A file that cannot be read faithfully (invalid UTF-8, NUL, a line over the limit, an
     unterminated quote in a call, an unreadable header) is left alone unless --force; other
     errors are shown and the file is formatted."""
-    from bbox_lark.atomic import write_atomic
-    from bbox_lark.fix.framework import unified_diff
-    from bbox_lark.printer import format_text
-    from bbox_lark.source import encode
-    from bbox_lark.writepolicy import write_verdict
+    from bbox_lark.rewrite import fmt_inputs
 
-    inputs = _find_inputs(
-        paths,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
     code = EXIT_OK
     counts = {"changed": 0, "unchanged": 0, "refused": 0}
-    for item in inputs:
-        shown = _safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            _print_error(str(error))
-            code = max(code, EXIT_USAGE)
+    for done in fmt_inputs(_find_inputs(paths, **discovery), check=check_only, diff=diff, force=force):
+        code = max(code, done.exit_code)
+        shown = safe(done.item.shown)
+        if done.read_error is not None:
+            print_error(done.read_error)
             continue
-        path = None if item.stdin else Path(item.path)
-        result = format_text(data, path=path, max_line=item.settings.max_line)
-        if check_only or diff:
-            counts["changed" if result.changed else "unchanged"] += 1
-            if result.changed and diff:
-                _write_diff(unified_diff(result.old, result.new, shown))
-            if result.changed and check_only:
+        verdict = done.verdict
+        if verdict is None:  # --check, --diff
+            counts["changed" if done.changed else "unchanged"] += 1
+            if done.diff:
+                write_diff(done.diff)
+            if done.changed and check_only:
                 err.print(f"would reformat {shown}", markup=False)
-            if result.changed:
-                code = max(code, EXIT_FINDINGS)
             continue
-        verdict = write_verdict(result.document.diagnostics, settings=item.settings, path=path, force=force)
-        _print_findings(shown, verdict.errors)
+        print_findings(shown, verdict.errors)
         if verdict.refused:
-            err.print("[red]✗[/] ", end="")
-            err.print(
-                f"{shown}: {len(verdict.refusing)} error(s); not formatted (fix them first, or pass --force)",
-                markup=False,
-            )
+            _print_refused(shown, verdict, "not formatted")
             counts["refused"] += 1
-            code = max(code, EXIT_FINDINGS)
             continue
         if verdict.refusing:
             err.print(
                 f"! {shown}: {len(verdict.refusing)} error(s); formatted anyway (--force)", markup=False
             )
-        counts["changed" if result.changed else "unchanged"] += 1
-        if item.stdin:
-            _write_text(result.new)  # stdout, byte for byte
-        elif result.changed:
-            try:
-                write_atomic(item.path, encode(result.new))
-            except OSError as error:
-                _print_error(f"{shown}: cannot write: {error.strerror or error}")
-                code = max(code, EXIT_USAGE)
-                continue
+        counts["changed" if done.changed else "unchanged"] += 1
+        if done.output is not None:
+            write_bytes_out(done.output)  # stdout, byte for byte
+        elif done.write_error is not None:
+            print_error(done.write_error)
+        elif done.wrote:
             err.print(f"reformatted {shown}", markup=False)
     would = "would be " if check_only or diff else ""
     summary = f"{counts['changed']} file(s) {would}reformatted, {counts['unchanged']} unchanged"
@@ -613,30 +517,11 @@ def _with_fixer_flags(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
-def _write_diff(diff: str) -> None:
-    """The diff on stdout, byte for byte (CRLF and undecodable input bytes included), so that
-    ``patch`` and ``git apply`` take it; coloured on a terminal (``bbox_lark.ansi``)."""
-    from bbox_lark.ansi import color_diff, wants_color
-    from bbox_lark.source import encode
-
-    if wants_color(sys.stdout):
-        diff = color_diff(diff)
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # a text-only stream (tests capturing stdout)
-        sys.stdout.write(diff.encode("utf-8", "backslashreplace").decode("utf-8"))
-    else:
-        stream.write(encode(diff))
-        stream.flush()
-
-
 @app.command("fix")
 @_with_fixer_flags
+@_with_options(*DISCOVERY)
 def fix_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
+    paths: Paths,
     write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
     output: Annotated[
         Path | None,
@@ -647,22 +532,16 @@ def fix_command(
     force: Annotated[
         bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
     ] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
-    **chosen: bool,
+    **chosen: Any,
 ) -> None:
     """Repair files with the chosen fixers (docs/fix.md).
 
     A dry run by default: prints a unified diff and what would change; --write (each file
     in place) or --output (one file) applies it."""
-    from bbox_lark.atomic import write_atomic
-    from bbox_lark.fix import FIXERS, FixError, apply_fixes
-    from bbox_lark.source import encode
-    from bbox_lark.writepolicy import write_verdict
+    from bbox_lark.fix import FIXERS
+    from bbox_lark.rewrite import fix_inputs
 
+    discovery = {o.name: chosen.pop(o.name) for o in DISCOVERY}
     fixers = [fixer for name, fixer in FIXERS.items() if chosen.get(name.replace("-", "_"))]
     if not fixers:
         raise fail_usage("choose at least one fixer: " + ", ".join(f"--{name}" for name in FIXERS))
@@ -670,14 +549,7 @@ def fix_command(
         raise fail_usage("--write and --output exclude each other; give one or neither")
     if write and "-" in paths:
         raise fail_usage("--write rewrites FILE in place; with - (stdin) use --output PATH")
-    inputs = _find_inputs(
-        paths,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
+    inputs = _find_inputs(paths, **discovery)
     if output is not None and len(inputs) != 1:
         raise fail_usage(
             f"--output writes one file, but {len(inputs)} inputs were given; --write rewrites each in place"
@@ -685,99 +557,59 @@ def fix_command(
     code = EXIT_OK
     totals = {fixer.name: 0 for fixer in fixers}
     dry_changes = False
-    for item in inputs:
-        shown = _safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            if len(inputs) == 1:
-                raise fail_usage(str(error)) from None
-            _print_error(str(error))
-            code = max(code, EXIT_USAGE)
+    for done in fix_inputs(inputs, fixers, write=write, output=output, force=force):
+        code = max(code, done.exit_code)
+        shown = safe(done.item.shown)
+        if done.read_error is not None:
+            print_error(done.read_error)
             continue
-        path = None if item.stdin else Path(item.path)
-        try:
-            outcome = apply_fixes(data, fixers, path=path, label=shown, max_line=item.settings.max_line)
-        except FixError as error:  # a fixer bug, never the input's fault: say so, write nothing
-            err.print("[bold red]error:[/] ", end="")
-            err.print(f"{shown}: {error}; nothing written", markup=False)
-            code = max(code, EXIT_FINDINGS)
+        outcome, verdict = done.outcome, done.verdict
+        if outcome is None or verdict is None:  # a fixer failed
+            print_error(f"{shown}: {done.fix_error}; nothing written")
             continue
-        verdict = write_verdict(outcome.document.diagnostics, settings=item.settings, path=path, force=force)
-        target = path if write else output
+        target = done.target
         if target is not None and verdict.refused:
-            _print_findings(shown, verdict.errors)
-            err.print("[red]✗[/] ", end="")
-            err.print(
-                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-                markup=False,
-            )
-            code = max(code, EXIT_FINDINGS)
+            print_findings(shown, verdict.errors)
+            _print_refused(shown, verdict, "not written")
             continue
         if target is None and outcome.diff:
-            _write_diff(outcome.diff)
+            write_diff(outcome.diff)
         for note in outcome.notes:
             err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
             err.print("[cyan]note[/] ", end="")
-            err.print(_safe(note.message), markup=False)
-        _print_findings(shown, verdict.errors)
+            err.print(safe(note.message), markup=False)
+        print_findings(shown, verdict.errors)
         for name, changed in outcome.changes.items():
             totals[name] += changed
         if len(inputs) == 1:
             for fixer in fixers:
-                err.print("[green]✓[/] ", end="")
-                err.print(fixer.summary(outcome.changes[fixer.name]), markup=False)
+                print_marked("[green]✓[/] ", fixer.summary(outcome.changes[fixer.name]))
         if target is None:
             dry_changes = dry_changes or outcome.changed
             if verdict.refused:
-                err.print("[red]✗[/] ", end="")
-                err.print(
+                print_marked(
+                    "[red]✗[/] ",
                     f"{shown}: {len(verdict.refusing)} error(s); --write would not write it"
                     " (fix them first, or pass --force)",
-                    markup=False,
                 )
-                code = max(code, EXIT_FINDINGS)
             continue
         if verdict.refusing:
             err.print(f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False)
         if write and not outcome.changed:
             err.print(f"{shown}: nothing to change; not rewritten", markup=False)
-            continue
-        try:
-            write_atomic(target, encode(outcome.new_text))
-        except OSError as error:
-            if len(inputs) == 1:
-                raise fail_usage(f"{_safe(str(target))}: cannot write: {error.strerror or error}") from None
-            _print_error(f"{_safe(str(target))}: cannot write: {error.strerror or error}")
-            code = max(code, EXIT_USAGE)
-            continue
-        err.print(f"wrote {_safe(str(target))}", markup=False)
+        elif done.write_error is not None:
+            print_error(done.write_error)
+        else:
+            err.print(f"wrote {safe(str(target))}", markup=False)
     if len(inputs) > 1:
         for fixer in fixers:
-            err.print("[green]✓[/] ", end="")
-            err.print(f"{fixer.summary(totals[fixer.name])} in {len(inputs)} files", markup=False)
+            print_marked("[green]✓[/] ", f"{fixer.summary(totals[fixer.name])} in {len(inputs)} files")
     if not write and output is None and dry_changes:
         err.print("! Dry run: nothing written; --write or --output PATH applies it", markup=False)
     raise typer.Exit(code)
 
 
 # -- converting: convert ------------------------------------------------------------------
-
-
-def _write_text(text: str) -> None:
-    """Converted text on stdout as UTF-8, byte for byte (undecodable input bytes, kept as
-    lone surrogates, go out as the bytes they came from)."""
-    from bbox_lark.source import encode
-
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # a text-only stream
-        sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
-    else:
-        stream.write(encode(text))
-        stream.flush()
 
 
 def _format_names(writable: bool = False) -> str:
@@ -863,8 +695,12 @@ def _without_var_keyword(command: Callable[..., None]) -> Callable[..., None]:
 @app.command("convert", cls=_ConvertCommand)
 @_without_var_keyword
 def convert_command(
-    file: Annotated[
-        str, typer.Argument(help="The input file (a folder for folder formats), or - for stdin.")
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="The input file (a folder for folder formats), or - for stdin; several files, or a"
+            " folder no format reads (searched for bbox files as check does), convert each into -o DIR."
+        ),
     ],
     to: Annotated[
         str | None,
@@ -879,7 +715,8 @@ def convert_command(
         typer.Option(
             "--output",
             "-o",
-            help="Write to this path (atomically; a folder for folder formats); - or none: stdout.",
+            help="Write to this path (atomically; a folder for folder formats); - or none: stdout."
+            " With several inputs: the folder to write one output per input into.",
         ),
     ] = None,
     report: Annotated[
@@ -898,155 +735,165 @@ def convert_command(
         bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
     ] = False,
     max_line: MaxLine = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="With several inputs: convert in this many processes (a number, or auto: the number"
+            " of cores, the default). The outputs do not depend on it.",
+            show_default=False,
+        ),
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="Print no notes (what was dropped or skipped); findings and errors stay."
+        ),
+    ] = False,
     **options: Any,
 ) -> None:
     """Convert between formats, streaming. What each keeps: docs/convert.md."""
-    import io
-
-    from bbox_lark.atomic import AtomicWriter
-    from bbox_lark.convert import (
-        ConvertError,
-        Input,
-        RefusedInputError,
-        convert_stream,
-        format_for_path,
-        get_format,
-    )
-    from bbox_lark.writepolicy import write_verdict
+    from bbox_lark.conversion import ConvertUsageError, convert_file, target_format, write_report
 
     max_line = _max_line(max_line)
     if output is not None and str(output) == "-":
         output = None  # `-o -` is standard output
-    if to is None:
-        # A file name names a format that writes files (a folder format is named by --to).
-        named = [f for f in format_for_path(output) if f.write and f.output == "text"] if output else []
-        if len(named) != 1:
-            raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
-        to = named[0].name
+    if _converts_many(paths, from_):
+        if report or report_json is not None:
+            raise fail_usage("--report and --report-json describe one conversion; give one input")
+        raise typer.Exit(_convert_many(paths, to, from_, output, force, max_line, jobs, quiet, options))
+    file = paths[0]
     try:
-        target = get_format(to)
-    except ConvertError as error:
+        to = target_format(to, output)
+        done = convert_file(
+            file,
+            to=to,
+            from_=from_,
+            output=output,
+            force=force,
+            max_line=max_line,
+            report_json=report_json,
+            options=options,
+        )
+    except ConvertUsageError as error:
         raise fail_usage(str(error)) from None
-    if file != "-" and not Path(file).exists():
-        raise fail_usage(f"{_safe(file)}: no such file or directory")
-    shown = "<stdin>" if file == "-" else _safe(file)
-    if report_json is not None and str(report_json) != "-":
-        # Checked before converting: a report that cannot be written must not cost the output.
-        where = report_json.parent
-        if report_json.is_dir() or not where.is_dir() or not os.access(where, os.W_OK):
-            raise fail_usage(f"{_safe(str(report_json))}: cannot write the report there")
-    folder_out = target.output == "folder"
-    if folder_out and output is None:
-        raise fail_usage(f"{target.name} output is a folder: give -o DIR")
-    writer: AtomicWriter | None = None
-    if output is not None and not folder_out:
-        try:
-            writer = AtomicWriter(output)
-        except OSError as error:
-            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-    # A folder is written to a staging folder beside it and its files moved in only when the
-    # input is not refused, as a file is written atomically (DECISIONS §11).
-    staging: Path | None = None
-    if folder_out and output is not None:
-        import tempfile
-
-        try:
-            if output.exists() and not output.is_dir():
-                raise NotADirectoryError(20, "not a folder")
-            staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
-        except OSError as error:
-            raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-    sys.stdout.flush()
-    binary = writer.stream if writer is not None else getattr(sys.stdout, "buffer", None)
-    text_out: Any
-    if binary is not None:
-        text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
-    else:  # a text-only stdout (tests capturing it)
-        text_out = sys.stdout
-    try:
-        try:
-            result = convert_stream(
-                Input(file),
-                None if folder_out else text_out,
-                to=to,
-                from_=from_,
-                max_line=max_line,
-                output_path=staging,
-                **options,
-            )
-        except RefusedInputError as error:
-            raise fail_usage(f"{shown}: {error}") from None
-        except ConvertError as error:
-            raise fail_usage(str(error)) from None
-        except OSError as error:
-            raise fail_usage(f"{shown}: cannot read: {error.strerror or error}") from None
-        finally:
-            if text_out is not sys.stdout:
-                text_out.flush()
-                text_out.detach()
-        verdict = write_verdict(result.diagnostics, force=force)
-        if (writer is not None or staging is not None) and verdict.refused:
-            if writer is not None:
-                writer.discard()
-            _print_findings(shown, verdict.errors)
-            err.print("[red]✗[/] ", end="")
-            err.print(
-                f"{shown}: {len(verdict.refusing)} error(s); not written (fix them first, or pass --force)",
-                markup=False,
-            )
-            raise typer.Exit(EXIT_FINDINGS)
-        if writer is not None:
-            try:
-                writer.commit()
-            except OSError as error:
-                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-        if staging is not None and output is not None:
-            try:
-                output.mkdir(exist_ok=True)
-                for made in sorted(staging.iterdir()):
-                    os.replace(made, output / made.name)
-            except OSError as error:
-                raise fail_usage(f"{_safe(str(output))}: cannot write: {error.strerror or error}") from None
-    finally:
-        if writer is not None:
-            writer.discard()
-        if staging is not None:
-            import shutil
-
-            shutil.rmtree(staging, ignore_errors=True)
-    _print_findings(shown, verdict.errors)
-    fidelity = result.fidelity
+    shown, verdict = safe(done.shown), done.verdict
+    if done.output is not None and verdict.refused:
+        print_findings(shown, verdict.errors)
+        _print_refused(shown, verdict, "not written")
+        raise typer.Exit(EXIT_FINDINGS)
+    print_findings(shown, verdict.errors)
     if report:
-        err.print(fidelity.render(shown), end="", markup=False)
-    else:
-        for entry in fidelity.losses:
-            err.print(f"{shown}: ", end="", markup=False)
-            err.print(entry.render(), markup=False)
-        for skipped in fidelity.skipped:
-            err.print(skipped.render(shown), markup=False)
+        err.print(done.report, end="", markup=False)
+    elif not quiet:
+        _print_notes(shown, done.notes)
     if report_json is not None:
-        import json
-
-        data = json.dumps({"source": result.source, "target": result.target, **fidelity.to_dict()}, indent=2)
         if str(report_json) == "-":
-            err.print(data, markup=False)
+            import json
+
+            err.print(json.dumps(done.report_data, indent=2), markup=False)
         else:
-            try:
-                report_json.write_text(data + "\n", encoding="utf-8")
-            except OSError as error:
-                raise fail_usage(
-                    f"{_safe(str(report_json))}: cannot write: {error.strerror or error}"
-                ) from None
+            problem = write_report(done, report_json)
+            if problem is not None:
+                raise fail_usage(problem)
     if output is not None:
-        err.print(f"wrote {_safe(str(output))} ({result.source} → {result.target})", markup=False)
+        err.print(f"wrote {safe(str(output))} ({done.source} → {done.target})", markup=False)
     if verdict.refusing:
-        done = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
-        err.print(f"! {shown}: {len(verdict.refusing)} error(s); {done}", markup=False)
-    code = verdict.exit_code
-    if fidelity.skipped:
-        err.print(f"! {shown}: {len(fidelity.skipped)} record(s) skipped", markup=False)
-        code = max(code, EXIT_FINDINGS)
-    raise typer.Exit(code)
+        what = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
+        err.print(f"! {shown}: {len(verdict.refusing)} error(s); {what}", markup=False)
+    if done.notes.skipped:
+        err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
+    raise typer.Exit(done.exit_code)
+
+
+def _print_refused(shown: str, verdict: "WriteVerdict", what: str) -> None:
+    """The line for an input the write policy refused (``what``: not written, ...)."""
+    print_marked(
+        "[red]✗[/] ", f"{shown}: {len(verdict.refusing)} error(s); {what} (fix them first, or pass --force)"
+    )
+
+
+def _print_notes(shown: str, notes: Any) -> None:
+    """A conversion's losses and skipped records, on stderr."""
+    for loss in notes.losses:
+        err.print(f"{shown}: ", end="", markup=False)
+        err.print(loss, markup=False)
+    for skipped in notes.skipped:
+        err.print(skipped, markup=False)
+
+
+def _converts_many(paths: list[str], from_: str | None) -> bool:
+    """True for several inputs, or one folder that no folder format reads."""
+    if len(paths) != 1:
+        return True
+    path = Path(paths[0])
+    if paths[0] == "-" or not path.is_dir():
+        return False
+    from bbox_lark.convert import ConvertError, detect_folder_format, get_format
+
+    if from_ is not None:
+        try:
+            return not get_format(from_).reads_folders
+        except ConvertError:
+            return False  # the one-input path reports it
+    return detect_folder_format(path) is None
+
+
+def _convert_many(
+    paths: list[str],
+    to: str | None,
+    from_: str | None,
+    output: Path | None,
+    force: bool,
+    max_line: int,
+    jobs: str | None,
+    quiet: bool,
+    options: dict[str, Any],
+) -> int:
+    """``convert PATH... -o DIR``: each input into DIR, rendered; the exit code."""
+    from bbox_lark.conversion import ConvertUsageError, convert_files
+
+    if output is None:
+        raise fail_usage("several inputs convert into a folder: give -o DIR")
+    if to is None:
+        raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
+    inputs = _find_inputs(paths)
+    code = EXIT_OK
+    counts = {"written": 0, "refused": 0, "failed": 0}
+    try:
+        for done in convert_files(
+            inputs, output, to=to, from_=from_, force=force, max_line=max_line, jobs=jobs, options=options
+        ):
+            code = max(code, done.exit_code)
+            shown, verdict = safe(done.shown), done.verdict
+            if done.error is not None:
+                print_error(done.error)
+                counts["failed"] += 1
+                continue
+            print_findings(shown, verdict.errors)
+            if verdict.refused:
+                _print_refused(shown, verdict, "not written")
+                counts["refused"] += 1
+                continue
+            if not quiet:
+                _print_notes(shown, done.notes)
+            if verdict.refusing:
+                err.print(
+                    f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False
+                )
+            if done.notes.skipped:
+                err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
+            counts["written"] += 1
+    except ConvertUsageError as error:
+        raise fail_usage(str(error)) from None
+    summary = f"{counts['written']} file(s) converted to {safe(str(output))} ({to})"
+    if counts["refused"]:
+        summary += f", {counts['refused']} not written (errors)"
+    if counts["failed"]:
+        summary += f", {counts['failed']} could not be converted"
+    err.print(summary, markup=False)
+    return code
 
 
 # -- foreign logs: lightbox verify ------------------------------------------------------------
@@ -1084,9 +931,9 @@ def lightbox_verify(
 
     result = verify(path)
     if output_format is VerifyFormat.json:
-        _write_json(result.to_json())
+        write_json(result.to_json())
     else:
-        out.print(_safe(result.summary()), markup=False)
+        out.print(safe(result.summary()), markup=False)
         for note in result.notes:
-            err.print(f"note: {_safe(note)}", markup=False)
+            err.print(f"note: {safe(note)}", markup=False)
     raise typer.Exit(result.exit_code)

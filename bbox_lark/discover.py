@@ -40,16 +40,17 @@ from bbox_lark.globs import (
 )
 from bbox_lark.inputs import SUFFIXES
 
-__all__ = ["SUFFIXES", "GitIgnores", "Input", "Walker", "discover"]
+__all__ = ["SUFFIXES", "FoundInput", "GitIgnores", "Walker", "collect_inputs", "discover"]
 
 #: The one folder never entered.
 GIT_DIR = ".git"
 
 
 @dataclass(frozen=True, slots=True)
-class Input:
-    """One input of a command: a path (as given or found; ``-`` is standard input) and the
-    settings that apply to it."""
+class FoundInput:
+    """One input of a command found by :func:`discover`: a path (as given or found; ``-`` is
+    standard input) and the settings that apply to it. (A converter's reader reads a
+    :class:`bbox_lark.convert.Input`.)"""
 
     path: str
     settings: Settings
@@ -207,44 +208,46 @@ def _nothing(skipped: int) -> str:
     return f" ({skipped} skipped by exclude patterns or .gitignore)" if skipped else ""
 
 
-def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Input]:
+def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[FoundInput]:
     """The inputs named by ``paths``, each with its settings, in order, each once.
 
     Raises :class:`~bbox_lark.config.ConfigError` for a bad configuration file met on the
     way (before anything is read). A path that cannot be used stays in the list with its
-    :attr:`Input.problem` (a missing file is left to the reader, which says so)."""
+    :attr:`FoundInput.problem` (a missing file is left to the reader, which says so)."""
     resolver = resolver or Resolver()
     walker = Walker(resolver)
     seen: set[str] = set()
-    out: list[Input] = []
+    out: list[FoundInput] = []
 
     def add(shown: str, path: Path) -> None:
         key = os.path.realpath(path)
         if key not in seen:
             seen.add(key)
-            out.append(Input(shown, resolver.for_folder(path.parent)))
+            out.append(FoundInput(shown, resolver.for_folder(path.parent)))
 
     for raw in paths:
         if raw == "-":
             if "-" not in seen:
                 seen.add("-")
-                out.append(Input("-", resolver.for_path("-")))
+                out.append(FoundInput("-", resolver.for_path("-")))
             continue
         path = resolver.absolute(raw)
         if path.is_dir():
             if GIT_DIR in path.parts:
                 out.append(
-                    Input(raw, resolver.for_folder(path), f"{raw}: inside {GIT_DIR}, which is never searched")
+                    FoundInput(
+                        raw, resolver.for_folder(path), f"{raw}: inside {GIT_DIR}, which is never searched"
+                    )
                 )
                 continue
             files, skipped = walker.walk(path, raw)
             if not files and not walker.unreadable:
                 problem = f"{raw}: no *.bbox, *.blackbox or *.rlog files in this directory{_nothing(skipped)}"
-                out.append(Input(raw, resolver.for_folder(path), problem))
+                out.append(FoundInput(raw, resolver.for_folder(path), problem))
             for shown, file in files:
                 add(shown, file)
             for shown, why in walker.unreadable:
-                out.append(Input(shown, resolver.for_folder(path), f"{shown}: cannot read: {why}"))
+                out.append(FoundInput(shown, resolver.for_folder(path), f"{shown}: cannot read: {why}"))
             walker.unreadable.clear()
         elif is_magic(raw) and not path.exists():
             base, rest = split_glob(raw)
@@ -252,15 +255,26 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Inp
             files = walker.walk(folder, base, rest)[0] if folder.is_dir() else []
             if not files:
                 problem = f"{raw}: no such file or directory, and no file matches it as a pattern"
-                out.append(Input(raw, resolver.for_path("-"), problem))
+                out.append(FoundInput(raw, resolver.for_path("-"), problem))
             for shown, file in files:
                 add(shown, file)
             for shown, why in walker.unreadable:
-                out.append(Input(shown, resolver.for_path("-"), f"{shown}: cannot read: {why}"))
+                out.append(FoundInput(shown, resolver.for_path("-"), f"{shown}: cannot read: {why}"))
             walker.unreadable.clear()
         else:
             add(raw, path)
     return out
+
+
+def collect_inputs(paths: list[str]) -> list[str]:
+    """The paths :func:`discover` finds for ``paths`` (no configuration file read), as
+    strings. Kept for callers of the first release; new code uses :func:`discover`, which
+    also gives each input its settings.
+
+    A path that cannot be used (missing, or a directory without bbox files) stays in the
+    list: :func:`bbox_lark.inputs.read_input` reports it, so the other paths are still read
+    and the run ends with exit 2 (the highest code wins)."""
+    return [item.path for item in discover(paths, Resolver(isolated=True))]
 
 
 def names_one_file(paths: list[str]) -> bool:

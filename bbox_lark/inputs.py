@@ -1,4 +1,4 @@
-"""Reading the files a command is given (DECISIONS §8, §10); finding them is
+"""Opening the files a command is given (docs/reference.md#exit-codes); finding them is
 :mod:`bbox_lark.discover`.
 
 ``-`` means standard input. A missing or unreadable path, or a directory with no matching
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import IO
 
-#: File name endings a directory is searched for (also :data:`bbox_lark.discover.SUFFIXES`).
+#: File name endings a directory is searched for (:mod:`bbox_lark.discover`).
 SUFFIXES = (".bbox", ".blackbox", ".rlog")
 
 
@@ -19,30 +20,29 @@ class InputError(Exception):
     """A path that cannot be read: the command exits 2."""
 
 
-def collect_inputs(paths: list[str]) -> list[str]:
-    """The paths :func:`bbox_lark.discover.discover` finds for ``paths`` (no configuration
-    file read), as strings. Kept for callers of the first release; new code uses
-    ``discover``, which also gives each input its settings.
-
-    A path that cannot be used (missing, or a directory without bbox files) stays in the
-    list: :func:`read_input` reports it, so the other paths are still read and the run
-    ends with exit 2 (the highest code wins, DECISIONS §10)."""
-    from bbox_lark.config import Resolver
-    from bbox_lark.discover import discover
-
-    return [item.path for item in discover(paths, Resolver(isolated=True))]
-
-
-def read_input(item: str) -> bytes:
-    """The bytes of a file, or of standard input for ``-``."""
+def open_input(item: str) -> IO[bytes]:
+    """The binary stream of a file, or standard input for ``-``; :class:`InputError` for a
+    path that cannot be read (a folder, a missing or unreadable file)."""
     if item == "-":
-        return sys.stdin.buffer.read()
+        return sys.stdin.buffer
     path = Path(item)
     if path.is_dir():
         raise InputError(f"{item}: no *.bbox, *.blackbox or *.rlog files in this directory")
     if not path.exists():
         raise InputError(f"{item}: no such file or directory")
     try:
-        return path.read_bytes()
+        return path.open("rb")
+    except OSError as error:
+        raise InputError(f"{item}: cannot read: {error.strerror or error}") from None
+
+
+def read_input(item: str) -> bytes:
+    """The bytes of a file, or of standard input for ``-`` (:func:`open_input`'s errors)."""
+    stream = open_input(item)
+    if stream is sys.stdin.buffer:
+        return stream.read()
+    try:
+        with stream:
+            return stream.read()
     except OSError as error:
         raise InputError(f"{item}: cannot read: {error.strerror or error}") from None

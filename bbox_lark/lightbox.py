@@ -527,7 +527,7 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], str]:
             reason = str(error)
         raise _BadLine(f"invalid JSON: {reason}") from None
     if not isinstance(event, dict):
-        from bbox_lark.convert.base import json_type
+        from bbox_lark.values import json_type
 
         raise _BadLine(f"a JSON {json_type(event)}, not an object")
     missing = [name for name in REQUIRED_FIELDS if name not in event]

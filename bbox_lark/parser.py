@@ -7,13 +7,12 @@ grammar analysis cached on disk between runs (``Lark(cache=...)``).
 from __future__ import annotations
 
 import gc
-import io
 import itertools
 import re
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
-from typing import IO, Any, cast
+from typing import Any, cast
 
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
@@ -22,7 +21,7 @@ from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Line, SourceFault, Unknown
 from bbox_lark.grammar import build_lark, compiled, plain_parser
 from bbox_lark.header import MAX_HEADER_BYTES, read_header
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE
+from bbox_lark.source import DEFAULT_MAX_LINE, LineReader, Source
 from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
 
 _SURROGATES = re.compile("[\udc80-\udcff]")
@@ -199,8 +198,6 @@ HEADER_LOOKAHEAD = 16 * MAX_HEADER_BYTES
 #: (the cyclic collector is off inside the reader: its pause is per batch, not per file).
 GC_BATCH = 50_000
 
-Source = str | bytes | IO[str] | IO[bytes] | Iterable[str] | Iterable[bytes]
-
 
 @dataclass(frozen=True, slots=True)
 class Head:
@@ -235,49 +232,6 @@ class Head:
         return cls(bom, head.header_lines, head.header_info, head.body_start)
 
 
-def _physical_lines(source: Source) -> Iterator[str]:
-    """The source's lines as text, each with its ``\n`` (the last one may lack it).
-
-    Bytes are decoded line by line as UTF-8 with ``surrogateescape`` (a line break never
-    falls inside a UTF-8 sequence, so this is the same as decoding the whole). Only ``\n``
-    ends a line: a text file should be opened with ``newline=""`` or ``newline="\n"`` (or
-    in binary), else Python has already turned its CRLFs into ``\n``. The pieces of an
-    iterable need not be lines: they are joined and cut at ``\n``."""
-    if isinstance(source, bytes):
-        source = io.BytesIO(source)
-    elif isinstance(source, str):
-        source = io.StringIO(source, newline="\n")
-    held_bytes: list[bytes] = []
-    held_text: list[str] = []
-    for chunk in source:
-        if isinstance(chunk, bytes):
-            if chunk.find(b"\n") == len(chunk) - 1 and not held_bytes:
-                yield chunk.decode("utf-8", "surrogateescape")  # a whole line: the usual case
-                continue
-            *whole, rest = chunk.split(b"\n")
-            for piece in whole:
-                held_bytes.append(piece)
-                yield (b"".join(held_bytes) + b"\n").decode("utf-8", "surrogateescape")
-                held_bytes = []
-            if rest:
-                held_bytes.append(rest)
-        else:
-            if chunk.find("\n") == len(chunk) - 1 and not held_text:
-                yield chunk
-                continue
-            *parts, tail = chunk.split("\n")
-            for part in parts:
-                held_text.append(part)
-                yield "".join(held_text) + "\n"
-                held_text = []
-            if tail:
-                held_text.append(tail)
-    if held_bytes:
-        yield b"".join(held_bytes).decode("utf-8", "surrogateescape")
-    if held_text:
-        yield "".join(held_text)
-
-
 class NodeStream(Iterator[Head | Line]):
     """The iterator :func:`iter_nodes` returns: a :class:`Head`, then every body line.
 
@@ -294,12 +248,10 @@ class NodeStream(Iterator[Head | Line]):
         first_line: int = 1,
         header: bool = True,
     ) -> None:
-        self.faults: list[SourceFault] = []
+        self._reader = LineReader(max_line, first_line)
+        self.faults: list[SourceFault] = self._reader.faults
         #: The :class:`Head`, once it has been yielded.
         self.head: Head | None = None
-        self.lines_read = 0
-        self._max_line = max_line
-        self._first_line = first_line
         self._header = header
         self._nodes = self._generate(source, attach)
 
@@ -312,51 +264,22 @@ class NodeStream(Iterator[Head | Line]):
     def close(self) -> None:
         self._nodes.close()
 
-    def _split(self, source: Source) -> Iterator[tuple[str, str, bool]]:
-        """(text, ending, oversized) per physical line, faults recorded as they come."""
-        max_line, faults = self._max_line, self.faults
-        for number, chunk in enumerate(_physical_lines(source), self._first_line):
-            if chunk.endswith("\n"):
-                if chunk.endswith("\r\n"):
-                    raw, eol = chunk[:-2], "\r\n"
-                else:
-                    raw, eol = chunk[:-1], "\n"
-            else:
-                raw, eol = chunk, ""
-            if number == 1 and raw.startswith(BOM):
-                raw = raw[1:]
-                self.bom = True
-            oversized = len(raw) > max_line
-            if oversized:
-                faults.append(
-                    SourceFault(
-                        "E003",
-                        number,
-                        max_line + 1,
-                        f"line is {len(raw)} characters long, over the limit of {max_line};"
-                        " it is kept verbatim and not parsed",
-                    )
-                )
-            if "\x00" in raw:
-                faults.append(SourceFault("E002", number, raw.index("\x00") + 1, "NUL byte"))
-            if _SURROGATES.search(raw) is not None:
-                bad = _SURROGATES.search(raw)
-                assert bad is not None
-                byte = ord(bad[0]) - 0xDC00
-                faults.append(
-                    SourceFault("E001", number, bad.start() + 1, f"invalid UTF-8 byte 0x{byte:02x}")
-                )
-            self.lines_read = number
-            yield raw, eol, oversized
+    @property
+    def bom(self) -> bool:
+        """True when the text started with a byte order mark (known once the first line is read)."""
+        return self._reader.bom
 
-    bom = False
+    @property
+    def lines_read(self) -> int:
+        """The number of the last physical line read so far."""
+        return self._reader.lines_read
 
     def _generate(self, source: Source, attach: bool) -> Generator[Head | Line, None, None]:
-        lines = self._split(source)
+        lines = self._reader.lines(source)
         if self._header:
             buffered, head = _read_head(lines)
         else:  # a part of a body (``check --jobs``): no header to look for
-            buffered, head = [], _HeadParts((), None, self._first_line)
+            buffered, head = [], _HeadParts((), None, self._reader.first_line)
         self.head = Head(self.bom, head.header_lines, head.header_info, head.body_start)
         yield self.head
         body = _parse_body(buffered, lines, head.body_start)

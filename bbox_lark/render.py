@@ -1,6 +1,6 @@
 """Text rendering for the CLI's ``parse`` and ``stats`` commands (rich renderables).
 
-Everything a file contributes is shown through :func:`bbox_lark.docsgen.visible`, so bytes
+Everything a file contributes is shown through :func:`bbox_lark.source.visible`, so bytes
 that are not UTF-8, NUL bytes and other control characters print as escapes and never
 break the terminal (or the encoder).
 """
@@ -18,8 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Document, Event, HeaderLine, Result
-from bbox_lark.docsgen import visible
 from bbox_lark.grammar import vocabulary
+from bbox_lark.source import visible
 from bbox_lark.stats import CallCounts, Stats, Totals
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

@@ -10,11 +10,12 @@ written by hand, so the grammar stays the single source of truth.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import BlobPointer, Field, QuoteFault, Redaction, Result
+from bbox_lark.ast import BlobPointer, Document, Event, Field, Line, QuoteFault, Redaction, Result
 from bbox_lark.grammar import opens_string, terminal_pattern, vocabulary
 from bbox_lark.values import to_int
 
@@ -331,3 +332,36 @@ def render_arg(value: str | tuple[str, ...] | list[str]) -> str:
     if _SAFE_WORD.fullmatch(value) and value != "->":
         return value
     return quote(value)
+
+
+# -- every blob pointer and redaction marker of a document (checks and stats count them) ---
+
+
+def iter_blobs(document: Document) -> Iterator[BlobPointer]:
+    """Every blob pointer in the body: events, comments, continuations, unknown lines."""
+    for node in document.lines:
+        if "@blob" in node.raw:
+            yield from find_blobs(node.raw, node.line)
+
+
+def states_redaction_count(node: object) -> bool:
+    """True for a comment that states the redaction count (``# redactions=N``, or the
+    closing ``summary`` with ``redactions=``): its own markers are not counted."""
+    return (
+        isinstance(node, Event)
+        and node.kind == "comment"
+        and node.name in ("redactions", "summary")
+        and "redactions" in node.fields
+    )
+
+
+def iter_redactions(document: Document) -> Iterator[Redaction]:
+    """Every marker on every body line except the comments that state the count."""
+    for node in document.lines:
+        yield from line_redactions(node)
+
+
+def line_redactions(node: Line) -> Iterator[Redaction]:
+    """The markers of one body line (none for a comment that states the count)."""
+    if "[redacted:" in node.raw and not states_redaction_count(node):
+        yield from find_redactions(node.raw, node.line)

@@ -37,10 +37,9 @@ from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Document, Event
-from bbox_lark.checks.blobs import iter_blobs
-from bbox_lark.checks.redactions import iter_redactions
 from bbox_lark.correlate import FAMILIES, pair_calls
 from bbox_lark.grammar import vocabulary
+from bbox_lark.scan import iter_blobs, iter_redactions
 from bbox_lark.values import parse_int
 
 STATS_VERSION = 1

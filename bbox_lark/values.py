@@ -8,6 +8,7 @@ pattern cannot say (a real date, N <= M, the integer range).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from bbox_lark.grammar import compiled
 
@@ -82,3 +83,25 @@ def parse_number(value: object) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def json_type(value: Any, *, article: bool = False) -> str:
+    """What a JSON value is, in JSON's words (``null``, ``string``, ``array`` …, not
+    Python's); with ``article``, as in a sentence (``a string``, ``an array``, ``null``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        name = "boolean"
+    elif isinstance(value, int | float):
+        name = "number"
+    elif isinstance(value, str):
+        name = "string"
+    elif isinstance(value, list | tuple):
+        name = "array"
+    elif isinstance(value, dict):
+        name = "object"
+    else:
+        name = type(value).__name__
+    if not article:
+        return name
+    return ("an " if name[0] in "aeiou" else "a ") + name

@@ -24,13 +24,14 @@ from typing import IO, TYPE_CHECKING
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic
+from bbox_lark.discover import FoundInput
+from bbox_lark.inputs import InputError, open_input
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from bbox_lark.config import Jobs, Resolver, Settings
-    from bbox_lark.discover import Input
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -138,24 +139,6 @@ def _pick_lines(lines: Iterable[str | bytes], wanted: set[int]) -> dict[int, str
     return found
 
 
-def open_input(item: str) -> IO[bytes]:
-    """The binary stream of a file, or standard input for ``-``; :class:`InputError` for a
-    path that cannot be read (a folder, a missing or unreadable file)."""
-    from bbox_lark.inputs import InputError
-
-    if item == "-":
-        return sys.stdin.buffer
-    path = Path(item)
-    if path.is_dir():
-        raise InputError(f"{item}: no *.bbox, *.blackbox or *.rlog files in this directory")
-    if not path.exists():
-        raise InputError(f"{item}: no such file or directory")
-    try:
-        return path.open("rb")
-    except OSError as error:
-        raise InputError(f"{item}: cannot read: {error.strerror or error}") from None
-
-
 def stdin_streams() -> bool:
     """True when standard input is a pipe or a terminal (not a file or a buffer): ``check -``
     then reports each finding as soon as its line has arrived."""
@@ -212,7 +195,6 @@ def stream_input(
     without ``stream``, only the whole report. Meant for standard input: a file's partial
     reports would read the file again to show their line."""
     from bbox_lark.api import checker_for, run
-    from bbox_lark.inputs import InputError
     from bbox_lark.parser import iter_nodes
 
     select, ignore, max_line, strict = _settings_of(settings, item, select, ignore, max_line)
@@ -335,7 +317,7 @@ def _check_file(path: str, blobs: Path | None, settings: Settings) -> FileReport
 
 
 def check_inputs(
-    inputs: Iterable[Input], *, blobs: Path | None = None, jobs: Jobs | None = 1
+    inputs: Iterable[FoundInput], *, blobs: Path | None = None, jobs: Jobs | None = 1
 ) -> Iterator[FileReport]:
     """Check discovered inputs, each with its own settings, one report each, in order.
 
@@ -356,13 +338,13 @@ def check_inputs(
         yield _check_item(item, blobs)
 
 
-def _check_item(item: Input, blobs: Path | None) -> FileReport:
+def _check_item(item: FoundInput, blobs: Path | None) -> FileReport:
     if item.problem is not None:
         return FileReport(item.path, error=item.problem, strict=item.settings.strict)
     return check_input(item.path, blobs=blobs, settings=item.settings)
 
 
-def _sizes(items: list[Input]) -> list[int]:
+def _sizes(items: list[FoundInput]) -> list[int]:
     sizes = []
     for item in items:
         try:
@@ -372,7 +354,7 @@ def _sizes(items: list[Input]) -> list[int]:
     return sizes
 
 
-def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Iterator[FileReport]:
+def _check_parallel(items: list[FoundInput], blobs: Path | None, workers: int) -> Iterator[FileReport]:
     """The inputs' reports in order, files checked by ``workers`` processes; a large file is
     checked in parts (:mod:`bbox_lark.parallel`) when its turn comes."""
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -380,7 +362,7 @@ def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Ite
     from bbox_lark.parallel import SPLIT_MIN_BYTES
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: list[Future[FileReport] | Input] = []
+        pending: list[Future[FileReport] | FoundInput] = []
         for item, size in zip(items, _sizes(items), strict=True):
             if item.problem is None and item.path != "-" and size < SPLIT_MIN_BYTES:
                 pending.append(pool.submit(_check_file, item.path, blobs, item.settings))
@@ -398,7 +380,7 @@ def _check_parallel(items: list[Input], blobs: Path | None, workers: int) -> Ite
                 yield _check_item(item, blobs)
 
 
-def _check_large(item: Input, blobs: Path | None, pool: Executor, workers: int) -> FileReport:
+def _check_large(item: FoundInput, blobs: Path | None, pool: Executor, workers: int) -> FileReport:
     """A large file, its parts checked in parallel: the findings of one pass."""
     from bbox_lark.parallel import Options, check_split, plan
 
@@ -454,3 +436,79 @@ def check_paths(
 def run_exit_code(reports: Iterable[FileReport], strict: bool | None = None) -> int:
     """The run's exit code: the highest over its files (DECISIONS §10)."""
     return max((report.exit_code(strict) for report in reports), default=EXIT_OK)
+
+
+# -- the loop every writing command shares (fmt, fix, convert, and new ones) -------------
+
+
+def find_inputs(
+    paths: Iterable[str],
+    *,
+    config: Path | None = None,
+    isolated: bool = False,
+    exclude: list[str] | None = None,
+    extend_exclude: list[str] | None = None,
+    max_line: int | None = None,
+) -> list[FoundInput]:
+    """The inputs of a command that searches folders (as ``check`` does), each with its
+    settings (configuration files, then these command-line overrides). Raises
+    :class:`~bbox_lark.config.ConfigError` for a bad option value or configuration file."""
+    from bbox_lark.config import resolver_from_options
+    from bbox_lark.discover import discover
+
+    resolver = resolver_from_options(
+        config=config,
+        isolated=isolated,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        max_line=max_line,
+    )
+    return discover(list(paths), resolver)
+
+
+@dataclass(frozen=True, slots=True)
+class InputRead:
+    """One input of a command, read whole: its bytes, or why it could not be read."""
+
+    item: FoundInput
+    data: bytes = b""
+    #: Why the input could not be used (exit 2); None when :attr:`data` holds it.
+    error: str | None = None
+
+    @property
+    def path(self) -> Path | None:
+        """The file's path (None for standard input)."""
+        return None if self.item.stdin else Path(self.item.path)
+
+
+def read_inputs(inputs: Iterable[FoundInput]) -> Iterator[InputRead]:
+    """Each input's bytes, one at a time, in order: the one loop over inputs of the
+    commands that read files whole. An input that cannot be used (a problem found by
+    discovery, a missing or unreadable file) comes with its :attr:`InputRead.error`."""
+    from bbox_lark.inputs import read_input
+
+    for item in inputs:
+        if item.problem is not None:
+            yield InputRead(item, error=item.problem)
+            continue
+        try:
+            yield InputRead(item, read_input(item.path))
+        except InputError as error:
+            yield InputRead(item, error=str(error))
+
+
+def write_file(target: str | Path, data: bytes) -> str | None:
+    """Write ``data`` to ``target`` atomically (:func:`bbox_lark.atomic.write_atomic`); the
+    message to show when it cannot be (``PATH: cannot write: why``), else None."""
+    from bbox_lark.atomic import write_atomic
+
+    try:
+        write_atomic(target, data)
+    except OSError as error:
+        return cannot_write(target, error)
+    return None
+
+
+def cannot_write(target: str | Path, error: OSError) -> str:
+    """The message for a path that cannot be written."""
+    return f"{target}: cannot write: {error.strerror or error}"

@@ -25,7 +25,7 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner, Result
 
 import bbox_lark
-from bbox_lark import cli
+from bbox_lark import console
 from bbox_lark.ansi import color_diff, wants_color
 from bbox_lark.ast import Diagnostic
 from bbox_lark.check_output import (
@@ -130,7 +130,7 @@ def test_the_default_is_full_on_a_terminal_and_concise_otherwise(
 ) -> None:
     plain = invoke(["check", rel(FINDINGS)]).stdout
     assert plain == invoke(["check", "-f", "concise", rel(FINDINGS)]).stdout
-    monkeypatch.setattr(cli, "_isatty", lambda stream: True)
+    monkeypatch.setattr(console, "isatty", lambda stream: True)
     assert invoke(["check", rel(FINDINGS)]).stdout == invoke(["check", "-f", "full", rel(FINDINGS)]).stdout
 
 
@@ -516,17 +516,17 @@ def test_wants_color(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_progress_bar_shows_after_the_delay_on_a_terminal() -> None:
     shown = StringIO()
-    progress = cli._Progress(enabled=True, console=Console(file=shown, force_terminal=True, width=80))
+    progress = console.ProgressBar(enabled=True, console=Console(file=shown, force_terminal=True, width=80))
     progress.DELAY = 0.0
     with progress:
         progress.advance()
         progress.advance()
     assert "checking" in shown.getvalue() and "2 file(s)" in shown.getvalue()
     hidden = StringIO()
-    with cli._Progress(enabled=True, console=Console(file=hidden, force_terminal=True)) as slow:
+    with console.ProgressBar(enabled=True, console=Console(file=hidden, force_terminal=True)) as slow:
         slow.advance()  # within the first second: nothing yet
     assert hidden.getvalue() == ""
-    off = cli._Progress(enabled=False, console=Console(file=hidden, force_terminal=True))
+    off = console.ProgressBar(enabled=False, console=Console(file=hidden, force_terminal=True))
     off.DELAY = 0.0
     with off:
         off.advance()
@@ -534,7 +534,7 @@ def test_progress_bar_shows_after_the_delay_on_a_terminal() -> None:
 
 
 def test_no_progress_bar_off_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli._Progress, "DELAY", 0.0)
+    monkeypatch.setattr(console.ProgressBar, "DELAY", 0.0)
     for index in range(3):
         (tmp_path / f"{index}.bbox").write_text(HEADER)
     result = invoke(["check", str(tmp_path)])

@@ -376,6 +376,13 @@ def test_docs_writes_every_generated_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["docs", "--check", "--out", str(out)])
     assert result.exit_code == 1
     assert "checks.md is stale" in result.stderr
+    (out / "grammar.html").unlink()
+    result = runner.invoke(app, ["docs", "--check", "--out", str(out)])
+    assert result.exit_code == 1
+    assert "grammar.html is missing" in result.stderr
+    nowhere = runner.invoke(app, ["docs", "--check", "--out", str(tmp_path / "none")])
+    assert nowhere.exit_code == 1
+    assert "none: no such folder; --check compares the generated pages of a checkout" in nowhere.stderr
 
 
 def test_docs_refuses_a_file_as_folder(tmp_path: Path) -> None:

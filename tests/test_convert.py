@@ -654,3 +654,104 @@ def test_cli_report_json_to_an_unwritable_place_writes_nothing(tmp_path: Path) -
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["source"] == "bbox" and report["target"] == "compact"
     assert report["totals"]["kept"] == sum(e["count"] for e in report["entries"] if e["fate"] == "kept") > 0
+
+
+# -- many files at once: convert PATH... -o DIR ------------------------------------------------
+
+
+def _one_at_a_time(paths: list[Path], to: str, out: Path) -> dict[str, tuple[bytes, int]]:
+    """Each input converted alone to ``out/NAME``: its bytes and exit code, by name."""
+    from bbox_lark.conversion import output_name
+
+    found = {}
+    out.mkdir()
+    for path in paths:
+        name = output_name(str(path), to)
+        result = runner.invoke(app, ["convert", str(path), "--to", to, "-o", str(out / name)])
+        data = (out / name).read_bytes() if (out / name).exists() else b""
+        found[name] = (data, result.exit_code)
+    return found
+
+
+@pytest.mark.parametrize("to", ["jsonl", "atif", "compact"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_many_files_give_the_outputs_of_one_at_a_time(
+    tmp_path: Path, to: str, jobs: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bbox_lark.conversion
+
+    monkeypatch.setattr(bbox_lark.conversion, "PARALLEL_MIN_BYTES", 0)  # worker processes, however small
+    paths = [p for p in sorted((CORPUS / "valid").glob("*.bbox"))][:12]
+    alone = _one_at_a_time(paths, to, tmp_path / "alone")
+    many = tmp_path / "many"
+    result = runner.invoke(
+        app, ["convert", *map(str, paths), "--to", to, "-o", str(many), "--jobs", jobs, "--quiet"]
+    )
+    assert sorted(p.name for p in many.iterdir()) == sorted(name for name, (data, _) in alone.items() if data)
+    for name, (data, _) in alone.items():
+        if data:
+            assert (many / name).read_bytes() == data, name
+    assert result.exit_code == max(code for _, code in alone.values())
+    assert result.stderr.splitlines()[-1].startswith(f"{len(list(many.iterdir()))} file(s) converted to ")
+
+
+def test_a_folder_is_walked_as_check_walks_it(tmp_path: Path) -> None:
+    src = tmp_path / "logs"
+    (src / "deep").mkdir(parents=True)
+    (src / "a.bbox").write_bytes(DEMO.read_bytes())
+    (src / "deep" / "b.rlog").write_bytes(DEMO.read_bytes())
+    (src / "notes.txt").write_text("not a log\n")
+    result = runner.invoke(app, ["convert", str(src), "--to", "compact", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.cbox", "b.cbox"]
+    assert result.stderr.splitlines()[-1] == f"2 file(s) converted to {tmp_path / 'out'} (compact)"
+
+
+def test_many_files_quiet_drops_the_notes_and_keeps_the_summary(tmp_path: Path) -> None:
+    args = ["convert", str(DEMO), str(CORPUS / "valid" / "arrows.bbox"), "--to", "atif", "-o", str(tmp_path)]
+    loud = runner.invoke(app, args)
+    quiet = runner.invoke(app, [*args, "--quiet"])
+    assert loud.exit_code == quiet.exit_code == 0
+    assert len(loud.stderr.splitlines()) > 1
+    assert quiet.stderr.splitlines() == [loud.stderr.splitlines()[-1]]
+
+
+def test_many_files_go_on_past_a_bad_input_and_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["convert", str(tmp_path / "missing.bbox"), str(DEMO), "--to", "compact", "-o", str(tmp_path / "o")],
+    )
+    assert result.exit_code == 2
+    assert "missing.bbox: no such file or directory" in result.stderr
+    assert (tmp_path / "o" / "demo.cbox").exists()
+    assert result.stderr.splitlines()[-1].endswith("(compact), 1 could not be converted")
+
+
+def test_many_files_with_one_output_name_convert_the_first(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for folder in ("a", "b"):
+        (tmp_path / folder / "x.bbox").write_bytes(DEMO.read_bytes())
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        [
+            "convert",
+            str(tmp_path / "a" / "x.bbox"),
+            str(tmp_path / "b" / "x.bbox"),
+            "--to",
+            "compact",
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "is " in result.stderr and "already; not converted" in result.stderr
+    assert [p.name for p in out.iterdir()] == ["x.cbox"]
+
+
+def test_many_files_need_a_folder_and_a_format(tmp_path: Path) -> None:
+    no_dir = runner.invoke(app, ["convert", str(DEMO), str(DEMO), "--to", "compact"])
+    assert no_dir.exit_code == 2 and "give -o DIR" in no_dir.stderr
+    no_to = runner.invoke(app, ["convert", str(DEMO), str(DEMO), "-o", str(tmp_path)])
+    assert no_to.exit_code == 2 and "give --to FORMAT" in no_to.stderr

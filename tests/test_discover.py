@@ -15,9 +15,8 @@ from typer.testing import CliRunner, Result
 
 from bbox_lark.cli import app
 from bbox_lark.config import DEFAULT_EXCLUDE, Resolver, cli_overrides
-from bbox_lark.discover import discover, names_one_file
+from bbox_lark.discover import collect_inputs, discover, names_one_file
 from bbox_lark.globs import split_glob
-from bbox_lark.inputs import collect_inputs
 
 runner = CliRunner()
 

@@ -33,6 +33,10 @@ def test_grammar_html_is_current() -> None:
     assert committed("grammar.html") == docsgen.grammar_html(), "stale: run tools/gen_docs.py"
 
 
+def test_the_format_pages_docsgen_links_are_the_pages_of_docs_formats() -> None:
+    assert {page.stem for page in (DOCS / "formats").glob("*.md")} == docsgen.FORMAT_PAGES
+
+
 def test_converter_page_is_current_and_lists_every_format() -> None:
     from bbox_lark.convert import formats
 

@@ -19,7 +19,7 @@ import pytest
 from rich.console import Console
 
 import bbox_lark
-from bbox_lark import cli
+from bbox_lark import cli, console
 
 ROOT = Path(__file__).resolve().parent.parent
 CLEAN = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\nu: hi\na: done → [ok]\n"
@@ -109,7 +109,7 @@ def test_plain_output_is_what_rich_writes(
     Console(file=expected, highlight=False, soft_wrap=True).print(text, markup=markup, end=end)
     shown = io.StringIO()
     monkeypatch.setattr(sys, "stdout", shown)
-    cli.out.print(text, markup=markup, end=end)
+    console.out.print(text, markup=markup, end=end)
     assert shown.getvalue() == expected.getvalue()
 
 
@@ -120,12 +120,12 @@ def test_plain_text_is_written_without_rich(monkeypatch: pytest.MonkeyPatch) -> 
     def no_rich(self: object) -> Console:
         raise AssertionError("plain text went through rich")
 
-    monkeypatch.setattr(cli._Output, "rich", property(no_rich))
+    monkeypatch.setattr(console.Output, "rich", property(no_rich))
     shown = io.StringIO()
     monkeypatch.setattr(sys, "stderr", shown)
-    cli.err.print("[bold red]error:[/] ", end="")
-    cli.err.print("a.bbox: no such file", markup=False)
-    cli.err.print("[green]✓[/] 1 file(s): 0 error(s), 0 warning(s), 1 info")
+    console.err.print("[bold red]error:[/] ", end="")
+    console.err.print("a.bbox: no such file", markup=False)
+    console.err.print("[green]✓[/] 1 file(s): 0 error(s), 0 warning(s), 1 info")
     assert shown.getvalue() == "error: a.bbox: no such file\n✓ 1 file(s): 0 error(s), 0 warning(s), 1 info\n"
 
 

@@ -181,8 +181,8 @@ VOCABULARIES: dict[str, frozenset[str]] = {
 ALLOWED = {
     # The lossy compact form drops correlation ids and timing (docs/compact.md).
     ("convert/compact.py", "typed fields"),
-    # The comments DECISIONS §9 names as stating the redaction count.
-    ("checks/redactions.py", "comment kinds"),
+    # The comments that state the redaction count (scan.states_redaction_count).
+    ("scan.py", "comment kinds"),
     # Header keys (`budget:`, `model:`, `notes:`), which only share names with comment kinds.
     ("checks/header.py", "comment kinds"),
     # The two fields a call key is read from (DECISIONS §6, §9), in order: one definition.

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bbox_lark.docsgen import generated_files, write_docs
+from bbox_lark.docsgen import stale_files, write_docs
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -24,13 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when stale")
     args = parser.parse_args(argv)
     if args.check:
-        stale = [
-            name
-            for name, content in generated_files().items()
-            if not (args.out / name).is_file() or (args.out / name).read_text(encoding="utf-8") != content
-        ]
-        for name in stale:
-            print(f"{args.out / name} is stale; run tools/gen_docs.py", file=sys.stderr)
+        stale = stale_files(args.out)
+        for path, why in stale:
+            print(f"{path} is {why}; run tools/gen_docs.py", file=sys.stderr)
         return 1 if stale else 0
     for path in write_docs(args.out):
         print(f"wrote {path}")

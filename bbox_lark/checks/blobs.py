@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
-from bbox_lark.ast import BlobPointer, Document, Line
+from bbox_lark.ast import BlobPointer, Line
 from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 from bbox_lark.scan import find_blobs
 from bbox_lark.values import MAX_INT, is_oversized_int
@@ -86,13 +86,6 @@ describe(
     fix="Store the blob the pointer names, or correct the pointer's `sha256=` and `bytes=`.",
     family=FAMILY,
 )
-
-
-def iter_blobs(document: Document) -> Iterator[BlobPointer]:
-    """Every blob pointer in the body: events, comments, continuations, unknown lines."""
-    for node in document.lines:
-        if "@blob" in node.raw:
-            yield from find_blobs(node.raw, node.line)
 
 
 def blob_path(folder: Path, sha: str) -> Path | None:

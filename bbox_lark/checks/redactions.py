@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from bbox_lark.ast import Document, Event, Field, Line, Redaction
+from bbox_lark.ast import Event, Field, Line
 from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
-from bbox_lark.scan import find_redactions
+from bbox_lark.scan import iter_redactions, line_redactions, states_redaction_count
 from bbox_lark.values import parse_int
 
 FAMILY = "redactions"
+
+__all__ = ["FAMILY", "RedactionRule", "iter_redactions", "line_redactions"]
 
 describe(
     "W018",
@@ -24,27 +24,6 @@ describe(
     fix="Correct the count so that it matches the `[redacted:…]` markers.",
     family=FAMILY,
 )
-
-
-def _states_count(node: object) -> bool:
-    return (
-        isinstance(node, Event)
-        and node.kind == "comment"
-        and node.name in ("redactions", "summary")
-        and "redactions" in node.fields
-    )
-
-
-def iter_redactions(document: Document) -> Iterator[Redaction]:
-    """Every marker on every body line except the comments that state the count."""
-    for node in document.lines:
-        yield from line_redactions(node)
-
-
-def line_redactions(node: Line) -> Iterator[Redaction]:
-    """The markers of one body line (none for a comment that states the count)."""
-    if "[redacted:" in node.raw and not _states_count(node):
-        yield from find_redactions(node.raw, node.line)
 
 
 @rule
@@ -62,7 +41,7 @@ class RedactionRule(Rule):
     def node(self, node: Line, ctx: Context) -> None:
         if "[redacted:" in node.raw:
             self.count += sum(1 for _ in line_redactions(node))
-        if node.kind == "comment" and _states_count(node):
+        if node.kind == "comment" and states_redaction_count(node):
             assert isinstance(node, Event)
             self.stated.append((node.line, next(n for n in node.field_nodes if n.key == "redactions")))
 

@@ -72,6 +72,7 @@ __all__ = [
     "collect",
     "convert",
     "convert_stream",
+    "detect_folder_format",
     "detect_format",
     "flatten",
     "formats",
@@ -150,8 +151,9 @@ def detect_format(path: str | Path | None, data: bytes | str) -> str | None:
     return best.name if best is not None else None
 
 
-def _detect_folder(path: Path) -> str | None:
-    """A folder is read by the one format that reads folders and recognises it."""
+def detect_folder_format(path: Path) -> str | None:
+    """The name of the format that reads the folder ``path``: the one format that reads
+    folders and recognises it; None when none does."""
     for candidate in _registry().values():
         if candidate.reads_folders and candidate.sniff(f"folder:{path}"):
             return candidate.name
@@ -186,7 +188,7 @@ def _resolve(source_input: Input, from_: str | None) -> Format:
         return get_format(from_)
     path = source_input.path
     if path is not None and path.is_dir():
-        name = _detect_folder(path)
+        name = detect_folder_format(path)
         if name is None:
             raise ConvertError(f"{path}: is a folder that no format reads; give one file")
         return _registry()[name]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from bbox_lark.ast import Diagnostic
+from bbox_lark.values import json_type as json_type  # the converters take it from here
 
 if TYPE_CHECKING:
     from bbox_lark.ast import Line
@@ -118,28 +119,6 @@ REPO_SHA = Option(
     default=None,
     applies="read",
 )
-
-
-def json_type(value: Any, *, article: bool = False) -> str:
-    """What a JSON value is, in JSON's words (``null``, ``string``, ``array`` …, not
-    Python's); with ``article``, as in a sentence (``a string``, ``an array``, ``null``)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        name = "boolean"
-    elif isinstance(value, int | float):
-        name = "number"
-    elif isinstance(value, str):
-        name = "string"
-    elif isinstance(value, list | tuple):
-        name = "array"
-    elif isinstance(value, dict):
-        name = "object"
-    else:
-        name = type(value).__name__
-    if not article:
-        return name
-    return ("an " if name[0] in "aeiou" else "a ") + name
 
 
 #: The JSON types :func:`type_problem` can ask for (``integer``: a number without a fraction).

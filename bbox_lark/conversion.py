@@ -1,0 +1,409 @@
+"""Converting files: what ``bbox-lark convert`` does, as library calls.
+
+:func:`convert_file` converts one input (a file, a folder for folder formats, or standard
+input) to a file, a folder or a stream, streaming; :func:`convert_files` converts many
+inputs into one folder, one output per input, on several cores. Both follow the one write
+policy (:func:`bbox_lark.writepolicy.write_verdict`: an input that cannot be read faithfully
+is not written unless forced) and write atomically: a file through
+:class:`~bbox_lark.atomic.AtomicWriter`, a folder through a staging folder beside it whose
+files are moved in only when the input is not refused.
+
+A usage problem (an unknown format, an input or output that cannot be used) raises
+:class:`ConvertUsageError` (exit 2); everything else is in the result, which the command
+renders (:mod:`bbox_lark.commands`). Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from bbox_lark._classes import dataclass
+from bbox_lark.discover import FoundInput
+from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write, job_count
+from bbox_lark.writepolicy import WriteVerdict, write_verdict
+
+if TYPE_CHECKING:
+    from bbox_lark.config import Jobs
+
+
+#: Below this many bytes of inputs, a many-file run converts them in this process.
+PARALLEL_MIN_BYTES = 1 << 18
+
+
+class ConvertUsageError(Exception):
+    """An input, output or option that cannot be used: the command exits 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notes:
+    """What a conversion has to say beside its output: the fidelity report's losses and
+    skipped records, rendered (so a result can travel between processes)."""
+
+    #: One line per loss (dropped or synthesized), without the input's name.
+    losses: tuple[str, ...] = ()
+    #: One line per skipped record, naming the input.
+    skipped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """What ``convert`` did with one input."""
+
+    #: The input as given (``-`` is standard input).
+    path: str
+    #: Where the output went (None: the stream given).
+    output: Path | None = None
+    #: The source and target formats' names.
+    source: str = ""
+    target: str = ""
+    verdict: WriteVerdict = WriteVerdict()
+    notes: Notes = Notes()
+    #: The whole fidelity report, rendered for ``--report`` (single inputs only).
+    report: str = ""
+    #: The fidelity report as JSON data (``--report-json``; single inputs only).
+    report_data: dict[str, Any] | None = None
+    #: The output was written (False when refused, or on a stream).
+    written: bool = False
+    #: Why the input could not be converted or written (exit 2): a many-file run goes on.
+    error: str | None = None
+
+    @property
+    def shown(self) -> str:
+        return "<stdin>" if self.path == "-" else self.path
+
+    @property
+    def exit_code(self) -> int:
+        """2 when it could not be converted, 1 when refused or records were skipped, else 0."""
+        if self.error is not None:
+            return EXIT_USAGE
+        if self.verdict.refused or self.notes.skipped:
+            return EXIT_FINDINGS
+        return self.verdict.exit_code
+
+
+def target_format(to: str | None, output: Path | None) -> str:
+    """The name of the format to write: ``to``, else the one the output file's name ends
+    with (a folder format is named by ``--to``). :class:`ConvertUsageError` otherwise."""
+    from bbox_lark.convert import ConvertError, format_for_path, formats, get_format
+
+    if to is None:
+        named = [f for f in format_for_path(output) if f.write and f.output == "text"] if output else []
+        if len(named) != 1:
+            writable = ", ".join(f.name for f in formats() if f.write is not None)
+            raise ConvertUsageError(f"give --to FORMAT (one of: {writable})")
+        to = named[0].name
+    try:
+        return get_format(to).name
+    except ConvertError as error:
+        raise ConvertUsageError(str(error)) from None
+
+
+def convert_file(
+    file: str,
+    *,
+    to: str,
+    from_: str | None = None,
+    output: Path | None = None,
+    force: bool = False,
+    max_line: int = DEFAULT_MAX_LINE,
+    report_json: Path | None = None,
+    stdout: IO[Any] | None = None,
+    options: dict[str, Any] | None = None,
+) -> Converted:
+    """Convert ``file`` (``-``: standard input; a folder for folder formats) to format
+    ``to``, streaming, into ``output`` (atomically; a folder for folder formats) or, when
+    ``output`` is None, into ``stdout`` (a text stream; its binary buffer is used when it
+    has one, so the output is the converted bytes exactly).
+
+    ``report_json`` (not ``-``) is where the fidelity report will be written: it is checked
+    before converting, so that a report that cannot be written never costs the output;
+    :func:`write_report` writes it. Raises :class:`ConvertUsageError` (exit 2)."""
+    from bbox_lark.atomic import AtomicWriter
+    from bbox_lark.convert import ConvertError, Input, RefusedInputError, convert_stream, get_format
+
+    target = get_format(to)
+    if file != "-" and not Path(file).exists():
+        raise ConvertUsageError(f"{file}: no such file or directory")
+    shown = "<stdin>" if file == "-" else file
+    if report_json is not None and str(report_json) != "-":
+        where = report_json.parent
+        if report_json.is_dir() or not where.is_dir() or not os.access(where, os.W_OK):
+            raise ConvertUsageError(f"{report_json}: cannot write the report there")
+    folder_out = target.output == "folder"
+    if folder_out and output is None:
+        raise ConvertUsageError(f"{target.name} output is a folder: give -o DIR")
+    writer: AtomicWriter | None = None
+    if output is not None and not folder_out:
+        try:
+            writer = AtomicWriter(output)
+        except OSError as error:
+            raise ConvertUsageError(cannot_write(output, error)) from None
+    staging = _staging(output) if folder_out and output is not None else None
+    stdout = sys.stdout if stdout is None else stdout
+    stdout.flush()
+    binary = writer.stream if writer is not None else getattr(stdout, "buffer", None)
+    text_out: Any
+    if binary is not None:
+        text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
+    else:  # a text-only stdout (tests capturing it)
+        text_out = stdout
+    try:
+        try:
+            result = convert_stream(
+                Input(file),
+                None if folder_out else text_out,
+                to=to,
+                from_=from_,
+                max_line=max_line,
+                output_path=staging,
+                **(options or {}),
+            )
+        except RefusedInputError as error:
+            raise ConvertUsageError(f"{shown}: {error}") from None
+        except ConvertError as error:
+            raise ConvertUsageError(str(error)) from None
+        except OSError as error:
+            raise ConvertUsageError(f"{shown}: cannot read: {error.strerror or error}") from None
+        finally:
+            if text_out is not stdout:
+                text_out.flush()
+                text_out.detach()
+        verdict = write_verdict(result.diagnostics, force=force)
+        fidelity = result.fidelity
+        converted = Converted(
+            file,
+            output,
+            result.source,
+            result.target,
+            verdict,
+            Notes(
+                tuple(entry.render() for entry in fidelity.losses),
+                tuple(skipped.render(shown) for skipped in fidelity.skipped),
+            ),
+            report=fidelity.render(shown),
+            report_data={"source": result.source, "target": result.target, **fidelity.to_dict()},
+        )
+        if (writer is not None or staging is not None) and verdict.refused:
+            return converted
+        if writer is not None:
+            try:
+                writer.commit()
+            except OSError as error:
+                raise ConvertUsageError(cannot_write(output or "-", error)) from None
+        if staging is not None and output is not None:
+            _move_in(staging, output)
+        return _replace_written(converted, output is not None)
+    finally:
+        if writer is not None:
+            writer.discard()
+        if staging is not None:
+            import shutil
+
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _replace_written(converted: Converted, written: bool) -> Converted:
+    from dataclasses import replace
+
+    return replace(converted, written=written)
+
+
+def _staging(output: Path) -> Path:
+    """A staging folder beside ``output`` (a folder format's files are written there and
+    moved in only when the input is not refused)."""
+    import tempfile
+
+    try:
+        if output.exists() and not output.is_dir():
+            raise NotADirectoryError(20, "not a folder")
+        return Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    except OSError as error:
+        raise ConvertUsageError(cannot_write(output, error)) from None
+
+
+def _move_in(staging: Path, output: Path) -> None:
+    try:
+        output.mkdir(exist_ok=True)
+        for made in sorted(staging.iterdir()):
+            os.replace(made, output / made.name)
+    except OSError as error:
+        raise ConvertUsageError(cannot_write(output, error)) from None
+
+
+def write_report(converted: Converted, report_json: Path) -> str | None:
+    """Write ``converted``'s fidelity report as JSON to ``report_json``; the message to show
+    when it cannot be written, else None."""
+    import json
+
+    data = json.dumps(converted.report_data, indent=2)
+    try:
+        report_json.write_text(data + "\n", encoding="utf-8")
+    except OSError as error:
+        return cannot_write(report_json, error)
+    return None
+
+
+# -- many inputs into one folder ------------------------------------------------------------
+
+
+def output_name(path: str, to: str) -> str:
+    """The output's name for input ``path`` in format ``to``: the input's stem and the
+    format's first extension (a folder format: the stem alone)."""
+    from bbox_lark.convert import get_format
+
+    target = get_format(to)
+    stem = Path(path).name
+    for suffix in sorted({s for f in _formats() for s in f.extensions}, key=len, reverse=True):
+        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    else:
+        stem = Path(path).stem or stem
+    if target.output == "folder" or not target.extensions:
+        return stem
+    return stem + target.extensions[0]
+
+
+def _formats() -> tuple[Any, ...]:
+    from bbox_lark.convert import formats
+
+    return formats()
+
+
+def _convert_one(
+    path: str, target: Path, to: str, from_: str | None, force: bool, max_line: int, options: dict[str, Any]
+) -> Converted:
+    """One input of a many-file run (in a worker process, or here): converted to ``target``;
+    a usage problem or a bug is this input's error, never the run's end."""
+    from bbox_lark.workflow import internal_error
+
+    try:
+        return convert_file(
+            path,
+            to=to,
+            from_=from_,
+            output=target,
+            force=force,
+            max_line=max_line,
+            stdout=io.StringIO(),
+            options=options,
+        )
+    except ConvertUsageError as error:
+        return Converted(path, target, error=str(error))
+    except Exception as error:  # a bug in bbox-lark: this input's result says so, the run goes on
+        return Converted(path, target, error=f"{path}: {internal_error(error).message}")
+
+
+def convert_files(
+    inputs: list[FoundInput],
+    out_dir: Path,
+    *,
+    to: str,
+    from_: str | None = None,
+    force: bool = False,
+    max_line: int = DEFAULT_MAX_LINE,
+    jobs: int | str | None = None,
+    options: dict[str, Any] | None = None,
+) -> Iterator[Converted]:
+    """Convert each input into ``out_dir`` (made when missing), one output per input named
+    by :func:`output_name`, on ``jobs`` processes (a number, or ``auto``/None: every core),
+    one result per input in the inputs' order whatever finishes first: the outputs and
+    results are those of converting each input alone.
+
+    ``inputs`` are found as ``check`` finds them (:func:`bbox_lark.workflow.find_inputs`);
+    each is read by its converter, streaming. An input that cannot be used, or whose output
+    name another input already took, gets its error and the run goes on. Raises
+    :class:`ConvertUsageError` when ``out_dir`` cannot be made."""
+    chosen = dict(options or {})
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConvertUsageError(cannot_write(out_dir, error)) from None
+    if not out_dir.is_dir():
+        raise ConvertUsageError(f"{out_dir}: is not a folder")
+    planned: list[Converted | tuple[str, Path]] = []
+    taken: dict[str, str] = {}
+    for item in inputs:
+        path = item.path
+        if item.problem is not None or item.stdin:
+            planned.append(
+                Converted(path, error=item.problem or "-: standard input is one input; convert it alone")
+            )
+            continue
+        name = output_name(path, to)
+        if name in taken:
+            message = f"{path}: its output {out_dir / name} is {taken[name]}'s already; not converted"
+            planned.append(Converted(path, error=message))
+            continue
+        taken[name] = path
+        planned.append((path, out_dir / name))
+    work = [entry for entry in planned if isinstance(entry, tuple)]
+    workers = min(job_count(_jobs(jobs)), len(work))
+    if workers > 1 and sum(_size(path) for path, _ in work) < PARALLEL_MIN_BYTES:
+        workers = 1  # starting worker processes would cost more than it saves
+    if workers <= 1:
+        for entry in planned:
+            if isinstance(entry, tuple):
+                yield _convert_one(entry[0], entry[1], to, from_, force, max_line, chosen)
+            else:
+                yield entry
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [
+            pool.submit(_convert_one, entry[0], entry[1], to, from_, force, max_line, chosen)
+            if isinstance(entry, tuple)
+            else entry
+            for entry in planned
+        ]
+        for entry, future in zip(planned, futures, strict=True):
+            if isinstance(future, Converted):
+                yield future
+                continue
+            assert isinstance(entry, tuple)
+            try:
+                yield future.result()
+            except Exception as error:  # a worker died: this input's result says so
+                from bbox_lark.workflow import internal_error
+
+                yield Converted(entry[0], entry[1], error=f"{entry[0]}: {internal_error(error).message}")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _jobs(jobs: int | str | None) -> Jobs | None:
+    """``--jobs`` as a number, or ``auto``; :class:`ConvertUsageError` for anything else."""
+    if jobs is None:
+        return None
+    from bbox_lark.config import ConfigError, check_jobs
+    from bbox_lark.values import parse_int
+
+    number = parse_int(jobs) if isinstance(jobs, str) else jobs
+    try:
+        return check_jobs(number if number is not None else jobs, "--jobs")
+    except ConfigError as error:
+        raise ConvertUsageError(str(error)) from None
+
+
+__all__ = [
+    "ConvertUsageError",
+    "Converted",
+    "Notes",
+    "convert_file",
+    "convert_files",
+    "output_name",
+    "target_format",
+    "write_report",
+]

@@ -1,0 +1,105 @@
+"""The package's layers (``tools/layers.py``): no new import circle, no new arrow that runs
+back up, no new import that registers something as a side effect.
+
+Each allow-list below names what is known and only shrinks: a change that removes an entry
+deletes it here; a change that needs a new one is a design change to argue for, not to add.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_layers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bbox_layers", ROOT / "tools" / "layers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bbox_layers"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+layers = load_layers()
+REPORT = layers.report()
+
+#: The core circle (nodes importing the parser, transformer and printer inside functions):
+#: the "Core v3" issue takes it apart.
+CORE = {
+    "api",
+    "ast",
+    "checks",
+    "checks.blobs",
+    "checks.comments",
+    "checks.correlation",
+    "checks.fields",
+    "checks.header",
+    "checks.lines",
+    "checks.redactions",
+    "checks.runner",
+    "checks.session",
+    "checks.source",
+    "checks.suppressions",
+    "correlate",
+    "header",
+    "parser",
+    "printer",
+    "scan",
+    "source",
+    "transform",
+}
+
+#: Known circles, each a set of modules (a known circle may lose members, never gain one).
+KNOWN_CIRCLES: list[set[str]] = [CORE]
+
+#: Known upward arrows: the core's (Core v3).
+KNOWN_UPWARD = {
+    ("ast", "printer"),
+    ("header", "ast"),
+    ("parser", "ast"),
+    ("parser", "transform"),
+    ("printer", "api"),
+    ("scan", "ast"),
+    ("source", "ast"),
+    ("transform", "printer"),
+}
+
+#: ``check --jobs`` settles a file's parts with the check families' own state: it is check
+#: machinery that lives beside the workflow.
+KNOWN_SIDE_EFFECTS = {
+    ("parallel", "checks.correlation"),
+    ("parallel", "checks.suppressions"),
+}
+
+
+def test_no_new_import_circle() -> None:
+    for members in REPORT["circles"]:
+        assert any(set(members) <= known for known in KNOWN_CIRCLES), f"a new import circle: {members}"
+
+
+def test_no_new_upward_arrow() -> None:
+    found = {tuple(arrow) for arrow in REPORT["upward"]}
+    assert found <= KNOWN_UPWARD, f"arrows that run back up: {sorted(found - KNOWN_UPWARD)}"
+
+
+def test_no_new_import_with_side_effects() -> None:
+    found = {tuple(arrow) for arrow in REPORT["side_effects"]}
+    assert found <= KNOWN_SIDE_EFFECTS, (
+        f"imports that register as a side effect: {sorted(found - KNOWN_SIDE_EFFECTS)}"
+    )
+
+
+def test_every_module_has_a_stage() -> None:
+    assert REPORT["unplaced"] == [], "place these modules in tools/layers.py LAYERS"
+
+
+def test_the_tool_finds_function_local_imports(tmp_path: Path) -> None:
+    import ast
+
+    tree = ast.parse("def f():\n    from bbox_lark.parser import parse\nfrom bbox_lark import ast\n")
+    found = sorted(layers._imports(tree, "printer", False))
+    assert found == [("ast", True), ("parser", False)]

@@ -1,0 +1,275 @@
+"""The package's layers, read from its imports: import circles, arrows that run back up, and
+modules over the size limit.
+
+Every ``import`` and ``from ... import`` of ``bbox_lark`` is read with :mod:`ast`, at module
+level and inside functions alike (a function-local import is still an arrow: it only hides
+it from a reader). ``TYPE_CHECKING`` blocks are left out: they never run.
+
+The layer order is data (:data:`LAYERS`), from ``shared/notes/architecture.md``: each stage
+may import only the stages at or below its own. Usage::
+
+    python tools/layers.py            # the report
+    python tools/layers.py --json     # the same as JSON (the tests read it)
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "bbox_lark"
+
+#: Lines above which a module is reported as too long.
+MAX_LINES = 800
+
+#: The stages, lowest first; a module may import from its own stage and the ones below.
+#: A module is placed by its longest matching name (``convert.base`` before ``convert``).
+#: ``lightbox`` (the Lightbox format's own rules: hash chain, fields) sits below the converter
+#: that uses it; ``render``/``check_output`` present what the workflows return, and
+#: ``docsgen`` writes pages from everything below it.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("_classes", "grammar", "values", "ansi", "globs", "atomic")),
+    ("source", ("source", "inputs")),
+    ("parser", ("parser", "header", "scan")),
+    ("nodes", ("transform", "ast")),
+    (
+        "rules",
+        ("checks", "printer", "correlate", "jsonout", "config", "writepolicy", "pygments_lexer", "lightbox"),
+    ),
+    ("tools", ("fix", "convert", "stats", "api", "discover")),
+    ("workflows", ("workflow", "rewrite", "conversion", "parallel")),
+    ("render", ("render", "check_output", "console")),
+    ("docs", ("docsgen",)),
+    ("cli", ("cli", "commands", "__init__")),
+)
+
+#: Calls that register something in a registry when a module is imported (a check rule, a
+#: check's description, a fixer, a format).
+REGISTRARS = frozenset({"rule", "describe", "register"})
+
+
+def module_name(path: Path) -> str:
+    """``bbox_lark/convert/atif.py`` -> ``convert.atif``; a package's ``__init__`` is the package."""
+    rel = path.relative_to(PACKAGE).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s stage (the longest matching prefix)."""
+    best, best_len = len(LAYERS), -1
+    for index, (_, names) in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best_len:
+                best, best_len = index, len(name)
+    return best
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> Iterable[tuple[str, bool]]:
+    """(imported module, at module level) for each import of the package in ``tree``."""
+    package_parts = module.split(".") if is_package else module.split(".")[:-1]
+
+    def visit(node: ast.AST, top: bool) -> Iterable[tuple[str, bool]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for other in child.orelse:
+                    yield from visit(other, top)
+                continue
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.startswith("bbox_lark."):
+                        yield alias.name.removeprefix("bbox_lark."), top
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package_parts[: len(package_parts) - (child.level - 1)]
+                    name = ".".join([*base, *([child.module] if child.module else [])])
+                elif child.module == "bbox_lark":
+                    name = ""
+                elif child.module and child.module.startswith("bbox_lark."):
+                    name = child.module.removeprefix("bbox_lark.")
+                else:
+                    continue
+                for alias in child.names:
+                    # `from bbox_lark.convert import atif` imports a module; `import x` from a
+                    # module imports that module.
+                    sub = f"{name}.{alias.name}" if name else alias.name
+                    yield (sub if sub in MODULES else name), top
+            else:
+                inner = top and not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                yield from visit(child, inner)
+
+    yield from visit(tree, True)
+
+
+MODULES: set[str] = {module_name(p) for p in PACKAGE.rglob("*.py")}
+
+
+def _registers(tree: ast.Module) -> bool:
+    """True when a module calls a registrar (:data:`REGISTRARS`) at import time: as a
+    decorator or a statement of its own at module level."""
+
+    def called(node: ast.expr) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        return isinstance(target, ast.Name) and target.id in REGISTRARS
+
+    for statement in tree.body:
+        if isinstance(statement, ast.Expr) and called(statement.value):
+            return True
+        if isinstance(statement, ast.ClassDef | ast.FunctionDef) and any(
+            called(d) for d in statement.decorator_list
+        ):
+            return True
+    return False
+
+
+REGISTERING: set[str] = set()
+
+
+def import_graph() -> tuple[dict[str, set[str]], int, int, dict[str, int]]:
+    """The graph (module -> modules it imports), the counts of module-level and
+    function-local imports, and each module's line count."""
+    graph: dict[str, set[str]] = {}
+    top_level = local = 0
+    sizes: dict[str, int] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = module_name(path)
+        text = path.read_text(encoding="utf-8")
+        sizes[module] = len(text.splitlines())
+        edges = graph.setdefault(module, set())
+        tree = ast.parse(text)
+        if _registers(tree):
+            REGISTERING.add(module)
+        for target, top in _imports(tree, module, path.name == "__init__.py"):
+            if not target or target == module or target not in MODULES:
+                continue
+            edges.add(target)
+            if top:
+                top_level += 1
+            else:
+                local += 1
+    return graph, top_level, local, sizes
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def strong(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                strong(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            members = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                members.append(member)
+                if member == node:
+                    break
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for node in sorted(graph):
+        if node not in index:
+            strong(node)
+    return sorted(found)
+
+
+def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The arrows from a module to one in a higher stage."""
+    return sorted(
+        (source, target)
+        for source, targets in graph.items()
+        for target in targets
+        if layer_of(target) > layer_of(source)
+    )
+
+
+def side_effects(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Imports of a registering module from outside its package: importing it for a helper
+    also registers its rules (the registry's own package loads them on purpose)."""
+    return sorted(
+        (source, target)
+        for source, targets in graph.items()
+        for target in targets
+        if target in REGISTERING and source.split(".")[0] != target.split(".")[0]
+    )
+
+
+def report() -> dict[str, object]:
+    graph, top_level, local, sizes = import_graph()
+    return {
+        "modules": len(graph),
+        "imports_module_level": top_level,
+        "imports_function_local": local,
+        "circles": circles(graph),
+        "upward": [list(arrow) for arrow in upward(graph)],
+        "side_effects": [list(arrow) for arrow in side_effects(graph)],
+        "long_modules": {m: n for m, n in sorted(sizes.items(), key=lambda i: -i[1]) if n > MAX_LINES},
+        "unplaced": sorted(m for m in graph if layer_of(m) == len(LAYERS)),
+    }
+
+
+def main(argv: list[str]) -> int:
+    found = report()
+    if "--json" in argv:
+        print(json.dumps(found, indent=2))
+        return 0
+    print(
+        f"{found['modules']} modules; {found['imports_module_level']} module-level and"
+        f" {found['imports_function_local']} function-local imports of the package"
+    )
+    circles_found = found["circles"]
+    assert isinstance(circles_found, list)
+    print(f"{len(circles_found)} import circle(s)")
+    for members in circles_found:
+        print(f"  circle of {len(members)}: {', '.join(members)}")
+    arrows = found["upward"]
+    assert isinstance(arrows, list)
+    print(f"{len(arrows)} upward arrow(s) (stage order: {' -> '.join(name for name, _ in LAYERS)})")
+    for source, target in arrows:
+        print(f"  {source} ({LAYERS[layer_of(source)][0]}) -> {target} ({LAYERS[layer_of(target)][0]})")
+    effects = found["side_effects"]
+    assert isinstance(effects, list)
+    print(f"{len(effects)} import(s) that register something as a side effect")
+    for source, target in effects:
+        print(f"  {source} -> {target}")
+    long_modules = found["long_modules"]
+    assert isinstance(long_modules, dict)
+    print(f"{len(long_modules)} module(s) over {MAX_LINES} lines")
+    for module, lines in long_modules.items():
+        print(f"  {module}: {lines}")
+    unplaced = found["unplaced"]
+    assert isinstance(unplaced, list)
+    if unplaced:
+        print(f"not placed in a stage (add them to LAYERS): {', '.join(unplaced)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
