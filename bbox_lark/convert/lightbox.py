@@ -72,6 +72,7 @@ from bbox_lark.convert.base import (
     importer_header,
     json_type,
 )
+from bbox_lark.grammar import vocabulary
 
 if TYPE_CHECKING:
     from bbox_lark.ast import Event, Result
@@ -90,8 +91,13 @@ HEADER_TIMES = ("extra.lightbox_created_at", "created_at", "started_at", "starte
 #: The ``meta.json`` key where the writer keeps the bbox header (the reference reads only the
 #: keys it knows), so that ``bbox → lightbox → bbox`` keeps it.
 HEADER_KEY = "bbox_header"
-#: The bbox kinds whose tool names carry their prefix in Lightbox (``x:explore``).
-PREFIXED_KINDS = {"subagent": "x", "mcp": "c", "skill": "s", "plan": "p", "question": "q"}
+#: The bbox kinds whose tool names carry their prefix in Lightbox (``x:explore``), each with
+#: the prefix the grammar gives it.
+PREFIXED_KINDS = {
+    kind: prefix
+    for prefix, kind in vocabulary().prefix_kinds.items()
+    if kind in ("subagent", "mcp", "skill", "plan", "question")
+}
 
 #: Event fields read into call fields of the same name (strings; integers for the counts).
 #: The optional fields that become plain fields of the call line.
