@@ -182,7 +182,7 @@ def iter_body(
 
 
 def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
-    """Give each event its continuation lines (across blank lines, DECISIONS §10)."""
+    """Give each event its continuation lines (across blank lines, docs/reference.md#continuations)."""
     return tuple(_attach(iter(nodes)))
 
 
@@ -214,7 +214,7 @@ class Head:
     def build(cls, fields: dict[str, Any], *, bom: bool = False) -> Head:
         """The head of a header with these keys, in order (values: strings, numbers, lists and
         maps of them; None writes an empty value), as block YAML between ``---`` fences.
-        Importers keep the header small (DECISIONS §10): large structures go in body lines
+        Importers keep the header small (docs/reference.md#importers): large structures go in body lines
         or blobs."""
         import yaml
 
@@ -416,7 +416,7 @@ def _own(nodes: Iterable[Line]) -> Iterator[Line]:
 
 
 def _attach(nodes: Iterator[Line]) -> Iterator[Line]:
-    """Each event with its continuation lines (across blank lines, DECISIONS §10), yielded
+    """Each event with its continuation lines (across blank lines, docs/reference.md#continuations), yielded
     once the next event (or the end) shows they are complete."""
     owner: Event | None = None
     held: list[Line] = []  # what follows ``owner``: blank lines and its continuations

@@ -434,7 +434,7 @@ def check_paths(
 
 
 def run_exit_code(reports: Iterable[FileReport], strict: bool | None = None) -> int:
-    """The run's exit code: the highest over its files (DECISIONS §10)."""
+    """The run's exit code: the highest over its files (docs/reference.md#exit-codes)."""
     return max((report.exit_code(strict) for report in reports), default=EXIT_OK)
 
 

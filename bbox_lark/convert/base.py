@@ -18,7 +18,7 @@ While converting, reader and writer record in a :class:`Fidelity` report, per co
 what they **kept**, what went to an **extra** (a side channel of the target that brings it
 back), what they **synthesized** (ids, step numbers, timestamps …) and what they **dropped**,
 with counts and the first source lines of each; records they could not read are **skipped**
-with their line and why (the command then exits 1, DECISIONS §10 Importers).
+with their line and why (the command then exits 1, docs/reference.md#importers).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ class Option:
         return value
 
 
-#: The option every importer of a foreign format takes (DECISIONS §10 Importers): a source
+#: The option every importer of a foreign format takes (docs/reference.md#importers): a source
 #: without a repo sha writes ``repo_sha: unknown`` (a W009, not an error) unless it is given.
 REPO_SHA = Option(
     "repo_sha",
@@ -167,7 +167,7 @@ def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> 
     """The :class:`~bbox_lark.parser.Head` an importer writes: ``format: bbox/1``, ``id``
     (the source's session id; synthesized, and reported so, when it has none), ``repo_sha``
     (``--repo-sha``, else ``unknown``), then ``fields`` (None values are left out). Keep it
-    small: large structures go in body lines or blobs (DECISIONS §10)."""
+    small: large structures go in body lines or blobs (docs/reference.md#importers)."""
     import uuid
 
     if not session_id:
@@ -462,7 +462,7 @@ class Format:
     sniff: Callable[[str], int]
     read: Reader | None
     write: Writer | None
-    #: What survives ``bbox → this format → bbox`` (DECISIONS §7), in a sentence.
+    #: What survives ``bbox → this format → bbox`` (docs/reference.md#round-trip), in a sentence.
     fidelity: str
     #: True when ``bbox → this format → bbox`` gives an equal document.
     lossless: bool = True

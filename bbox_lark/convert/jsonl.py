@@ -10,7 +10,7 @@ by line, as :func:`bbox_lark.iter_nodes` does), so ``bbox → jsonl → bbox`` i
 the input; a record without ``source`` (written by hand or by a data tool) is built from its
 values with the node builders (``Call.build`` …) and reported as synthesized text.
 
-Invalid UTF-8 (decoded with ``surrogateescape``, DECISIONS §10) becomes lone surrogates
+Invalid UTF-8 (decoded with ``surrogateescape``, docs/reference.md#api-values) becomes lone surrogates
 U+DC80–U+DCFF; they are written as JSON escapes (``"\\udcff"``), which keeps the JSONL file
 valid UTF-8 and reads back (with Python's ``json``) to the same string, hence the same bytes.
 

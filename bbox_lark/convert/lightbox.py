@@ -10,7 +10,7 @@ Reading, one call line per event:
 
 - ``status=complete`` → ``t:TOOL id=INVOCATION ts=START latency_ms=N … → RESULT``;
   ``status=pending`` → ``t!:TOOL id=… → [running]``; the resolved event of a pending one (the
-  same invocation id) → ``t:TOOL id=…`` again, which completes the start (DECISIONS §6);
+  same invocation id) → ``t:TOOL id=…`` again, which completes the start (docs/reference.md#correlation);
   ``status=error`` → ``→ [err: MESSAGE]``.
 - ``latency_ms`` is ``timestamp_end - timestamp_start`` when that gives ``timestamp_end``
   back exactly (written in the start's style); else the end goes in ``ts_end=``.
@@ -33,7 +33,7 @@ Reading, one call line per event:
   ``meta.json``'s ``created_at`` and ``lightbox_version`` → header keys
   ``extra.lightbox_created_at`` and ``extra.lightbox_version`` (the whole bbox header when
   the writer saved it there, :data:`HEADER_KEY`); ``repo_sha:
-  unknown`` unless ``--repo-sha`` (DECISIONS §10).
+  unknown`` unless ``--repo-sha`` (docs/reference.md#importers).
 - The chain is verified (:func:`bbox_lark.lightbox.verify_bytes`) while reading: a chain that
   is not VALID is reported as a skipped record at its line (exit 1) and the events are
   converted as they stand. A line that is not an event (not JSON, not an object, no
