@@ -183,7 +183,7 @@ def iter_body(
 
 def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
     """Give each event its continuation lines (across blank lines, docs/reference.md#continuations)."""
-    return tuple(_attach(iter(nodes)))
+    return tuple(iter_attached(iter(nodes)))
 
 
 # -- streaming ---------------------------------------------------------------------------
@@ -283,7 +283,7 @@ class NodeStream(Iterator[Head | Line]):
         self.head = Head(self.bom, head.header_lines, head.header_info, head.body_start)
         yield self.head
         body = _parse_body(buffered, lines, head.body_start)
-        yield from _attach(body) if attach else _own(body)
+        yield from iter_attached(body) if attach else _own(body)
 
 
 def iter_nodes(
@@ -415,7 +415,7 @@ def _own(nodes: Iterable[Line]) -> Iterator[Line]:
         yield node
 
 
-def _attach(nodes: Iterator[Line]) -> Iterator[Line]:
+def iter_attached(nodes: Iterator[Line]) -> Iterator[Line]:
     """Each event with its continuation lines (across blank lines, docs/reference.md#continuations), yielded
     once the next event (or the end) shows they are complete."""
     owner: Event | None = None

@@ -349,7 +349,7 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     continuation lines attached to their event, as :func:`bbox_lark.iter_nodes` does),
     checked on the way when ``ctx.check``."""
     from bbox_lark.api import checker_for
-    from bbox_lark.parser import _attach
+    from bbox_lark.parser import iter_attached
 
     records = _records(source, ctx)
     first = next(records, None)
@@ -362,7 +362,7 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     yield head
     pending = [leftover] if leftover is not None else []
     stream = _body(_chain(pending, records), head.body_start, style, ctx, origin)
-    for node in _attach(stream):
+    for node in iter_attached(stream):
         if checker is not None:
             checker.node(node)
         yield node
