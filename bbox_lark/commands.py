@@ -119,21 +119,25 @@ def _annotated(option: CommandOption) -> Any:
     return Annotated[_ANNOTATIONS[option.kind], _typer_option(option)]
 
 
-def _with_options(*options: CommandOption) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give a command one parameter per option declared as data (after its own, in the
-    order given), passed to it in ``**options``."""
+def _with_options(
+    *options: CommandOption, at: int | None = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command one parameter per option declared as data, passed to it in
+    ``**options``: after its own parameters, or from position ``at`` on."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(command, eval_str=True)
         keyword = inspect.Parameter.KEYWORD_ONLY
-        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        own = [p.replace(kind=keyword) for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
         added = [
             inspect.Parameter(
                 o.name, keyword, default=False if o.kind == "flag" else None, annotation=_annotated(o)
             )
             for o in options
         ]
-        setattr(command, "__signature__", signature.replace(parameters=[*own, *added]))  # noqa: B010
+        where = len(own) if at is None else at
+        parameters = [*own[:where], *added, *own[where:]]
+        setattr(command, "__signature__", signature.replace(parameters=parameters))  # noqa: B010
         return command
 
     return decorate
@@ -496,29 +500,19 @@ def fmt_command(
 # -- fixing: fix ------------------------------------------------------------------------
 
 
-def _with_fixer_flags(command: Callable[..., None]) -> Callable[..., None]:
-    """Give ``command`` one ``--NAME`` flag per registered fixer (``bbox_lark.fix.FIXERS``),
-    passed to it in ``**chosen``: a new fixer needs no change here."""
+def _fixer_flags() -> tuple[CommandOption, ...]:
+    """One ``--NAME`` flag per registered fixer (``bbox_lark.fix.FIXERS``), passed to ``fix``
+    in ``**chosen``: a new fixer needs no change here."""
     from bbox_lark.fix import FIXERS
 
-    signature = inspect.signature(command, eval_str=True)
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    own = [p.replace(kind=keyword) for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    flags = [
-        inspect.Parameter(
-            name.replace("-", "_"),
-            keyword,
-            default=False,
-            annotation=Annotated[bool, typer.Option(f"--{name}", help=fixer.description)],
-        )
+    return tuple(
+        CommandOption(name.replace("-", "_"), (f"--{name}",), "flag", fixer.description)
         for name, fixer in FIXERS.items()
-    ]
-    setattr(command, "__signature__", signature.replace(parameters=[own[0], *flags, *own[1:]]))  # noqa: B010
-    return command
+    )
 
 
 @app.command("fix")
-@_with_fixer_flags
+@_with_options(*_fixer_flags(), at=1)  # after PATHS
 @_with_options(*DISCOVERY)
 def fix_command(
     paths: Paths,
