@@ -817,21 +817,38 @@ def _print_notes(shown: str, notes: Any) -> None:
         err.print(skipped, markup=False)
 
 
-def _converts_many(paths: list[str], from_: str | None) -> bool:
-    """True for several inputs, or one folder that no folder format reads."""
-    if len(paths) != 1:
-        return True
-    path = Path(paths[0])
-    if paths[0] == "-" or not path.is_dir():
+def _read_as_folder(path: str, from_: str | None) -> bool:
+    """True when ``path`` is a folder a folder format reads (a Lightbox session): one input."""
+    if path == "-" or not Path(path).is_dir():
         return False
     from bbox_lark.convert import ConvertError, detect_folder_format, get_format
 
     if from_ is not None:
         try:
-            return not get_format(from_).reads_folders
+            return get_format(from_).reads_folders
         except ConvertError:
-            return False  # the one-input path reports it
-    return detect_folder_format(path) is None
+            return False
+    return detect_folder_format(Path(path)) is not None
+
+
+def _converts_many(paths: list[str], from_: str | None) -> bool:
+    """True for several inputs, or one folder that no folder format reads."""
+    return len(paths) != 1 or (Path(paths[0]).is_dir() and not _read_as_folder(paths[0], from_))
+
+
+def _convert_inputs(paths: list[str], from_: str | None) -> "list[FoundInput]":
+    """The inputs of ``convert PATH...``: a folder a folder format reads is one input; any
+    other path is searched as ``check`` searches it."""
+    from bbox_lark.config import Settings
+    from bbox_lark.discover import FoundInput
+
+    inputs: list[FoundInput] = []
+    for path in paths:
+        if _read_as_folder(path, from_):  # its converter reads no configuration
+            inputs.append(FoundInput(path, Settings()))
+        else:
+            inputs.extend(_find_inputs([path]))
+    return inputs
 
 
 def _convert_many(
@@ -852,7 +869,7 @@ def _convert_many(
         raise fail_usage("several inputs convert into a folder: give -o DIR")
     if to is None:
         raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
-    inputs = _find_inputs(paths)
+    inputs = _convert_inputs(paths, from_)
     code = EXIT_OK
     counts = {"written": 0, "refused": 0, "failed": 0}
     try:
