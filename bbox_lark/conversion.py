@@ -19,6 +19,7 @@ import io
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -198,7 +199,7 @@ def convert_file(
                 raise ConvertUsageError(cannot_write(output or "-", error)) from None
         if staging is not None and output is not None:
             _move_in(staging, output)
-        return _replace_written(converted, output is not None)
+        return replace(converted, written=output is not None)
     finally:
         if writer is not None:
             writer.discard()
@@ -206,12 +207,6 @@ def convert_file(
             import shutil
 
             shutil.rmtree(staging, ignore_errors=True)
-
-
-def _replace_written(converted: Converted, written: bool) -> Converted:
-    from dataclasses import replace
-
-    return replace(converted, written=written)
 
 
 def _staging(output: Path) -> Path:
@@ -255,11 +250,11 @@ def write_report(converted: Converted, report_json: Path) -> str | None:
 def output_name(path: str, to: str) -> str:
     """The output's name for input ``path`` in format ``to``: the input's stem and the
     format's first extension (a folder format: the stem alone)."""
-    from bbox_lark.convert import get_format
+    from bbox_lark.convert import formats, get_format
 
     target = get_format(to)
     stem = Path(path).name
-    for suffix in sorted({s for f in _formats() for s in f.extensions}, key=len, reverse=True):
+    for suffix in sorted({s for f in formats() for s in f.extensions}, key=len, reverse=True):
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
             break
@@ -268,12 +263,6 @@ def output_name(path: str, to: str) -> str:
     if target.output == "folder" or not target.extensions:
         return stem
     return stem + target.extensions[0]
-
-
-def _formats() -> tuple[Any, ...]:
-    from bbox_lark.convert import formats
-
-    return formats()
 
 
 def _convert_one(
