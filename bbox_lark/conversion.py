@@ -247,6 +247,41 @@ def write_report(converted: Converted, report_json: Path) -> str | None:
 # -- many inputs into one folder ------------------------------------------------------------
 
 
+def reads_as_folder(path: str, from_: str | None) -> bool:
+    """True when ``path`` is a folder a folder format reads (a Lightbox session): one input."""
+    if path == "-" or not Path(path).is_dir():
+        return False
+    from bbox_lark.convert import ConvertError, detect_folder_format, get_format
+
+    if from_ is not None:
+        try:
+            return get_format(from_).reads_folders
+        except ConvertError:
+            return False
+    return detect_folder_format(Path(path)) is not None
+
+
+def converts_many(paths: list[str], from_: str | None) -> bool:
+    """True for several inputs, or one folder that no folder format reads."""
+    return len(paths) != 1 or (Path(paths[0]).is_dir() and not reads_as_folder(paths[0], from_))
+
+
+def convert_inputs(paths: list[str], from_: str | None) -> list[FoundInput]:
+    """The inputs of ``convert PATH...``: a folder a folder format reads is one input; any
+    other path is searched as ``check`` searches it. Raises
+    :class:`~bbox_lark.config.ConfigError` for a bad configuration file met on the way."""
+    from bbox_lark.config import Settings
+    from bbox_lark.workflow import find_inputs
+
+    inputs: list[FoundInput] = []
+    for path in paths:
+        if reads_as_folder(path, from_):  # its converter reads no configuration
+            inputs.append(FoundInput(path, Settings()))
+        else:
+            inputs.extend(find_inputs([path]))
+    return inputs
+
+
 def output_name(path: str, to: str) -> str:
     """The output's name for input ``path`` in format ``to``: the input's stem and the
     format's first extension (a folder format: the stem alone)."""

@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workflows", ("workflow", "rewrite", "conversion", "parallel")),
     ("render", ("render", "check_output", "console")),
     ("docs", ("docsgen",)),
-    ("cli", ("cli", "commands", "__init__")),
+    ("cli", ("cli", "commands", "command_options", "__init__")),
 )
 
 #: Calls that register something in a registry when a module is imported (a check rule, a
