@@ -92,7 +92,7 @@ class Redaction:
 class Result:
     """What stands after the result arrow."""
 
-    #: One of ``bbox_lark.grammar.vocabulary().result_kinds`` (DECISIONS §10).
+    #: One of ``bbox_lark.grammar.vocabulary().result_kinds`` (docs/reference.md#api-values).
     kind: str
     #: The raw text after the arrow, stripped, without a trailing ``# metrics`` comment.
     text: str
@@ -212,7 +212,7 @@ class HeaderLine:
 class Event:
     """A body line that is not blank and not a continuation.
 
-    ``kind`` is an event kind, ``comment``, ``lifecycle`` or ``unknown`` (DECISIONS §8).
+    ``kind`` is an event kind, ``comment``, ``lifecycle`` or ``unknown`` (docs/reference.md#line-kinds).
     """
 
     kind: str
@@ -300,7 +300,7 @@ class Event:
             raise ValueError(f"line {self.line}: {text!r} is not an event, comment or lifecycle line")
         return replace(node, continuation=self.continuation)
 
-    # -- typed accessors (DECISIONS §10): None when absent or malformed ---------------
+    # -- typed accessors (docs/reference.md#api-values): None when absent or malformed ---------------
 
     def _get(self, key: str) -> str | None:
         value = self.fields.get(key)

@@ -6,7 +6,8 @@ piece by piece:
 
 * ``full``: each finding as ``path:line:col: CODE message``, its source line with a caret
   under the column, what to do about it and the ``explain`` command that tells more;
-* ``concise``: ``path:line:col: CODE message``, one line each (DECISIONS §8's ``text``);
+* ``concise``: ``path:line:col: CODE message``, one line each (named ``text`` before:
+  docs/reference.md#output-formats);
 * ``github``: GitHub Actions workflow commands (``::error file=…,line=…,col=…::message``);
 * ``json``: the document described by ``docs/schema/check.schema.json``;
 * ``sarif``: SARIF 2.1.0, with every code of the registry as a rule;
@@ -19,8 +20,8 @@ and ``github``; the other formats leave them to the caller (the command line pri
 standard error). Nothing here prints or exits.
 
 Text is always safe to write as UTF-8: input bytes that are not UTF-8 (kept as lone
-surrogates, DECISIONS §10) are shown as ``\\xNN``, except in JSON and SARIF strings, where
-they are ``\\udcNN`` escapes that read back to the same string.
+surrogates, docs/reference.md#bytes-and-lines) are shown as ``\\xNN``, except in JSON and
+SARIF strings, where they are ``\\udcNN`` escapes that read back to the same string.
 
 >>> from bbox_lark.workflow import FileReport
 >>> from bbox_lark.ast import Diagnostic
@@ -43,7 +44,7 @@ from bbox_lark.ansi import BLUE, BOLD, SEVERITY_STYLE, paint
 from bbox_lark.ast import Diagnostic
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_OK, FileReport
 
-#: Every output format, by name (``text`` is the name DECISIONS §8 gives ``concise``).
+#: Every output format, by name (``text`` is ``concise``'s old name, docs/reference.md#output-formats).
 FORMATS = ("full", "concise", "json", "github", "sarif", "junit")
 
 #: Lines of the ``full`` format longer than this (in code points) are shown as a window
@@ -272,8 +273,8 @@ def escape_property(text: str) -> str:
 
 def render_github(reports: Iterable[FileReport], options: ReportOptions | None = None) -> Iterator[str]:
     """One GitHub Actions annotation per finding: error → ``::error``, warning →
-    ``::warning``, info → ``::notice`` (DECISIONS §10), with ``file``, ``line``, ``col`` and
-    ``title`` (code and name). An unreadable input is an ``::error`` without a file."""
+    ``::warning``, info → ``::notice`` (docs/reference.md#output-formats), with ``file``,
+    ``line``, ``col`` and ``title`` (code and name). An unreadable input is an ``::error`` without a file."""
     for report in reports:
         if report.error is not None:
             yield f"::error title={escape_property(TOOL_NAME)}::{escape_data(report.error)}\n"

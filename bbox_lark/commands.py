@@ -1,22 +1,30 @@
-"""The ``bbox-lark`` commands as a Typer application (:data:`app`).
+"""The ``bbox-lark`` commands as a Typer application (:data:`app`): the one place a command
+is declared.
 
-:mod:`bbox_lark.cli` is the entry point and holds what the commands share (output, the
-check run, the progress bar); it imports this module only for a command line its fast
-path does not take (``bbox-lark check`` with plain options never imports Typer). Like
-:mod:`bbox_lark.cli`, this module has no ``from __future__ import annotations``: Typer
-evaluates string annotations with ``compile`` and ``eval`` on every run.
+Each command declares its options, calls one library function (``workflow``, ``rewrite``,
+``conversion``, ...), renders the result with :mod:`bbox_lark.console` and exits with its
+code. :mod:`bbox_lark.cli` is the entry point; it imports this module only for a command
+line its fast path does not take (``bbox-lark check`` with plain options never imports
+Typer). Options declared as data become Typer parameters through
+:mod:`bbox_lark.command_options`. Like :mod:`bbox_lark.cli`, this module has no
+``from __future__ import annotations``: Typer evaluates string annotations with ``compile``
+and ``eval`` on every run.
 """
 
-import inspect
-import re
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
 
+from bbox_lark.command_options import (
+    ConvertCommand,
+    Group,
+    format_names,
+    typer_option,
+    with_options,
+    without_var_keyword,
+)
 from bbox_lark.console import (
     CHECK_OPTIONS,
     CONFIG,
@@ -28,7 +36,6 @@ from bbox_lark.console import (
     ISOLATED,
     MAX_LINE,
     CommandOption,
-    OutputFormat,
     err,
     errors_exit,
     out,
@@ -50,47 +57,9 @@ if TYPE_CHECKING:
     from bbox_lark.writepolicy import WriteVerdict
 
 
-def _tidy_help(params: list[Any]) -> list[Any]:
-    """Help pages without type noise: a flag shows no ``<bool>`` and a list of arguments no
-    ``<list[str]>`` (its name already ends in ``...``); a repeatable option shows its item
-    type. Applied to every command's parameters (help option included) as the group hands
-    the command out, so a new option needs nothing here."""
-    for param in params:
-        if getattr(param, "metavar", None) is not None:
-            continue
-        if getattr(param, "is_flag", False) and not getattr(param, "count", False):
-            param.metavar = ""
-        elif getattr(param, "multiple", False) and hasattr(param, "display_type"):
-            try:
-                label = str(param.display_type(None))
-            except Exception:  # another Typer: leave its help as it is
-                continue
-            param.metavar = re.sub(r"^<list\[(.*)\]>$", r"<\1>", label)
-        elif getattr(param, "param_type_name", "") == "argument" and param.nargs != 1:
-            setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
-    return params
-
-
-class _Group(TyperGroup):
-    """The root command: tidies each command's help page (:func:`_tidy_help`, paragraphs
-    reflowed) as it hands the command out."""
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _tidy_help(super().get_params(ctx))
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None:
-            _tidy_help(command.get_params(ctx))
-            if command.help:  # docstring paragraphs reflow to the terminal's width
-                paragraphs = inspect.cleandoc(command.help).split("\n\n")
-                command.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-        return command
-
-
 app = typer.Typer(
     name="bbox-lark",
-    cls=_Group,
+    cls=Group,
     help="Check, inspect, format and convert BlackBox (bbox/1) session logs.",
     no_args_is_help=True,
     add_completion=True,
@@ -98,52 +67,11 @@ app = typer.Typer(
 )
 
 
-_ANNOTATIONS: dict[str, Any] = {
-    "flag": bool,
-    "pair": bool | None,
-    "text": str | None,
-    "int": int | None,
-    "path": Path | None,
-    "list": list[str] | None,
-    "format": OutputFormat | None,
-}
-
-
-def _typer_option(option: CommandOption) -> Any:
-    """The ``typer.Option`` of an option declared as data (:class:`CommandOption`)."""
-    return typer.Option(*option.spellings, help=option.help, show_default=option.show_default)
-
-
-def _annotated(option: CommandOption) -> Any:
-    """The Typer annotation of an option declared as data."""
-    return Annotated[_ANNOTATIONS[option.kind], _typer_option(option)]
-
-
-def _with_options(*options: CommandOption) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give a command one parameter per option declared as data (after its own, in the
-    order given), passed to it in ``**options``."""
-
-    def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        signature = inspect.signature(command, eval_str=True)
-        keyword = inspect.Parameter.KEYWORD_ONLY
-        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-        added = [
-            inspect.Parameter(
-                o.name, keyword, default=False if o.kind == "flag" else None, annotation=_annotated(o)
-            )
-            for o in options
-        ]
-        setattr(command, "__signature__", signature.replace(parameters=[*own, *added]))  # noqa: B010
-        return command
-
-    return decorate
-
-
-MaxLine = Annotated[int | None, _typer_option(MAX_LINE)]
-ConfigFile = Annotated[Path | None, _typer_option(CONFIG)]
-Isolated = Annotated[bool, _typer_option(ISOLATED)]
-Exclude = Annotated[list[str] | None, _typer_option(EXCLUDE)]
-ExtendExclude = Annotated[list[str] | None, _typer_option(EXTEND_EXCLUDE)]
+MaxLine = Annotated[int | None, typer_option(MAX_LINE)]
+ConfigFile = Annotated[Path | None, typer_option(CONFIG)]
+Isolated = Annotated[bool, typer_option(ISOLATED)]
+Exclude = Annotated[list[str] | None, typer_option(EXCLUDE)]
+ExtendExclude = Annotated[list[str] | None, typer_option(EXTEND_EXCLUDE)]
 #: The options of every command that searches folders as ``check`` does (``fmt``, ``fix``,
 #: ``stats``, ``convert`` over many files): :func:`_find_inputs` takes them as they come.
 DISCOVERY = (MAX_LINE, CONFIG, ISOLATED, EXCLUDE, EXTEND_EXCLUDE)
@@ -205,7 +133,7 @@ def _root(
 
 
 @app.command()
-@_with_options(*CHECK_OPTIONS)
+@with_options(*CHECK_OPTIONS)
 def check(
     paths: Annotated[
         list[str],
@@ -425,7 +353,7 @@ def docs(
 
 
 @app.command("fmt")
-@_with_options(*DISCOVERY)
+@with_options(*DISCOVERY)
 def fmt_command(
     paths: Paths,
     check_only: Annotated[
@@ -496,30 +424,20 @@ def fmt_command(
 # -- fixing: fix ------------------------------------------------------------------------
 
 
-def _with_fixer_flags(command: Callable[..., None]) -> Callable[..., None]:
-    """Give ``command`` one ``--NAME`` flag per registered fixer (``bbox_lark.fix.FIXERS``),
-    passed to it in ``**chosen``: a new fixer needs no change here."""
+def _fixer_flags() -> tuple[CommandOption, ...]:
+    """One ``--NAME`` flag per registered fixer (``bbox_lark.fix.FIXERS``), passed to ``fix``
+    in ``**chosen``: a new fixer needs no change here."""
     from bbox_lark.fix import FIXERS
 
-    signature = inspect.signature(command, eval_str=True)
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    own = [p.replace(kind=keyword) for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    flags = [
-        inspect.Parameter(
-            name.replace("-", "_"),
-            keyword,
-            default=False,
-            annotation=Annotated[bool, typer.Option(f"--{name}", help=fixer.description)],
-        )
+    return tuple(
+        CommandOption(name.replace("-", "_"), (f"--{name}",), "flag", fixer.description)
         for name, fixer in FIXERS.items()
-    ]
-    setattr(command, "__signature__", signature.replace(parameters=[own[0], *flags, *own[1:]]))  # noqa: B010
-    return command
+    )
 
 
 @app.command("fix")
-@_with_fixer_flags
-@_with_options(*DISCOVERY)
+@with_options(*_fixer_flags(), at=1)  # after PATHS
+@with_options(*DISCOVERY)
 def fix_command(
     paths: Paths,
     write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
@@ -612,88 +530,8 @@ def fix_command(
 # -- converting: convert ------------------------------------------------------------------
 
 
-def _format_names(writable: bool = False) -> str:
-    """The registered formats' names (with ``writable``, only those ``--to`` can write)."""
-    from bbox_lark.convert import formats
-
-    return ", ".join(f.name for f in formats() if not writable or f.write is not None)
-
-
-class _ConvertCommand(TyperCommand):
-    """``convert``: its format options become flags (:func:`_format_options`) when the
-    command is first parsed or shown, so that running another command imports no
-    converter."""
-
-    _extended = False
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        if not self._extended:
-            self._extended = True
-            self.params.extend(_format_options())
-            from typer.core import TyperOption
-
-            from bbox_lark.convert import formats
-
-            for param in self.params:  # --to and --from name the formats they take
-                if isinstance(param, TyperOption) and param.name in ("to", "from_"):
-                    able = (f for f in formats() if (f.write if param.name == "to" else f.read))
-                    names = ", ".join(f.name for f in able)
-                    param.help = f"{param.help} One of: {names}."
-        return cast(list[Any], super().get_params(ctx))
-
-
-def _format_options() -> list[Any]:
-    """One click option per option a converter declares (``Format.options``), built by Typer
-    from a signature: a new format or option needs no change here."""
-
-    def options(**chosen: Any) -> None:  # pragma: no cover - never called
-        del chosen
-
-    setattr(options, "__signature__", _format_flags())  # noqa: B010
-    holder = typer.Typer(add_completion=False)  # completion is the top-level command's
-    holder.command()(options)
-    return list(typer.main.get_command(holder).params)
-
-
-def _format_flags() -> inspect.Signature:
-    from bbox_lark.convert import formats
-
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    declared: dict[str, list[tuple[str, Any]]] = {}
-    for fmt in formats():
-        for option in fmt.options:
-            declared.setdefault(option.name, []).append((fmt.name, option))
-    flags = []
-    for name, owners in declared.items():
-        option = owners[0][1]
-        helps = " ".join(dict.fromkeys(o.help for _, o in owners))
-        if option.choices:
-            helps += f" One of: {', '.join(option.choices)}."
-        annotation: Any = bool | None if isinstance(option.default, bool) else str | None
-        flag = (
-            option.flag if not isinstance(option.default, bool) else f"{option.flag}/--no-{option.flag[2:]}"
-        )
-        flags.append(
-            inspect.Parameter(
-                name,
-                keyword,
-                default=None,
-                annotation=Annotated[annotation, typer.Option(flag, help=helps, show_default=False)],
-            )
-        )
-    return inspect.Signature(flags)
-
-
-def _without_var_keyword(command: Callable[..., None]) -> Callable[..., None]:
-    """Hide ``**options`` from Typer: :class:`_ConvertCommand` adds those flags itself."""
-    signature = inspect.signature(command, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    setattr(command, "__signature__", signature.replace(parameters=own))  # noqa: B010
-    return command
-
-
-@app.command("convert", cls=_ConvertCommand)
-@_without_var_keyword
+@app.command("convert", cls=ConvertCommand)
+@without_var_keyword
 def convert_command(
     paths: Annotated[
         list[str],
@@ -754,12 +592,18 @@ def convert_command(
     **options: Any,
 ) -> None:
     """Convert between formats, streaming. What each keeps: docs/convert.md."""
-    from bbox_lark.conversion import ConvertUsageError, convert_file, target_format, write_report
+    from bbox_lark.conversion import (
+        ConvertUsageError,
+        convert_file,
+        converts_many,
+        target_format,
+        write_report,
+    )
 
     max_line = _max_line(max_line)
     if output is not None and str(output) == "-":
         output = None  # `-o -` is standard output
-    if _converts_many(paths, from_):
+    if converts_many(paths, from_):
         if report or report_json is not None:
             raise fail_usage("--report and --report-json describe one conversion; give one input")
         raise typer.Exit(_convert_many(paths, to, from_, output, force, max_line, jobs, quiet, options))
@@ -823,23 +667,6 @@ def _print_notes(shown: str, notes: Any) -> None:
         err.print(skipped, markup=False)
 
 
-def _converts_many(paths: list[str], from_: str | None) -> bool:
-    """True for several inputs, or one folder that no folder format reads."""
-    if len(paths) != 1:
-        return True
-    path = Path(paths[0])
-    if paths[0] == "-" or not path.is_dir():
-        return False
-    from bbox_lark.convert import ConvertError, detect_folder_format, get_format
-
-    if from_ is not None:
-        try:
-            return not get_format(from_).reads_folders
-        except ConvertError:
-            return False  # the one-input path reports it
-    return detect_folder_format(path) is None
-
-
 def _convert_many(
     paths: list[str],
     to: str | None,
@@ -857,8 +684,14 @@ def _convert_many(
     if output is None:
         raise fail_usage("several inputs convert into a folder: give -o DIR")
     if to is None:
-        raise fail_usage(f"give --to FORMAT (one of: {_format_names(writable=True)})")
-    inputs = _find_inputs(paths)
+        raise fail_usage(f"give --to FORMAT (one of: {format_names(writable=True)})")
+    from bbox_lark.config import ConfigError
+    from bbox_lark.conversion import convert_inputs
+
+    try:
+        inputs = convert_inputs(paths, from_)
+    except ConfigError as error:
+        raise fail_usage(str(error)) from None
     code = EXIT_OK
     counts = {"written": 0, "refused": 0, "failed": 0}
     try:
@@ -900,7 +733,7 @@ def _convert_many(
 
 lightbox_app = typer.Typer(
     name="lightbox",
-    cls=_Group,
+    cls=Group,
     help="Lightbox sessions (events.jsonl + meta.json): verify their hash chain (docs/lightbox.md).",
     no_args_is_help=True,
 )

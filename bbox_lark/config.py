@@ -236,7 +236,7 @@ def check_patterns(values: Iterable[str], name: str, base: Path | None) -> tuple
 
 
 def check_blobs(value: str | Path | None, name: str = "--blobs") -> Path | None:
-    """A blob folder that must exist (DECISIONS §11)."""
+    """A blob folder that must exist (docs/reference.md#options)."""
     if value is None:
         return None
     path = Path(value)

@@ -250,32 +250,18 @@ def run_check(
     quiet: bool = False,
     exit_zero: bool = False,
     blobs: Path | None = None,
-    select: list[str] | None = None,
-    ignore: list[str] | None = None,
-    max_line: int | None = None,
-    config: Path | None = None,
-    isolated: bool = False,
-    exclude: list[str] | None = None,
-    extend_exclude: list[str] | None = None,
-    jobs: str | None = None,
+    **settings: Any,
 ) -> int:
     """``bbox-lark check`` with its options as Typer hands them over: render the run, return
-    the exit code (a bad option value or configuration file: one line on stderr, 2)."""
+    the exit code (a bad option value or configuration file: one line on stderr, 2).
+    ``settings`` are the options that choose each file's settings (``select``, ``ignore``,
+    ``max_line``, ``config``, ``isolated``, ``exclude``, ``extend_exclude``, ``jobs``:
+    :func:`bbox_lark.config.resolver_from_options`)."""
     from bbox_lark.config import ConfigError, check_blobs, resolver_from_options
     from bbox_lark.workflow import check_paths, stdin_streams, stream_input
 
     try:
-        resolver = resolver_from_options(
-            config=config,
-            isolated=isolated,
-            select=select,
-            ignore=ignore,
-            strict=strict,
-            exclude=exclude,
-            extend_exclude=extend_exclude,
-            max_line=max_line,
-            jobs=jobs,
-        )
+        resolver = resolver_from_options(strict=strict, **settings)
         streaming = paths == ["-"] and not statistics and line_based(output) and stdin_streams()
         if streaming:  # each finding as soon as its line has arrived (docs/design.md)
             reports = stream_input("-", blobs=check_blobs(blobs), settings=resolver.for_path("-"))

@@ -19,6 +19,7 @@ import io
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -198,7 +199,7 @@ def convert_file(
                 raise ConvertUsageError(cannot_write(output or "-", error)) from None
         if staging is not None and output is not None:
             _move_in(staging, output)
-        return _replace_written(converted, output is not None)
+        return replace(converted, written=output is not None)
     finally:
         if writer is not None:
             writer.discard()
@@ -206,12 +207,6 @@ def convert_file(
             import shutil
 
             shutil.rmtree(staging, ignore_errors=True)
-
-
-def _replace_written(converted: Converted, written: bool) -> Converted:
-    from dataclasses import replace
-
-    return replace(converted, written=written)
 
 
 def _staging(output: Path) -> Path:
@@ -252,14 +247,49 @@ def write_report(converted: Converted, report_json: Path) -> str | None:
 # -- many inputs into one folder ------------------------------------------------------------
 
 
+def reads_as_folder(path: str, from_: str | None) -> bool:
+    """True when ``path`` is a folder a folder format reads (a Lightbox session): one input."""
+    if path == "-" or not Path(path).is_dir():
+        return False
+    from bbox_lark.convert import ConvertError, detect_folder_format, get_format
+
+    if from_ is not None:
+        try:
+            return get_format(from_).reads_folders
+        except ConvertError:
+            return False
+    return detect_folder_format(Path(path)) is not None
+
+
+def converts_many(paths: list[str], from_: str | None) -> bool:
+    """True for several inputs, or one folder that no folder format reads."""
+    return len(paths) != 1 or (Path(paths[0]).is_dir() and not reads_as_folder(paths[0], from_))
+
+
+def convert_inputs(paths: list[str], from_: str | None) -> list[FoundInput]:
+    """The inputs of ``convert PATH...``: a folder a folder format reads is one input; any
+    other path is searched as ``check`` searches it. Raises
+    :class:`~bbox_lark.config.ConfigError` for a bad configuration file met on the way."""
+    from bbox_lark.config import Settings
+    from bbox_lark.workflow import find_inputs
+
+    inputs: list[FoundInput] = []
+    for path in paths:
+        if reads_as_folder(path, from_):  # its converter reads no configuration
+            inputs.append(FoundInput(path, Settings()))
+        else:
+            inputs.extend(find_inputs([path]))
+    return inputs
+
+
 def output_name(path: str, to: str) -> str:
     """The output's name for input ``path`` in format ``to``: the input's stem and the
     format's first extension (a folder format: the stem alone)."""
-    from bbox_lark.convert import get_format
+    from bbox_lark.convert import formats, get_format
 
     target = get_format(to)
     stem = Path(path).name
-    for suffix in sorted({s for f in _formats() for s in f.extensions}, key=len, reverse=True):
+    for suffix in sorted({s for f in formats() for s in f.extensions}, key=len, reverse=True):
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
             break
@@ -268,12 +298,6 @@ def output_name(path: str, to: str) -> str:
     if target.output == "folder" or not target.extensions:
         return stem
     return stem + target.extensions[0]
-
-
-def _formats() -> tuple[Any, ...]:
-    from bbox_lark.convert import formats
-
-    return formats()
 
 
 def _convert_one(

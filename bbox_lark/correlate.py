@@ -1,4 +1,4 @@
-"""Call pairing: which line starts a call, which completes it (DECISIONS §6, §9).
+"""Call pairing: which line starts a call, which completes it (docs/reference.md#correlation).
 
 This is the correlation semantics of :mod:`bbox_lark.checks.correlation` as a plain
 function, so that statistics (and any other consumer) count calls exactly the way the
@@ -34,8 +34,8 @@ from bbox_lark.ast import Event
 from bbox_lark.grammar import vocabulary
 
 #: Line kind -> correlation family, for the kinds whose lines are calls and whose ids
-#: register (DECISIONS §6, §9): a completion must be of its start's family (a tool start is
-#: completed by a tool line). The kinds are the grammar's line kinds (DECISIONS §8).
+#: register (docs/reference.md#correlation): a completion must be of its start's family (a tool start is
+#: completed by a tool line). The kinds are the grammar's line kinds (docs/reference.md#line-kinds).
 FAMILIES = {
     "tool": "tool",
     "tool_start": "tool",
@@ -52,7 +52,7 @@ Key = tuple[str, str]
 _WIDE_HASH = sys.hash_info.width >= 64
 
 
-#: The fields a call's key is read from, the first present one winning (DECISIONS §6, §9).
+#: The fields a call's key is read from, the first present one winning (docs/reference.md#correlation).
 KEY_FIELDS = ("id", "span")
 
 

@@ -159,7 +159,7 @@ class Vocabulary:
     #: Prefixes whose text is free text (``u a th td``): only `→` splits, and fmt keeps
     #: their spacing.
     free_text_prefixes: frozenset[str]
-    #: Every line kind, in grammar order (DECISIONS §8): events, then comment, lifecycle,
+    #: Every line kind, in grammar order (docs/reference.md#line-kinds): events, then comment, lifecycle,
     #: unknown (blank and continuation lines are not events).
     event_kinds: tuple[str, ...]
     #: The lifecycle primitives, without ``@``.
@@ -174,7 +174,7 @@ class Vocabulary:
     start_statuses: frozenset[str]
     #: Status words that complete one (``ok``, ...).
     final_statuses: frozenset[str]
-    #: Every result kind (DECISIONS §10): the heads', then ``fields``, ``text``, ``empty``.
+    #: Every result kind (docs/reference.md#api-values): the heads', then ``fields``, ``text``, ``empty``.
     result_kinds: tuple[str, ...]
     #: Typed field key -> the pattern its whole value must match.
     typed_fields: dict[str, re.Pattern[str]]
@@ -303,5 +303,5 @@ def _opener() -> re.Pattern[str]:
 def opens_string(text: str, index: int) -> bool:
     """True when a ``"`` at ``text[index]`` stands where a quoted string may open: at the
     start of the text or after the grammar's QUOTE_OPENER (whitespace, ``=``, ``[``, ``,``;
-    DECISIONS §9, §11)."""
+    docs/reference.md#quotes)."""
     return index == 0 or _opener().fullmatch(text[index - 1]) is not None

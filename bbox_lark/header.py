@@ -33,7 +33,7 @@ import yaml
 
 from bbox_lark.ast import Header
 
-#: Largest header the reader accepts, in bytes of UTF-8 (DECISIONS §2).
+#: Largest header the reader accepts, in bytes of UTF-8 (docs/reference.md#header).
 MAX_HEADER_BYTES = 64 * 1024
 #: Deepest nesting of lists and maps the header may have. Real headers are flat; a deeply
 #: nested one is an attack (the YAML library recurses per level and slows down
@@ -56,7 +56,7 @@ class _Fault(Exception):
 class _Lines:
     """File line and column of an offset into the YAML text, counting only ``\\n`` as a line
     break: PyYAML also breaks lines at ``\\r``, U+0085, U+2028 and U+2029, which are line
-    content in bbox/1 (DECISIONS §1), so its own line numbers can point past the file."""
+    content in bbox/1 (docs/reference.md#bytes-and-lines), so its own line numbers can point past the file."""
 
     def __init__(self, text: str, first_line: int) -> None:
         self.first_line = first_line

@@ -2,7 +2,7 @@
 
 The shape is described by ``docs/schema/parse.schema.json``. Field values stay source text
 (``fields``); typed values (``step``, ``ts``, ``attempt``, ``latency_ms``, ``level``) are
-given beside them under ``typed``, as DECISIONS §10 asks.
+given beside them under ``typed``, as docs/reference.md#api-values says.
 """
 
 from __future__ import annotations

@@ -182,8 +182,8 @@ def iter_body(
 
 
 def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
-    """Give each event its continuation lines (across blank lines, DECISIONS §10)."""
-    return tuple(_attach(iter(nodes)))
+    """Give each event its continuation lines (across blank lines, docs/reference.md#continuations)."""
+    return tuple(iter_attached(iter(nodes)))
 
 
 # -- streaming ---------------------------------------------------------------------------
@@ -214,7 +214,7 @@ class Head:
     def build(cls, fields: dict[str, Any], *, bom: bool = False) -> Head:
         """The head of a header with these keys, in order (values: strings, numbers, lists and
         maps of them; None writes an empty value), as block YAML between ``---`` fences.
-        Importers keep the header small (DECISIONS §10): large structures go in body lines
+        Importers keep the header small (docs/reference.md#importers): large structures go in body lines
         or blobs."""
         import yaml
 
@@ -283,7 +283,7 @@ class NodeStream(Iterator[Head | Line]):
         self.head = Head(self.bom, head.header_lines, head.header_info, head.body_start)
         yield self.head
         body = _parse_body(buffered, lines, head.body_start)
-        yield from _attach(body) if attach else _own(body)
+        yield from iter_attached(body) if attach else _own(body)
 
 
 def iter_nodes(
@@ -415,8 +415,8 @@ def _own(nodes: Iterable[Line]) -> Iterator[Line]:
         yield node
 
 
-def _attach(nodes: Iterator[Line]) -> Iterator[Line]:
-    """Each event with its continuation lines (across blank lines, DECISIONS §10), yielded
+def iter_attached(nodes: Iterator[Line]) -> Iterator[Line]:
+    """Each event with its continuation lines (across blank lines, docs/reference.md#continuations), yielded
     once the next event (or the end) shows they are complete."""
     owner: Event | None = None
     held: list[Line] = []  # what follows ``owner``: blank lines and its continuations

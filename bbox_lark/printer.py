@@ -1,4 +1,5 @@
-"""Printing documents: the lossless printer and the canonical formatter (DECISIONS §7, §10).
+"""Printing documents: the lossless printer and the canonical formatter
+(docs/reference.md#round-trip, docs/reference.md#fmt).
 
 :func:`dumps` gives back the exact input of :func:`bbox_lark.parse`: every node keeps its
 source text and line ending, so printing is concatenation and nothing is ever rebuilt.
@@ -135,7 +136,7 @@ def canonical_line(event: Event) -> str:
     end = head_end
     if event.text:
         start = event.text_col - 1
-        # The text of `u a th td` lines keeps its inner spacing (DECISIONS §10); the items of
+        # The text of `u a th td` lines keeps its inner spacing (docs/reference.md#fmt); the items of
         # a call part are separated by one space.
         if event.prefix in vocabulary().free_text_prefixes:
             out += [" ", raw[start : start + len(event.text)]]
@@ -184,7 +185,7 @@ def _openings() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Where whitespace belongs to a token, as the parser reads a text at its two levels:
 
     * the line grammar: a quoted string opens at the start of the text or after whitespace,
-      ``=``, ``[`` or ``,`` (DECISIONS §9), and protects what is inside it;
+      ``=``, ``[`` or ``,`` (docs/reference.md#quotes), and protects what is inside it;
     * the ``items`` rule: fields, quoted strings, lists and words, one after the other
       (a quoted value or a list may hold whitespace).
 

@@ -22,37 +22,48 @@ from bbox_lark.writepolicy import WriteVerdict, write_verdict
 
 
 @dataclass(frozen=True, slots=True)
-class Formatting:
-    """What ``fmt`` did with one input."""
+class Rewriting:
+    """What a rewriting command did with one input: what ``fmt`` and ``fix`` share."""
 
     item: FoundInput
     #: Why the input could not be read (nothing else is set then).
     read_error: str | None = None
-    #: The input formatted (None when it could not be read).
-    formatted: Formatted | None = None
-    #: The write policy's verdict (None with ``--check``/``--diff``, which never write).
+    #: The write policy's verdict (None when nothing was to be written).
     verdict: WriteVerdict | None = None
-    #: The unified diff (``--diff`` only; "" when nothing changed).
-    diff: str = ""
-    #: The formatted text for standard output (an input read from standard input).
-    output: str | None = None
-    #: The file was rewritten.
+    #: The file was written.
     wrote: bool = False
     #: Why the file could not be written.
     write_error: str | None = None
-
-    @property
-    def changed(self) -> bool:
-        return self.formatted is not None and self.formatted.changed
 
     @property
     def refused(self) -> bool:
         return self.verdict is not None and self.verdict.refused
 
     @property
+    def failed(self) -> bool:
+        """True when the input could not be read or its output not written (exit 2)."""
+        return self.read_error is not None or self.write_error is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Formatting(Rewriting):
+    """What ``fmt`` did with one input (no verdict with ``--check``/``--diff``)."""
+
+    #: The input formatted (None when it could not be read).
+    formatted: Formatted | None = None
+    #: The unified diff (``--diff`` only; "" when nothing changed).
+    diff: str = ""
+    #: The formatted text for standard output (an input read from standard input).
+    output: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.formatted is not None and self.formatted.changed
+
+    @property
     def exit_code(self) -> int:
         """2 unreadable or not written, 1 refused (or a change, when only checking), else 0."""
-        if self.read_error is not None or self.write_error is not None:
+        if self.failed:
             return EXIT_USAGE
         if self.refused or (self.verdict is None and self.changed):
             return EXIT_FINDINGS
@@ -100,32 +111,20 @@ def fmt_inputs(
 
 
 @dataclass(frozen=True, slots=True)
-class Fixing:
+class Fixing(Rewriting):
     """What ``fix`` did with one input."""
 
-    item: FoundInput
-    #: Why the input could not be read (nothing else is set then).
-    read_error: str | None = None
     #: A fixer failed on this input (a bbox-lark bug): nothing was written.
     fix_error: str | None = None
     #: The fixers' outcome (None when the input could not be read or a fixer failed).
     outcome: FixOutcome | None = None
-    verdict: WriteVerdict | None = None
     #: Where the fixed file goes (the input itself, ``--output``), None for a dry run.
     target: Path | None = None
-    #: The file was written.
-    wrote: bool = False
-    #: Why the file could not be written.
-    write_error: str | None = None
-
-    @property
-    def refused(self) -> bool:
-        return self.verdict is not None and self.verdict.refused
 
     @property
     def exit_code(self) -> int:
         """2 unreadable or not written, 1 refused or a fixer failed, else 0."""
-        if self.read_error is not None or self.write_error is not None:
+        if self.failed:
             return EXIT_USAGE
         if self.fix_error is not None or self.refused:
             return EXIT_FINDINGS

@@ -113,7 +113,7 @@ def split_list(text: str) -> tuple[str, ...]:
 
 def list_quote_faults(text: str, col: int) -> list[int]:
     """Columns of the quotes in a bracketed list ``text`` (at column ``col``) that open an
-    item and never close (DECISIONS §11: E012 in a call part)."""
+    item and never close (docs/reference.md#quotes: E012 in a call part)."""
     if '"' not in text:
         return []
     inner, found = text[1:-1], []
@@ -190,7 +190,7 @@ def scan_items(
             if opens_string(text, start):
                 args.append(unquote(quoted_token))
             else:
-                # Right after another item (`[a]"b c"`) a quote opens nothing (DECISIONS §9):
+                # Right after another item (`[a]"b c"`) a quote opens nothing (docs/reference.md#quotes):
                 # the span is plain words.
                 args.extend(quoted_token.split())
         elif list_token:
@@ -203,7 +203,7 @@ def scan_items(
             end = start + len(word)
             if not want_args:
                 continue
-            # A quote opens a string only at a token start (DECISIONS §9): after whitespace,
+            # A quote opens a string only at a token start (docs/reference.md#quotes): after whitespace,
             # `=`, `[` or `,`, or at the start of the text; elsewhere it is a character.
             if word[0] == '"' and not free_text and opens_string(text, start):
                 faults.append(QuoteFault(col + start, False, after_arrow))

@@ -16,7 +16,7 @@ from typing import IO
 
 from bbox_lark.ast import SourceFault
 
-#: Default limit on one line's length, in code points (DECISIONS §1).
+#: Default limit on one line's length, in code points (docs/reference.md#bytes-and-lines).
 DEFAULT_MAX_LINE = 1024 * 1024
 
 BOM = "\ufeff"

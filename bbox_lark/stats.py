@@ -1,4 +1,4 @@
-"""Statistics of a bbox/1 document (``bbox-lark stats``; DECISIONS §10).
+"""Statistics of a bbox/1 document (``bbox-lark stats``; docs/reference.md#stats).
 
 What is counted, and how:
 

@@ -222,7 +222,7 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
             # `t: read ...`: a space before the name (warned about by a check).
             match = _NAME.match(call)
             if match is not None and match[1].startswith('"'):
-                # `t: "read a.rs"`: the quote opens a string (DECISIONS §11). The name is the
+                # `t: "read a.rs"`: the quote opens a string (docs/reference.md#quotes). The name is the
                 # string's first word if the string closes (the rest of it is the first
                 # argument); an unclosed one is E012 (from the item scanner) and no name.
                 quoted = quoted_at(call, match.start(1))

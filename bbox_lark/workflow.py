@@ -20,7 +20,7 @@ import traceback
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic
@@ -434,36 +434,23 @@ def check_paths(
 
 
 def run_exit_code(reports: Iterable[FileReport], strict: bool | None = None) -> int:
-    """The run's exit code: the highest over its files (DECISIONS §10)."""
+    """The run's exit code: the highest over its files (docs/reference.md#exit-codes)."""
     return max((report.exit_code(strict) for report in reports), default=EXIT_OK)
 
 
 # -- the loop every writing command shares (fmt, fix, convert, and new ones) -------------
 
 
-def find_inputs(
-    paths: Iterable[str],
-    *,
-    config: Path | None = None,
-    isolated: bool = False,
-    exclude: list[str] | None = None,
-    extend_exclude: list[str] | None = None,
-    max_line: int | None = None,
-) -> list[FoundInput]:
+def find_inputs(paths: Iterable[str], **options: Any) -> list[FoundInput]:
     """The inputs of a command that searches folders (as ``check`` does), each with its
-    settings (configuration files, then these command-line overrides). Raises
-    :class:`~bbox_lark.config.ConfigError` for a bad option value or configuration file."""
+    settings: configuration files, then the command line's ``options`` (those of
+    :func:`bbox_lark.config.resolver_from_options`: ``config``, ``isolated``, ``exclude``,
+    ``extend_exclude``, ``max_line``, ...). Raises :class:`~bbox_lark.config.ConfigError`
+    for a bad option value or configuration file."""
     from bbox_lark.config import resolver_from_options
     from bbox_lark.discover import discover
 
-    resolver = resolver_from_options(
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
-    return discover(list(paths), resolver)
+    return discover(list(paths), resolver_from_options(**options))
 
 
 @dataclass(frozen=True, slots=True)

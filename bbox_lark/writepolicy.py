@@ -1,4 +1,4 @@
-"""When ``fmt``, ``fix`` and ``convert`` refuse to write a file (DECISIONS §11): the one
+"""When ``fmt``, ``fix`` and ``convert`` refuse to write a file (docs/reference.md#write-policy): the one
 place that decides it, used by all three.
 
 A writing command refuses a file only when it cannot be read faithfully: the errors in

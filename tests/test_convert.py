@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -755,3 +756,16 @@ def test_many_files_need_a_folder_and_a_format(tmp_path: Path) -> None:
     assert no_dir.exit_code == 2 and "give -o DIR" in no_dir.stderr
     no_to = runner.invoke(app, ["convert", str(DEMO), str(DEMO), "-o", str(tmp_path)])
     assert no_to.exit_code == 2 and "give --to FORMAT" in no_to.stderr
+
+
+def test_many_inputs_take_a_folder_format_folder_as_one_input(tmp_path: Path) -> None:
+    session = ROOT / "docs" / "examples" / "lightbox" / "session"
+    for name in ("s1", "s2"):
+        shutil.copytree(session, tmp_path / name)
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["convert", str(tmp_path / "s1"), str(tmp_path / "s2"), "--to", "bbox", "-o", str(out), "-q"]
+    )
+    assert result.exit_code == 0, result.stderr
+    alone = runner.invoke(app, ["convert", str(session), "--to", "bbox"])
+    assert (out / "s1.bbox").read_bytes() == (out / "s2.bbox").read_bytes() == alone.stdout_bytes

@@ -172,3 +172,20 @@ def test_diagrams_follow_the_grammar() -> None:
         assert f'href="#t-{terminal}"' in tail
     assert definitions["AT_OTHER"].comment.startswith("Any other `@name`.")
     assert definitions["line"].source.startswith("line: BLANK?")
+
+
+def test_every_rule_the_code_cites_is_a_section_of_the_reference() -> None:
+    import re
+
+    reference = (DOCS / "reference.md").read_text(encoding="utf-8")
+    anchors = set(re.findall(r"^#+ .*\{#([a-z0-9-]+)\}$", reference, re.M))
+    package = REPO / "bbox_lark"
+    cited: dict[str, str] = {}
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "DECISIONS" not in text, f"{path.name} cites a file outside the project (docs/reference.md)"
+        for anchor in re.findall(r"docs/reference\.md#([a-z0-9-]+)", text):
+            cited.setdefault(anchor, path.name)
+    assert len(cited) >= 15
+    missing = {anchor: where for anchor, where in cited.items() if anchor not in anchors}
+    assert not missing, f"cited but not in docs/reference.md: {missing}"

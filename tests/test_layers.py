@@ -93,6 +93,10 @@ def test_no_new_import_with_side_effects() -> None:
     )
 
 
+def test_no_module_imports_another_ones_private_names() -> None:
+    assert REPORT["private_imports"] == []
+
+
 def test_every_module_has_a_stage() -> None:
     assert REPORT["unplaced"] == [], "place these modules in tools/layers.py LAYERS"
 

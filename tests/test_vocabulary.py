@@ -202,8 +202,9 @@ def restatements(path: Path) -> list[str]:
         if isinstance(node, ast.Set | ast.List | ast.Tuple):
             items = node.elts
         elif isinstance(node, ast.Dict) and all(isinstance(value, ast.Constant) for value in node.values):
-            # A table (`{"t!": "tool_start", ...}`), not a JSON object being built.
-            items = [key for key in node.keys if key is not None]
+            # A table (`{"t!": "tool_start", ...}`), not a JSON object being built: its keys and
+            # its values.
+            items = [key for key in node.keys if key is not None] + list(node.values)
         else:
             continue
         words = {
@@ -227,6 +228,40 @@ def test_no_module_restates_a_vocabulary() -> None:
     modules = [p for p in sorted(PACKAGE.rglob("*.py")) if p.name != "grammar.py"]
     assert len(modules) > 20
     assert [line for path in modules for line in restatements(path)] == []
+
+
+def restated_prefixes(path: Path) -> list[str]:
+    """Tables in ``path`` that pair two or more line kinds with their prefixes (a converter's
+    ``{"subagent": "x", "mcp": "c"}``, either way round): the grammar's prefix table again,
+    which single-letter words alone would not show."""
+    kinds = {kind: prefix for prefix, kind in V.prefix_kinds.items()}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Dict):
+            continue
+        pairs = [
+            (key.value, value.value)
+            for key, value in zip(node.keys, node.values, strict=True)
+            if isinstance(key, ast.Constant) and isinstance(value, ast.Constant)
+        ]
+        same = [(k, v) for k, v in pairs if kinds.get(k) == v or V.prefix_kinds.get(k) == v]
+        if len(same) >= 2:
+            found.append(f"{path.relative_to(PACKAGE).as_posix()}:{node.lineno}: prefix table {sorted(same)}")
+    return found
+
+
+def test_no_table_restates_the_prefixes_of_line_kinds() -> None:
+    modules = [p for p in sorted(PACKAGE.rglob("*.py")) if p.name != "grammar.py"]
+    assert [line for path in modules for line in restated_prefixes(path)] == []
+
+
+def test_the_prefix_table_test_can_fail() -> None:
+    copy = PACKAGE / "_restated_for_test.py"
+    copy.write_text('KINDS = {"subagent": "x", "mcp": "c"}\nBACK = {"x": "subagent", "c": "mcp"}\n')
+    try:
+        assert len(restated_prefixes(copy)) == 2
+    finally:
+        copy.unlink()
 
 
 def test_the_restatement_test_can_fail(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workflows", ("workflow", "rewrite", "conversion", "parallel")),
     ("render", ("render", "check_output", "console")),
     ("docs", ("docsgen",)),
-    ("cli", ("cli", "commands", "__init__")),
+    ("cli", ("cli", "commands", "command_options", "__init__")),
 )
 
 #: Calls that register something in a registry when a module is imported (a check rule, a
@@ -210,6 +210,23 @@ def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
     )
 
 
+def private_imports() -> list[str]:
+    """Imports of another module's private names (``from bbox_lark.parser import _attach``):
+    what one module needs from another is public there."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("bbox_lark"):
+                continue
+            source = (node.module or "").removeprefix("bbox_lark").removeprefix(".")
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and source != module:
+                    found.append(f"{module} imports {source}.{alias.name}")
+    return found
+
+
 def side_effects(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
     """Imports of a registering module from outside its package: importing it for a helper
     also registers its rules (the registry's own package loads them on purpose)."""
@@ -230,6 +247,7 @@ def report() -> dict[str, object]:
         "circles": circles(graph),
         "upward": [list(arrow) for arrow in upward(graph)],
         "side_effects": [list(arrow) for arrow in side_effects(graph)],
+        "private_imports": private_imports(),
         "long_modules": {m: n for m, n in sorted(sizes.items(), key=lambda i: -i[1]) if n > MAX_LINES},
         "unplaced": sorted(m for m in graph if layer_of(m) == len(LAYERS)),
     }
@@ -259,6 +277,11 @@ def main(argv: list[str]) -> int:
     print(f"{len(effects)} import(s) that register something as a side effect")
     for source, target in effects:
         print(f"  {source} -> {target}")
+    private = found["private_imports"]
+    assert isinstance(private, list)
+    print(f"{len(private)} import(s) of another module's private names")
+    for line in private:
+        print(f"  {line}")
     long_modules = found["long_modules"]
     assert isinstance(long_modules, dict)
     print(f"{len(long_modules)} module(s) over {MAX_LINES} lines")

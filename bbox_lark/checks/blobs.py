@@ -1,4 +1,4 @@
-"""Blob pointers: their shape, and with a blob folder, their content (DECISIONS §4, §9)."""
+"""Blob pointers: their shape, and with a blob folder, their content (docs/reference.md#blobs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Structured comment checks: elapsed time (DECISIONS §5)."""
+"""Structured comment checks: elapsed time (docs/reference.md#comments-and-lifecycle)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ describe(
     "warning",
     "An elapsed-time comment is earlier than the previous `# t=` mark.",
     "Elapsed time only grows within a session; going back means reordered or merged logs."
-    " Each mark is compared with the previous one (DECISIONS §11), so a session that resets"
+    " Each mark is compared with the previous one, so a session that resets"
     " its clock warns once, at the reset, not on every later mark.",
     example("# t=00:10:00\na: hello\n# t=00:05:00\n"),
     example("# t=00:05:00\na: hello\n# t=00:10:00\n"),

@@ -1,4 +1,4 @@
-"""Call correlation checks (DECISIONS §6, §9).
+"""Call correlation checks (docs/reference.md#correlation).
 
 The pairing itself (what opens a call, what completes it, which key it goes by) lives in
 :mod:`bbox_lark.correlate`, shared with the statistics; these checks report what it found.

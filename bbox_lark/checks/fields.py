@@ -1,4 +1,4 @@
-"""Typed field values and step ordering (DECISIONS §4, §6, §9)."""
+"""Typed field values and step ordering (docs/reference.md#inside-a-line, docs/reference.md#steps)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Header checks: the fences, the YAML, the required and known fields (DECISIONS §2, §9)."""
+"""Header checks: the fences, the YAML, the required and known fields (docs/reference.md#header)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ KNOWN = frozenset(
         # the summary spec's optional fields
         "mode", "model", "agent", "version", "repo", "branch", "dirty", "sandbox_id", "runner",
         "toolset", "skills", "mcp", "budget", "duration", "classification", "notes",
-        # DECISIONS §2 additions (Claude Code conversions)
+        # Known since the Claude Code conversions (docs/reference.md#header)
         "client_version", "slug", "cwd", "tokens_total_in", "tokens_total_out", "tokens_cached",
         "extra",
     }

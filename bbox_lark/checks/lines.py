@@ -1,4 +1,5 @@
-"""Line-level checks: line kinds, names, arrows, quotes, lifecycle primitives (§3-§5, §9)."""
+"""Line-level checks: line kinds, names, arrows, quotes, lifecycle primitives
+(docs/reference.md#line-kinds, docs/reference.md#quotes)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Redaction markers and the stated redaction count (DECISIONS §4, §9)."""
+"""Redaction markers and the stated redaction count (docs/reference.md#redactions-and-metrics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session lifecycle checks: `@start` and `@end` (DECISIONS §6)."""
+"""Session lifecycle checks: `@start` and `@end` (docs/reference.md#checks)."""
 
 from __future__ import annotations
 

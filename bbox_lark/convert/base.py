@@ -18,7 +18,7 @@ While converting, reader and writer record in a :class:`Fidelity` report, per co
 what they **kept**, what went to an **extra** (a side channel of the target that brings it
 back), what they **synthesized** (ids, step numbers, timestamps …) and what they **dropped**,
 with counts and the first source lines of each; records they could not read are **skipped**
-with their line and why (the command then exits 1, DECISIONS §10 Importers).
+with their line and why (the command then exits 1, docs/reference.md#importers).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class Option:
         return value
 
 
-#: The option every importer of a foreign format takes (DECISIONS §10 Importers): a source
+#: The option every importer of a foreign format takes (docs/reference.md#importers): a source
 #: without a repo sha writes ``repo_sha: unknown`` (a W009, not an error) unless it is given.
 REPO_SHA = Option(
     "repo_sha",
@@ -213,7 +213,7 @@ def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> 
     """The :class:`~bbox_lark.parser.Head` an importer writes: ``format: bbox/1``, ``id``
     (the source's session id; synthesized, and reported so, when it has none), ``repo_sha``
     (``--repo-sha``, else ``unknown``), then ``fields`` (None values are left out). Keep it
-    small: large structures go in body lines or blobs (DECISIONS §10)."""
+    small: large structures go in body lines or blobs (docs/reference.md#importers)."""
     import uuid
 
     if session_id and not header_safe(session_id):
@@ -239,7 +239,7 @@ def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> 
     return build_head(values)
 
 
-#: The longest string value an importer writes in the header (DECISIONS §10: it stays small).
+#: The longest string value an importer writes in the header (docs/reference.md#importers: it stays small).
 HEADER_VALUE_MAX = 1024
 #: What a header value an importer writes may not hold: what YAML or a bbox line reads
 #: otherwise (line breaks of either, controls, NUL, lone surrogates, a byte order mark).
@@ -257,7 +257,7 @@ def header_safe(value: str) -> bool:
 
 def _overflow(ctx: ReadContext, key: str, value: str) -> None:
     """A header value an importer cannot keep in the header goes to a body line instead
-    (DECISIONS §10): ``# notes: header KEY`` with the value as a JSON string (ASCII only)
+    (docs/reference.md#importers): ``# notes: header KEY`` with the value as a JSON string (ASCII only)
     on its continuation lines; the reader's stream carries it right after the head."""
     from bbox_lark.ast import Comment
 
@@ -652,7 +652,7 @@ class Format:
     sniff: Callable[[str], int]
     read: Reader | None
     write: Writer | None
-    #: What survives ``bbox → this format → bbox`` (DECISIONS §7), in a sentence.
+    #: What survives ``bbox → this format → bbox`` (docs/reference.md#round-trip), in a sentence.
     fidelity: str
     #: True when ``bbox → this format → bbox`` gives an equal document.
     lossless: bool = True

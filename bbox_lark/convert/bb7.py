@@ -120,7 +120,7 @@ USAGE_METRICS = {
     "cost": "cost_usd",
     "duration": "latency_ms",
 }
-#: A chat name longer than this is cut in the header (which stays small, DECISIONS §10).
+#: A chat name longer than this is cut in the header (which stays small, docs/reference.md#importers).
 TITLE_LIMIT = 200
 #: Text lines longer than this are broken (a bbox line over the limit is an error, E003).
 LINE_LIMIT = 100_000
@@ -315,7 +315,8 @@ class _Builder:
     @staticmethod
     def _continuation(lines: list[str]) -> list[Any]:
         """Continuation lines for ``lines``; an empty text line is a blank line, as the
-        parser reads the text back (a continuation attaches across blank lines, §10)."""
+        parser reads the text back (a continuation attaches across blank lines:
+        docs/reference.md#continuations)."""
         from bbox_lark.ast import Continuation
 
         return [line if line.strip() else Continuation(0, "", "\n") for line in lines]

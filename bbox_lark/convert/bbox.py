@@ -1,5 +1,5 @@
 """bbox/1 itself: reading is :func:`bbox_lark.parse`, writing is the lossless printer, so
-``bbox → bbox`` gives back the input byte for byte (DECISIONS §7). A document read from
+``bbox → bbox`` gives back the input byte for byte (docs/reference.md#round-trip). A document read from
 another format is written in canonical form (:func:`bbox_lark.printer.format_document`, what
 ``bbox-lark fmt`` writes): ``compact → bbox`` gives the usual spacing back, ``u: text`` and
 ``t:read a.rs → [3 lines]``."""

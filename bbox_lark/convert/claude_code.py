@@ -64,7 +64,7 @@ _READ_KEYS = frozenset(
     {"type", "timestamp", "sessionId", "cwd", "version", "gitBranch", "slug", "isSidechain", "agentId"}
 )
 _MESSAGE_KEYS = frozenset({"role", "content", "model", "id", "usage", "type"})
-#: usage key → ``# metrics`` key (DECISIONS §10 "Stats" aliases).
+#: usage key → ``# metrics`` key (docs/reference.md#stats aliases).
 _USAGE = (
     ("input_tokens", "prompt"),
     ("output_tokens", "completion"),
@@ -336,7 +336,7 @@ class _Reader:
     @staticmethod
     def continuation(lines: list[str]) -> list[str | Continuation]:
         # An empty line of the text is an empty line of the file; the lines after it still
-        # belong to the event (DECISIONS §10 "Line classes").
+        # belong to the event (docs/reference.md#continuations).
         return [line if line.strip() else Continuation(0, "", "\n") for line in lines]
 
     # -- text lines --------------------------------------------------------------------

@@ -10,7 +10,7 @@ by line, as :func:`bbox_lark.iter_nodes` does), so ``bbox → jsonl → bbox`` i
 the input; a record without ``source`` (written by hand or by a data tool) is built from its
 values with the node builders (``Call.build`` …) and reported as synthesized text.
 
-Invalid UTF-8 (decoded with ``surrogateescape``, DECISIONS §10) becomes lone surrogates
+Invalid UTF-8 (decoded with ``surrogateescape``, docs/reference.md#api-values) becomes lone surrogates
 U+DC80–U+DCFF; they are written as JSON escapes (``"\\udcff"``), which keeps the JSONL file
 valid UTF-8 and reads back (with Python's ``json``) to the same string, hence the same bytes.
 
@@ -349,7 +349,7 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     continuation lines attached to their event, as :func:`bbox_lark.iter_nodes` does),
     checked on the way when ``ctx.check``."""
     from bbox_lark.api import checker_for
-    from bbox_lark.parser import _attach
+    from bbox_lark.parser import iter_attached
 
     records = _records(source, ctx)
     first = next(records, None)
@@ -362,7 +362,7 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     yield head
     pending = [leftover] if leftover is not None else []
     stream = _body(_chain(pending, records), head.body_start, style, ctx, origin)
-    for node in _attach(stream):
+    for node in iter_attached(stream):
         if checker is not None:
             checker.node(node)
         yield node

@@ -10,7 +10,7 @@ Reading, one call line per event:
 
 - ``status=complete`` → ``t:TOOL id=INVOCATION ts=START latency_ms=N … → RESULT``;
   ``status=pending`` → ``t!:TOOL id=… → [running]``; the resolved event of a pending one (the
-  same invocation id) → ``t:TOOL id=…`` again, which completes the start (DECISIONS §6);
+  same invocation id) → ``t:TOOL id=…`` again, which completes the start (docs/reference.md#correlation);
   ``status=error`` → ``→ [err: MESSAGE]``.
 - ``latency_ms`` is ``timestamp_end - timestamp_start`` when that gives ``timestamp_end``
   back exactly (written in the start's style); else the end goes in ``ts_end=``.
@@ -33,7 +33,7 @@ Reading, one call line per event:
   ``meta.json``'s ``created_at`` and ``lightbox_version`` → header keys
   ``extra.lightbox_created_at`` and ``extra.lightbox_version`` (the whole bbox header when
   the writer saved it there, :data:`HEADER_KEY`); ``repo_sha:
-  unknown`` unless ``--repo-sha`` (DECISIONS §10).
+  unknown`` unless ``--repo-sha`` (docs/reference.md#importers).
 - The chain is verified (:func:`bbox_lark.lightbox.verify_bytes`) while reading: a chain that
   is not VALID is reported as a skipped record at its line (exit 1) and the events are
   converted as they stand. A line that is not an event (not JSON, not an object, no
@@ -74,6 +74,7 @@ from bbox_lark.convert.base import (
     json_type,
     overflow_lines,
 )
+from bbox_lark.grammar import vocabulary
 
 if TYPE_CHECKING:
     from bbox_lark.ast import Event, Result
@@ -92,8 +93,13 @@ HEADER_TIMES = ("extra.lightbox_created_at", "created_at", "started_at", "starte
 #: The ``meta.json`` key where the writer keeps the bbox header (the reference reads only the
 #: keys it knows), so that ``bbox → lightbox → bbox`` keeps it.
 HEADER_KEY = "bbox_header"
-#: The bbox kinds whose tool names carry their prefix in Lightbox (``x:explore``).
-PREFIXED_KINDS = {"subagent": "x", "mcp": "c", "skill": "s", "plan": "p", "question": "q"}
+#: The bbox kinds whose tool names carry their prefix in Lightbox (``x:explore``), each with
+#: the prefix the grammar gives it.
+PREFIXED_KINDS = {
+    kind: prefix
+    for prefix, kind in vocabulary().prefix_kinds.items()
+    if kind in ("subagent", "mcp", "skill", "plan", "question")
+}
 
 #: Event fields read into call fields of the same name (strings; integers for the counts).
 #: The optional fields that become plain fields of the call line.

@@ -1,4 +1,4 @@
-"""``fix --arrows``: ASCII result arrows ``->`` become ``→`` (DECISIONS §4).
+"""``fix --arrows``: ASCII result arrows ``->`` become ``→`` (docs/reference.md#inside-a-line).
 
 Only the arrows the parser took as the result arrow change (``Event.arrow == "->"``): the
 two characters at ``Event.arrow_col`` are replaced by ``→`` and the spacing around them is

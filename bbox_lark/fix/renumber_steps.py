@@ -1,4 +1,4 @@
-"""``fix --renumber-steps``: steps become 1..N, and step references follow (DECISIONS §10).
+"""``fix --renumber-steps``: steps become 1..N, and step references follow (docs/reference.md#steps).
 
 Rules (``docs/fix.md`` shows them with examples):
 
