@@ -75,7 +75,7 @@ from bbox_lark._classes import dataclass
 from bbox_lark.ast import Document, Event
 from bbox_lark.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key, is_start
 from bbox_lark.grammar import vocabulary
-from bbox_lark.values import parse_int, parse_timestamp
+from bbox_lark.values import MAX_INT, parse_int, parse_timestamp
 
 #: How a call can end (DECISIONS §12), in the order reports list them.
 OUTCOMES = ("ok", "error", "pending", "skipped", "retry", "unknown")
@@ -140,8 +140,12 @@ def _decimal(value: object, *, dollar: bool = False) -> Decimal | None:
 
 
 def _count(value: object) -> int | None:
+    """A token count: a whole number up to :data:`~bbox_lark.values.MAX_INT` (a longer one is
+    malformed, as for every typed integer), else None."""
+    if isinstance(value, str) and len(value) > 40:
+        return None
     number = _decimal(value)
-    if number is None or number != number.to_integral_value():
+    if number is None or number != number.to_integral_value() or number > MAX_INT:
         return None
     return int(number)
 
