@@ -172,24 +172,47 @@ def test_tool_results_link_to_full_ids_that_share_a_prefix() -> None:
 
 
 def test_usage_is_counted_once_per_message_id() -> None:
+    """One API message split over three records (usage restated, output growing) is one
+    response (DECISIONS §12): its lines carry the usage so far, each counter's largest."""
     result = fixture("usage-once")
-    metrics = [e.metrics for e in events(result.text) if e.kind == "comment" and e.name == "metrics"]
-    assert metrics == [
-        {
-            "prompt": "7",
-            "completion": "12",
-            "cached": "100",
-            "extra.cache_creation_input_tokens": "3",
-            "message_id": "msg_fx_2",
-        },
-        {"prompt": "20", "completion": "2", "message_id": "msg_fx_3"},
+    usage = [
+        (e.kind, e.fields.get("tokens_in"), e.fields.get("tokens_out"), e.fields.get("tokens_cached"))
+        for e in events(result.text)
+        if "tokens_out" in e.fields and e.kind != "comment"  # not the closing summary
     ]
+    assert usage == [
+        ("thinking", "10", "1", "100"),  # input 7 + cache creation 3
+        ("agent", "10", "9", "100"),
+        ("tool_start", "10", "12", "100"),  # after the arrow: no argument of the call
+        ("agent", "20", "2", None),
+    ]
+    call = next(e for e in events(result.text) if e.kind == "tool_start")
+    assert all(f.after_arrow for f in call.field_nodes if f.key.startswith("tokens_"))
     dropped = {e.what: e.lines for e in result.report if e.action == "dropped"}
     assert dropped[claude_code._DUPLICATE_USAGE] == (3, 4)
     assert "largest value of each counter" in claude_code._DUPLICATE_USAGE
-    # `stats` counts each response once.
-    totals = sum_metrics(events(result.text)).totals
-    assert (totals.prompt, totals.completion, totals.cached) == (27, 14, 100)
+    # `stats` (bbox_lark.numbers) counts each response once; the closing summary agrees.
+    from bbox_lark.numbers import Usage, read_session
+
+    totals = read_session(result.text, estimate=False).totals
+    assert (totals.responses, totals.usage_source, totals.usage) == (2, "responses", Usage(30, 14, 100))
+    assert totals.summary_totals.usage == Usage(30, 14, 100)
+    assert sum_metrics(events(result.text)).counted == 0  # no # metrics lines any more
+
+
+def test_a_message_id_seen_again_later_carries_no_usage() -> None:
+    def record(uuid: str, message_id: str, text: str) -> str:
+        message = {"id": message_id, "role": "assistant", "content": [{"type": "text", "text": text}]}
+        message["usage"] = {"input_tokens": 5, "output_tokens": 4}
+        return json.dumps({"type": "assistant", "uuid": uuid, "sessionId": "s", "message": message})
+
+    user = json.dumps(
+        {"type": "user", "uuid": "u", "sessionId": "s", "message": {"role": "user", "content": "hi"}}
+    )
+    result = run("\n".join([record("a", "m1", "one"), user, record("b", "m1", "again")]).encode())
+    lines = [e for e in events(result.text) if e.kind == "agent"]
+    assert [e.fields.get("tokens_in") for e in lines] == ["5", None]
+    assert claude_code._REPEATED_MESSAGE in {e.what for e in result.report}
 
 
 def test_thinking_todos_and_arrows() -> None:
