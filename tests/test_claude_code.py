@@ -477,3 +477,83 @@ def test_the_docs_example_is_current() -> None:
     assert "```text\n" + result.text + "```" in page
     for entry in result.fidelity.entries:
         assert f"{entry.stage}: {entry.render()}" in page
+
+
+# -- subagent logs beside a session ------------------------------------------------------
+
+SUBAGENTS = FIXTURES.parent / "claude-code-subagents"
+
+
+def convert_path(path: Path) -> Conversion:
+    return convert(path.read_bytes(), "claude-code", to="bbox", path=path)
+
+
+def test_subagent_logs_beside_the_session_are_read() -> None:
+    """``<session>.jsonl`` beside ``<session>/subagents/agent-<id>.jsonl`` (Claude Code's
+    layout): each subagent's log comes in as ``tid=<agent id>`` lines before its Task's
+    result, and the result names the log."""
+    result = convert_path(SUBAGENTS / "sess-sub.jsonl")
+    assert_sound(result.text)
+    doc = events(result.text)
+    threads = [(e.kind, e.tid) for e in doc if e.kind in ("user", "agent", "tool_start", "observation")]
+    assert threads == [
+        ("user", None),
+        ("user", "a1"),
+        ("tool_start", "a1"),
+        ("observation", "a1"),
+        ("agent", "a1"),
+        ("observation", None),  # the Task's result, after its subagent's lines
+        ("user", "b2"),
+        ("tool_start", "b2"),
+        ("observation", "b2"),
+        ("agent", "b2"),
+        ("observation", None),
+        ("agent", None),
+    ]
+    results = [e for e in doc if e.kind == "observation" and e.tid is None]
+    assert [(e.fields["session_id"], e.fields["path"]) for e in results] == [
+        ("a1", "sess-sub/subagents/agent-a1.jsonl"),
+        ("b2", "sess-sub/subagents/agent-b2.jsonl"),
+    ]
+    from bbox_lark.numbers import Usage, read_session
+
+    totals = read_session(result.text, estimate=False).totals
+    assert totals.calls == 4 and totals.outcome_count("ok") == 4  # 2 Task + 2 Glob
+    # Each message once: parent 10+30 in, 40+12 out; each subagent 5+7 in, 8+6 out.
+    assert totals.usage == Usage(64, 80, 4140)
+    # In memory, without a path, there is nothing beside it: the parent alone.
+    alone = run((SUBAGENTS / "sess-sub.jsonl").read_bytes())
+    assert not [e for e in events(alone.text) if e.tid is not None]
+
+
+def _copy_session(tmp_path: Path) -> Path:
+    import shutil
+
+    shutil.copytree(SUBAGENTS, tmp_path / "s")
+    return tmp_path / "s" / "sess-sub.jsonl"
+
+
+def test_subagent_found_by_its_prompt_or_kept_at_the_end(tmp_path: Path) -> None:
+    session = _copy_session(tmp_path)
+    records = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
+    del records[3]["toolUseResult"]  # task a: found by its prompt ("Find the tests")
+    records[4]["toolUseResult"] = {"status": "completed"}
+    records[2]["message"]["content"][0]["input"]["prompt"] = "something else"  # task b: not found
+    session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = convert_path(session)
+    assert_sound(result.text)
+    doc = events(result.text)
+    linked = [e.fields.get("session_id") for e in doc if e.kind == "observation" and e.tid is None]
+    assert linked == ["a1", None]
+    note = next(e for e in doc if e.kind == "comment" and e.text.startswith("notes: subagent"))
+    assert note.fields == {"session_id": "b2", "path": "sess-sub/subagents/agent-b2.jsonl"}
+    assert [e.tid for e in doc if e.line > note.line and e.kind != "comment"] == ["b2"] * 4
+
+
+def test_a_subagent_log_of_another_session_is_skipped(tmp_path: Path) -> None:
+    session = _copy_session(tmp_path)
+    log = session.with_suffix("") / "subagents" / "agent-a1.jsonl"
+    log.write_text(log.read_text(encoding="utf-8").replace('"fx-sub"', '"other"'), encoding="utf-8")
+    result = convert_path(session)
+    assert not [e for e in events(result.text) if e.tid == "a1"]
+    assert any("another session" in s.message for s in result.skipped)

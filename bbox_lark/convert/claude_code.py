@@ -9,7 +9,11 @@ subagents, ``c:server.method`` for MCP tools, plus ``td:`` for ``TodoWrite``), i
 ``tokens_in= tokens_out= tokens_cached=`` on the message's lines (DECISIONS §12: one API
 message id is one model response, counted once), ``summary`` / ``system`` / file-history snapshots / queue
 operations → structured comments (``# notes:``, ``@compact``, ``# file-snapshot:``,
-``# queue:``). Multi-line text goes on continuation lines.
+``# queue:``). Multi-line text goes on continuation lines. The subagent logs Claude Code keeps
+beside a session (``<session>/subagents/agent-<id>.jsonl``, :func:`subagent_logs`) are read
+in: each one's records as lines of thread ``tid=<id>``, right before the ``o:`` result of the
+``Task`` call that launched it (found by the result's ``toolUseResult.agentId``, else by the
+call's prompt), and that result names the log (``session_id=<id> path=<log>``).
 
 The reader streams: it holds the nodes of the first few records until the header's values
 are known (at most :data:`LOOKAHEAD` records), the usage of the API message being written
@@ -32,6 +36,7 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark.ast import Call, Comment, Continuation, Event, Lifecycle, Message, Observation, Result
@@ -133,9 +138,22 @@ def sniff(text: str) -> int:
 # -- the reader --------------------------------------------------------------------------
 
 
+def subagent_logs(path: Path | None) -> dict[str, Path]:
+    """The subagent logs Claude Code keeps beside a session log: ``<session>.jsonl`` beside
+    ``<session>/subagents/agent-<agentId>.jsonl``, by agent id (none for standard input)."""
+    if path is None or path.suffix != ".jsonl":
+        return {}
+    folder = path.with_suffix("") / "subagents"
+    try:
+        found = sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+    except OSError:
+        return {}
+    return {log.name[len("agent-") : -len(".jsonl")]: log for log in found if log.is_file()}
+
+
 def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     """The bbox document of a Claude Code log, record by record (see the module's doc)."""
-    reader = _Reader(ctx)
+    reader = _Reader(ctx, subagent_logs(source.path), source.path)
     held: list[Line] = []
     head_written = False
     for number, raw in enumerate(source.lines(), 1):
@@ -157,8 +175,19 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
 
 
 class _Reader:
-    def __init__(self, ctx: ReadContext) -> None:
+    def __init__(
+        self, ctx: ReadContext, subagents: dict[str, Path] | None = None, path: Path | None = None
+    ) -> None:
         self.ctx = ctx
+        #: Subagent logs beside the session (agent id -> path) not read yet.
+        self.subagents = dict(subagents or {})
+        self.base = path.parent if path is not None else None
+        #: Open subagent calls (``Task``/``Agent`` tool_use ids) -> their ``prompt`` input.
+        self.subagent_calls: OrderedDict[str, str | None] = OrderedDict()
+        #: The thread of the subagent log being read (its lines' ``tid=``), or None.
+        self.forced_tid: str | None = None
+        #: Input line -> (agent id, log path) of the subagent log read for its Task result.
+        self.linked: dict[int, tuple[str, str]] = {}
         self.report = ctx.report
         self.limit = max(64, (ctx.max_line or DEFAULT_MAX_LINE) - 64)
         self.ts_pattern = vocabulary().typed_fields["ts"]
@@ -267,6 +296,8 @@ class _Reader:
     # -- per-record values -------------------------------------------------------------
 
     def tid(self, record: dict[str, Any]) -> str | None:
+        if self.forced_tid is not None:
+            return self.forced_tid
         if record.get("isSidechain") is not True:
             return None
         agent = record.get("agentId")
@@ -410,7 +441,10 @@ class _Reader:
                 self.report.kept("user messages (u:)", number)
                 out.append(self.message("user", block["text"], fields, number))
             elif kind == "tool_result":
-                out += self.tool_result(block, fields, number, interrupted is True)
+                out += self.subagent_before_result(block, record, number)
+                out += self.tool_result(
+                    block, fields, number, interrupted is True, self.linked.pop(number, None)
+                )
             elif kind == "image":
                 self.report.dropped("image data (a placeholder is written)", number)
                 out.append(Message.build("user", _image(block), fields=fields))
@@ -419,7 +453,12 @@ class _Reader:
         return out
 
     def tool_result(
-        self, block: dict[str, Any], fields: list[tuple[str, str]], number: int, interrupted: bool
+        self,
+        block: dict[str, Any],
+        fields: list[tuple[str, str]],
+        number: int,
+        interrupted: bool,
+        subagent: tuple[str, str] | None = None,
     ) -> list[Line]:
         call = block.get("tool_use_id")
         pairs = list(fields)
@@ -429,6 +468,8 @@ class _Reader:
             self.report.kept("tool_result blocks (o: id=<tool_use id>)", number)
         else:
             self.report.kept("tool_result blocks without a tool_use_id (o: without id=)", number)
+        if subagent is not None:
+            pairs[1:1] = [("session_id", subagent[0]), ("path", subagent[1])]
         if interrupted:
             pairs.append(("interrupted", "true"))
         error = block.get("is_error") is True
@@ -607,6 +648,10 @@ class _Reader:
             self.report.kept("MCP tool_use blocks (c:server.method)", number)
         elif name in SUBAGENT_TOOLS:
             kind, status = "subagent", "launched"
+            prompt = tool_input.get("prompt") if isinstance(tool_input, dict) else None
+            self.subagent_calls[call] = prompt if isinstance(prompt, str) else None
+            while len(self.subagent_calls) > REMEMBERED:
+                self.subagent_calls.popitem(last=False)
             wanted = tool_input.get("subagent_type") if isinstance(tool_input, dict) else None
             head = wanted if isinstance(wanted, str) and wanted.strip() else "task"
             self.report.kept("subagent tool_use blocks (x:)", number)
@@ -690,6 +735,73 @@ class _Reader:
             pass
         lines = [piece for item in items for piece in self.text_lines(item, number)]
         return Message.build("todos", "", fields=fields, continuation=self.continuation(lines))
+
+    # -- subagents ----------------------------------------------------------------------
+
+    def subagent_before_result(
+        self, block: dict[str, Any], record: dict[str, Any], number: int
+    ) -> list[Line]:
+        """The lines of the subagent log a ``Task`` result comes from (read from the file
+        beside the session), written before the result; the result then names the log
+        (:attr:`linked`)."""
+        call = block.get("tool_use_id")
+        if not self.subagents or not isinstance(call, str) or call not in self.subagent_calls:
+            return []
+        prompt = self.subagent_calls.pop(call)
+        details = record.get("toolUseResult")
+        agent = details.get("agentId") if isinstance(details, dict) else None
+        if not (isinstance(agent, str) and agent in self.subagents):
+            agent = self.agent_by_prompt(prompt)
+        if agent is None:
+            return []
+        return self.read_subagent(agent, number, link=True)
+
+    def agent_by_prompt(self, prompt: str | None) -> str | None:
+        """The unread subagent log whose first user message is ``prompt`` (for results that
+        do not name their agent id)."""
+        if not prompt:
+            return None
+        for agent, log in self.subagents.items():
+            first = _first_record(log)
+            message = first.get("message") if first is not None else None
+            if isinstance(message, dict) and message.get("content") == prompt:
+                return agent
+        return None
+
+    def read_subagent(self, agent: str, number: int, *, link: bool) -> list[Line]:
+        """A subagent log's records as lines of thread ``tid=<agent id>`` (the report names
+        the session line that brought them in)."""
+        log = self.subagents.pop(agent)
+        shown = self.relative(log)
+        first = _first_record(log)
+        session = first.get("sessionId") if first is not None else None
+        if session is not None and session != self.meta.get("session"):
+            self.report.skip(number, f"subagent log {shown}: another session ({_short(str(session), 60)})")
+            return []
+        out: list[Line] = []
+        saved = (self.forced_tid, self.line_no)
+        self.forced_tid = self.clean(agent, number) if not _NAME_UNSAFE.search(agent) else SIDECHAIN_TID
+        try:
+            with log.open("rb") as lines:
+                for raw in lines:
+                    out += self.line(raw, number)
+            out += self.flush(self.forced_tid)
+        except OSError as error:
+            self.report.skip(number, f"subagent log {shown}: cannot be read ({error.strerror})")
+        finally:
+            self.forced_tid, self.line_no = saved
+        if link:
+            self.linked[number] = (self.clean(agent, number), shown)
+            self.report.kept("subagent logs beside the session (tid= lines before the Task result)", number)
+        return out
+
+    def relative(self, log: Path) -> str:
+        if self.base is not None:
+            try:
+                return log.relative_to(self.base).as_posix()
+            except ValueError:
+                pass
+        return log.as_posix()
 
     # -- other records -----------------------------------------------------------------
 
@@ -809,6 +921,14 @@ class _Reader:
 
     def finish(self) -> list[Line]:
         out: list[Line] = []
+        for agent, log in list(self.subagents.items()):
+            # A subagent no Task result names (a session cut short): its log, at the end.
+            lines = self.read_subagent(agent, self.line_no, link=False)
+            if lines:
+                self.report.kept("subagent logs no Task result names (at the end, tid= lines)", self.line_no)
+                pairs = [("session_id", self.clean(agent, self.line_no)), ("path", self.relative(log))]
+                out.append(Comment.build("notes: subagent", fields=pairs))
+                out += lines
         for tid in list(self.usage):
             out += self.flush(tid or None)
         if self.wrote_usage:
@@ -827,6 +947,19 @@ _HANDLER_KEYS: dict[str, frozenset[str]] = {
     "queue-operation": frozenset({"operation", "content"}),
     "progress": frozenset({"toolUseID", "data"}),
 }
+
+
+def _first_record(log: Path) -> dict[str, Any] | None:
+    """The first JSON record of a log, or None."""
+    try:
+        with log.open("rb") as lines:
+            for raw in lines:
+                if raw.strip():
+                    record = json.loads(raw)
+                    return record if isinstance(record, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    return None
 
 
 def _json(value: Any) -> str:
@@ -869,6 +1002,11 @@ IMPORT_MAPPING = (
     MappingRow("`tool_use` block", "`t!:Name id=<full id> key=value … → [running]`"),
     MappingRow("`tool_use` of `mcp__server__method`", "`c:server.method id=… → [running]`"),
     MappingRow("`tool_use` of `Task`", "`x:<subagent_type> id=… → [launched]`"),
+    MappingRow(
+        "`<session>/subagents/agent-<id>.jsonl` beside the log (same `sessionId`)",
+        "its records as `tid=<id>` lines before the Task's result, which gets `session_id=<id>"
+        " path=<log>`; a log no result names: at the end after `# notes: subagent`",
+    ),
     MappingRow("`TodoWrite` input", "`td: [status] content …` after its `t!:TodoWrite` line"),
     MappingRow("tool input keys", "fields; lists and objects as JSON text"),
     MappingRow("tool input keys that cannot be fields", "`extra.input=` (JSON)", "extra"),
