@@ -358,3 +358,30 @@ def test_responses_count_each_once(lines: list[tuple[str, int, int, int]]) -> No
     if groups:
         expected = Usage(sum(g[0] for g in groups), sum(g[2] for g in groups), sum(g[1] for g in groups))
         assert totals.response_usage == expected
+
+
+def test_streaming_keeps_no_call_history() -> None:
+    """read_session with on_call holds the open calls, not the finished ones: four times
+    the calls take far less than four times the memory (no timing: memory is compared)."""
+    import tracemalloc
+
+    def lines(n: int):  # type: ignore[no-untyped-def]
+        yield HEADER
+        for i in range(n):
+            yield f"t!:bash id=c{i} → [running] tokens_in={i} tokens_out=1\n"
+            yield f"o: id=c{i} → [ok]\n"
+
+    def peak(n: int) -> int:
+        taken: list[int] = []
+        tracemalloc.start()
+        try:
+            totals = read_session(lines(n), estimate=False, on_call=lambda _: taken.append(1)).totals
+            most = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert len(taken) == totals.calls == totals.responses == n
+        return most
+
+    peak(100)  # first use: the grammar and caches load
+    small, large = peak(3000), peak(12000)
+    assert large < 2 * small, (small, large)
