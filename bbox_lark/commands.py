@@ -221,7 +221,8 @@ def stats(
     from bbox_lark.config import ConfigError, cli_overrides
     from bbox_lark.discover import names_one_file
     from bbox_lark.render import stats_group
-    from bbox_lark.stats import Stats, combine_stats, stats_inputs, stats_run_json
+    from bbox_lark.stats import Stats, combine_stats, stats_run_json
+    from bbox_lark.stats_run import stats_inputs
 
     inputs = _find_inputs(
         paths,

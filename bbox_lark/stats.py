@@ -38,19 +38,14 @@ What is counted, and how:
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Document, Event
-from bbox_lark.config import Jobs
+from bbox_lark.ast import Document, Event
 from bbox_lark.correlate import FAMILIES
-from bbox_lark.discover import FoundInput
 from bbox_lark.grammar import vocabulary
 from bbox_lark.numbers import (
     OUTCOMES,
@@ -598,92 +593,3 @@ def stats_run_json(
         "totals": {"files": len(listed), **totals},
         "unreadable": [dict(entry) for entry in unreadable],
     }
-
-
-# -- files, on all cores ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class FileStats:
-    """One input's statistics (``stats``), or why it could not be read."""
-
-    #: The input's path as given or found (``-``: standard input).
-    path: str
-    stats: Stats | None = None
-    #: The file's error diagnostics (``stats`` exits 1 when there are any).
-    errors: tuple[Diagnostic, ...] = ()
-    #: Why the input could not be read (then ``stats`` is None).
-    problem: str | None = None
-
-
-def file_stats(item: FoundInput) -> FileStats:
-    """Read, parse and count one input (in a worker process with ``--jobs``)."""
-    from bbox_lark.api import parse
-    from bbox_lark.inputs import InputError, read_input
-
-    if item.problem is not None:
-        return FileStats(item.path, problem=item.problem)
-    try:
-        data = read_input(item.path)
-    except InputError as error:
-        return FileStats(item.path, problem=str(error))
-    path = None if item.stdin else Path(item.path)
-    settings = item.settings
-    document = parse(
-        data, path=path, max_line=settings.max_line, select=settings.select, ignore=settings.ignore_for(path)
-    )
-    errors = tuple(d for d in document.diagnostics if d.severity == "error")
-    return FileStats(item.path, compute_stats(document), errors)
-
-
-def stats_inputs(inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1) -> Iterator[FileStats]:
-    """Each input's :class:`FileStats`, in the inputs' order. ``jobs`` > 1 (``"auto"``/None:
-    the cores) counts the files in that many worker processes when the run is large enough
-    (as ``check --jobs``: :func:`bbox_lark.workflow.job_count`,
-    :data:`~bbox_lark.workflow.PARALLEL_MIN_BYTES`); the results are the same whatever the
-    number of jobs. Standard input is read here. At most a few files per worker are in
-    flight, so memory does not grow with the number of files."""
-    from bbox_lark.workflow import PARALLEL_MIN_BYTES, job_count
-
-    items = list(inputs)
-    workers = job_count(jobs)
-    files = [item for item in items if item.problem is None and not item.stdin]
-    if workers <= 1 or len(files) < 2 or _total_size(files) < PARALLEL_MIN_BYTES:
-        for item in items:
-            yield file_stats(item)
-        return
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    window = workers * 4
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        queue: deque[tuple[FoundInput, Future[FileStats] | None]] = deque()
-        todo = iter(items)
-
-        def submit() -> bool:
-            item = next(todo, None)
-            if item is None:
-                return False
-            far = item.problem is None and not item.stdin
-            queue.append((item, pool.submit(file_stats, item) if far else None))
-            return True
-
-        while len(queue) < window and submit():
-            pass
-        while queue:
-            item, future = queue.popleft()
-            if future is None:
-                yield file_stats(item)
-            else:
-                try:
-                    yield future.result()
-                except Exception as error:  # a worker died: this file says so, the run goes on
-                    yield FileStats(item.path, problem=f"{type(error).__name__}: {error}")
-            submit()
-
-
-def _total_size(items: list[FoundInput]) -> int:
-    total = 0
-    for item in items:
-        with contextlib.suppress(OSError):  # an unreadable file is reported when read
-            total += os.stat(item.path).st_size
-    return total

@@ -427,8 +427,8 @@ def test_stats_on_all_cores_equals_one_at_a_time(monkeypatch: pytest.MonkeyPatch
 def test_stats_inputs_in_pool_keep_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import bbox_lark.workflow
     from bbox_lark.config import Settings
-    from bbox_lark.discover import Input
-    from bbox_lark.stats import stats_inputs
+    from bbox_lark.discover import FoundInput as Input
+    from bbox_lark.stats_run import stats_inputs
 
     monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
     paths = []
