@@ -1114,7 +1114,7 @@ def report_command(
     """Write a self-contained HTML page of one session: header card, timeline, failed calls,
     calls by tool, usage chart, findings at their lines. It loads nothing and opens from disk."""
     from bbox_lark.convert import ConvertError
-    from bbox_lark.report import default_output, write_report
+    from bbox_lark.report import OutputError, default_output, write_report
 
     max_line = _max_line(max_line)
     if file != "-" and not Path(file).exists():
@@ -1124,10 +1124,10 @@ def report_command(
         raise fail_usage("--open needs a file: give -o OUT.html")
     try:
         written = write_report(file, target, from_=from_, max_line=max_line)
-    except ConvertError as error:
-        raise fail_usage(str(error)) from None
+    except (ConvertError, OutputError) as error:
+        raise fail_usage(_safe(str(error))) from None
     except OSError as error:
-        raise fail_usage(f"{_safe(file)}: {error.strerror or error}") from None
+        raise fail_usage(f"{_safe(file)}: cannot read: {error.strerror or error}") from None
     if written is not None:
         err.print(f"wrote {_safe(str(written))}", markup=False)
         if open_:

@@ -24,7 +24,11 @@ from bbox_lark.source import DEFAULT_MAX_LINE
 if TYPE_CHECKING:
     from bbox_lark.convert import Input
 
-__all__ = ["default_output", "render", "write_report"]
+__all__ = ["OutputError", "default_output", "render", "write_report"]
+
+
+class OutputError(Exception):
+    """The report cannot be written where it was asked to go (the message says why)."""
 
 
 def render(
@@ -64,7 +68,8 @@ def write_report(
 ) -> Path | None:
     """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
     atomically (nothing is left behind when reading fails), or to standard output when
-    ``output`` is None. Returns the path written."""
+    ``output`` is None. Returns the path written; raises :class:`OutputError` when the
+    output cannot be written, and what :func:`render` raises when the input cannot be read."""
     import io
     import sys
 
@@ -73,14 +78,21 @@ def write_report(
     if output is None:
         render(source, sys.stdout, from_=from_, max_line=max_line)
         return None
-    with AtomicWriter(output) as writer:
+    try:
+        writer = AtomicWriter(output)
+    except OSError as error:
+        raise OutputError(f"{output}: cannot write: {error.strerror or error}") from None
+    with writer:
         text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
         try:
             render(source, text, from_=from_, max_line=max_line)
             text.flush()
         finally:
             text.detach()
-        writer.commit()
+        try:
+            writer.commit()
+        except OSError as error:
+            raise OutputError(f"{output}: cannot write: {error.strerror or error}") from None
     return output
 
 

@@ -36,7 +36,8 @@ th,td{text-align:left;padding:.2rem .5rem;border-bottom:1px solid var(--line)}
 td:first-child{font-family:var(--mono);overflow-wrap:anywhere}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 #tools{overflow:auto;max-height:24rem}
-.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(24rem,1fr));gap:0 1rem}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(24rem,100%),1fr));gap:0 1rem;
+align-items:start}
 .pair>.card{min-width:0}
 svg{width:100%;height:auto;display:block}
 svg .out{fill:#9db7e6}
@@ -65,9 +66,10 @@ min-width:0}
 .res{color:var(--fg)}
 .k-user{background:#eef4ff;font-family:system-ui,sans-serif;font-size:13.5px}
 .k-agent{background:#f3f9f1;font-family:system-ui,sans-serif;font-size:13.5px}
-.k-thinking summary{cursor:pointer;color:var(--dim);list-style-position:outside}
-.k-thinking .who,.who{font-style:italic;color:var(--dim)}
-.peek{font-family:system-ui,sans-serif}
+details.th>summary{cursor:pointer;color:var(--dim);display:block;white-space:nowrap;overflow:hidden;
+text-overflow:ellipsis;font-style:italic}
+details.th>summary::-webkit-details-marker{display:none}
+details.th[open]>summary{white-space:pre-wrap;font-style:normal;color:var(--fg)}
 .k-comment,.k-header,.blank,.cont{color:var(--dim)}
 .k-lifecycle{color:#0b6e75}
 .sec{margin-top:.6rem;border-top:2px solid #0b6e75;background:#eef8f8;font-weight:700;padding-top:3px}
@@ -77,7 +79,9 @@ min-width:0}
 .call.o-skipped,.call.o-retry{border-left-color:var(--skip)}
 .join{color:var(--dim);padding-left:1.5rem}
 .join.o-error{color:var(--err)}
-.back{color:var(--dim);text-decoration:none;font-size:11px}
+.back{color:var(--dim);text-decoration:none;font-size:11px;margin-left:.6rem;white-space:nowrap}
+.join.o-error .res,td.o-error{color:var(--err);font-weight:600}
+code{background:#f0f0ee;padding:0 .2rem;border-radius:3px;font-size:.92em}
 .badge{font-size:10.5px;padding:0 .35rem;border-radius:7px;background:#e6e8eb;color:var(--dim);
 font-family:system-ui,sans-serif;align-self:center}
 .o-error .badge{background:var(--err);color:#fff}
@@ -94,15 +98,13 @@ details.cont>summary,details.hdr>summary{cursor:pointer;margin-left:5.2em;color:
 font-size:12px}
 details.more>summary{cursor:pointer;color:var(--accent);font-size:11px}
 .lane{font-family:var(--mono);padding:0 .4rem;border-left:4px solid}
-.ln0{border-left-color:#1f77b4}
-.ln1{border-left-color:#ff7f0e}
-.ln2{border-left-color:#2ca02c}
-.ln3{border-left-color:#d62728}
-.ln4{border-left-color:#9467bd}
-.ln5{border-left-color:#8c564b}
-.ln6{border-left-color:#e377c2}
-.ln7{border-left-color:#7f7f7f}
-.r.ln1{margin-left:.8rem}
+.lane.ln0{border-left-color:#1f77b4}.lane.ln1{border-left-color:#ff7f0e}.lane.ln2{border-left-color:#2ca02c}
+.lane.ln3{border-left-color:#d62728}.lane.ln4{border-left-color:#9467bd}.lane.ln5{border-left-color:#8c564b}
+.lane.ln6{border-left-color:#e377c2}.lane.ln7{border-left-color:#7f7f7f}
+.r.ln0{box-shadow:-4px 0 0 #1f77b4}.r.ln1{box-shadow:-4px 0 0 #ff7f0e}.r.ln2{box-shadow:-4px 0 0 #2ca02c}
+.r.ln3{box-shadow:-4px 0 0 #d62728}.r.ln4{box-shadow:-4px 0 0 #9467bd}.r.ln5{box-shadow:-4px 0 0 #8c564b}
+.r.ln6{box-shadow:-4px 0 0 #e377c2}.r.ln7{box-shadow:-4px 0 0 #7f7f7f}
+.r.ln0{margin-left:.5rem}.r.ln1{margin-left:.8rem}
 .r.ln2{margin-left:1.6rem}
 .r.ln3{margin-left:2.4rem}
 .r.ln4{margin-left:3.2rem}
@@ -117,7 +119,7 @@ pre{background:#f4f4f2;padding:.4rem;overflow-x:auto;font-size:12px}
 .only-err #timeline .r:not(.o-error),.only-err #timeline .dg,.only-err details.cont,
 .only-err details.hdr{display:none}
 .searching #timeline .r:not(.hit),.searching #timeline .dg{display:none}
-.searching details.cont>summary,.only-err details.cont>summary{display:none}
+.searching details.cont>summary,.only-err details.cont>summary,.only-err .note,.searching .note{display:none}
 .r.hit{background:#fff8d6}
 #count{font-size:12px}
 @media (max-width:40rem){

@@ -42,9 +42,9 @@ def outcome(event: Event) -> str:
 
 
 def _int(value: object) -> int | None:
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
+    from bbox_lark.values import parse_int
+
+    return parse_int(value)
 
 
 class ResponseUsage:

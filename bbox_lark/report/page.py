@@ -22,8 +22,6 @@ from bbox_lark.report.survey import Survey
 CHUNK = 200
 #: Characters of a line shown before the rest is folded.
 SHOWN = 2_000
-#: Continuation lines shown without a fold.
-UNFOLDED = 3
 #: Findings listed by the findings card (each is also shown at its line).
 LISTED = 1_000
 #: Points of the usage chart (responses are grouped into this many buckets at most).
@@ -53,6 +51,15 @@ def esc(text: object) -> str:
     if _UNSAFE.search(value):
         value = value.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
     return html.escape(value, quote=True)
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def _prose(text: str) -> str:
+    """A registry text (Markdown's code spans) as HTML: escaped first, then each code span
+    wrapped (its content is already escaped text)."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", esc(text))
 
 
 def _duration(seconds: float) -> str:
@@ -185,16 +192,19 @@ class Page:
             return
         w = self.out.write
         w('<section class=card id=tools aria-label="Calls by tool">\n<h2>Calls by tool</h2>\n')
+        timed = any(row.latencies for row in found.tools.values())
         w("<table>\n<thead><tr><th>tool</th><th>calls</th><th>failed</th>")
-        w("<th>median ms</th><th>max ms</th></tr></thead>\n<tbody>\n")
+        w("<th>median ms</th><th>max ms</th>" if timed else "")
+        w("</tr></thead>\n<tbody>\n")
         for row in sorted(found.tools.values(), key=lambda r: (-r.calls, r.name)):
-            latencies = sorted(row.latencies)
-            median = f"{latencies[len(latencies) // 2]:,}" if latencies else ""
-            most = f"{latencies[-1]:,}" if latencies else ""
-            median, most = median or "–", most or "–"
             failed = f'<td class="num o-error">{row.errors}</td>' if row.errors else "<td class=num>0</td>"
             w(f"<tr><td>{esc(row.name)}</td><td class=num>{row.calls:,}</td>{failed}")
-            w(f"<td class=num>{median}</td><td class=num>{most}</td></tr>\n")
+            if timed:
+                latencies = sorted(row.latencies)
+                median = f"{latencies[len(latencies) // 2]:,}" if latencies else "–"
+                most = f"{latencies[-1]:,}" if latencies else "–"
+                w(f"<td class=num>{median}</td><td class=num>{most}</td>")
+            w("</tr>\n")
         w("</tbody>\n</table>\n</section>\n")
 
     def _usage(self) -> None:
@@ -257,9 +267,9 @@ class Page:
                 w("</h3>\n<p>Not a registered code.</p>\n</div>\n")
                 continue
             w(f" <small>{esc(info.name)} · {esc(info.severity)}</small></h3>\n")
-            w(f"<p>{esc(info.summary)}</p>\n<p>{esc(info.rationale)}</p>\n")
+            w(f"<p>{_prose(info.summary)}</p>\n<p>{_prose(info.rationale)}</p>\n")
             if info.fix:
-                w(f"<p><b>Fix:</b> {esc(info.fix)}</p>\n")
+                w(f"<p><b>Fix:</b> {_prose(info.fix)}</p>\n")
             if info.bad:
                 w(f"<p>Example:</p>\n<pre>{esc(info.bad)}</pre>\n")
             w("</div>\n")
@@ -289,7 +299,7 @@ class Page:
         w = self.out.write
         w(f"<details class=hdr><summary>header · {len(lines)} lines</summary>\n")
         for line in lines:
-            w(f'<div class="r k-header" id="L{line.line}">{self._number(line.line)}')
+            w(f'<div class="r k-header" id=L{line.line}>{self._number(line.line)}')
             w(f"<div class=b>{esc(line.raw)}</div></div>\n")
             self._diagnostics(line.line)
         w("</details>\n")
@@ -299,7 +309,7 @@ class Page:
 
     @staticmethod
     def _number(line: int) -> str:
-        return f'<a class=n href="#L{line}">{line}</a>'
+        return f"<a class=n href=#L{line}>{line}</a>"
 
     def _close_fold(self) -> None:
         if self._fold_until:
@@ -317,18 +327,18 @@ class Page:
                 self._rows = 0
                 w("</div>\n<div class=ch>\n")
         if isinstance(node, Continuation):
-            w(f'<div class="r cont" id="L{line}">{self._number(line)}')
+            w(f'<div class="r cont" id=L{line}>{self._number(line)}')
             w(f"<div class=b>{esc(node.raw)}</div></div>\n")
             self._diagnostics(line)
             return
         if isinstance(node, BlankLine) or not isinstance(node, Event):
-            w(f'<div class="r blank" id="L{line}">{self._number(line)}</div>\n')
+            w(f'<div class="r blank" id=L{line}>{self._number(line)}</div>\n')
             self._diagnostics(line)
             return
         self._event(node)
         self._diagnostics(line)
         folded = self.found.continuation.get(line)
-        if folded is not None and folded[0] > UNFOLDED:
+        if folded is not None:
             count, last = folded
             w(f"<details class=cont><summary>{count:,} lines of output</summary>\n")
             self._fold_until = last
@@ -350,16 +360,13 @@ class Page:
         if isinstance(tid, str) and tid in found.lanes:
             classes.append(f"ln{found.lanes[tid]}")
         w = self.out.write
-        w(f'<div class="{" ".join(classes)}" id="L{line}">{self._number(line)}<div class=b>')
-        if start is not None:
-            w(f'<a class=back href="#L{start}" title="the call this completes">↰{start}</a>')
-        if event.kind == "thinking":
-            peek = event.text[:160]
-            w("<details class=th><summary><span class=who>thinking</span> ")
-            w(f"<span class=peek>{esc(peek)}</span>")
-            w(f"</summary><div class=full>{self._marked(event)}</div></details>")
+        w(f'<div class="{" ".join(classes)}" id=L{line}>{self._number(line)}<div class=b>')
+        if event.kind == "thinking":  # one line until opened (the summary is the whole line)
+            w(f"<details class=th><summary>{self._marked(event)}</summary></details>")
         else:
             w(self._marked(event))
+        if start is not None:
+            w(f'<a class=back href="#L{start}" title="the call this completes">↰ call L{start}</a>')
         if outcome is not None:
             w(f" <span class=badge>{esc(outcome)}</span>")
             far = found.far.get(line)

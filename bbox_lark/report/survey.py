@@ -10,7 +10,6 @@ never the nodes or their text), the second pass renders each node as it is read 
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,10 +23,11 @@ from bbox_lark.parser import Head, NodeStream
 #: How much of a far observation's result a call row previews.
 PREVIEW = 240
 
+#: Continuation lines shown without a fold.
+UNFOLDED = 3
+
 #: ``tid`` lanes drawn side by side; later threads share the last lane.
 LANES = 8
-
-_ELAPSED = re.compile(r"^(\d+):(\d\d):(\d\d)$")
 
 
 @dataclass
@@ -65,7 +65,8 @@ class Survey:
     completes: dict[int, int] = field(default_factory=dict)
     #: Call line -> the far observation that completes it.
     far: dict[int, Far] = field(default_factory=dict)
-    #: Event line -> (number of its continuation lines, line of the last one).
+    #: Event line -> (number of its continuation lines, line of the last one), for the events
+    #: whose output is folded (more than :data:`UNFOLDED` lines).
     continuation: dict[int, tuple[int, int]] = field(default_factory=dict)
     diagnostics: dict[int, list[Diagnostic]] = field(default_factory=dict)
     severities: Counter[str] = field(default_factory=Counter)
@@ -106,13 +107,10 @@ def outcome_of(event: Event) -> str:
 
 
 def _ts(event: Event) -> datetime | None:
+    from bbox_lark.values import parse_timestamp
+
     value = event.ts
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+    return parse_timestamp(value) if value is not None else None
 
 
 def _latency(event: Event) -> int | None:
@@ -140,6 +138,7 @@ def survey(stream: NodeStream, *, path: Any = None, max_diagnostics: int | None 
     starts: dict[int, tuple[str, datetime | None, int | None]] = {}  # open start -> name, ts, latency
     previous_event = 0
     usage = _Usage(found)
+    output = _Output(found.continuation)
     totals = _numbers_collector()
     for node in stream:
         for fault in faults:
@@ -148,8 +147,7 @@ def survey(stream: NodeStream, *, path: Any = None, max_diagnostics: int | None 
         checker.node(node)  # type: ignore[arg-type]
         if isinstance(node, Continuation):
             if node.owner is not None:
-                count, _ = found.continuation.get(node.owner, (0, 0))
-                found.continuation[node.owner] = (count + 1, node.line)
+                output.add(node.owner, node.line)
             continue
         if isinstance(node, BlankLine) or not isinstance(node, Event):
             continue
@@ -210,6 +208,7 @@ def survey(stream: NodeStream, *, path: Any = None, max_diagnostics: int | None 
         found.severities[diagnostic.severity] += 1
         found.diagnostics.setdefault(diagnostic.line, []).append(diagnostic)
     usage.finish()
+    output.finish()
     found.lines = stream.lines_read
     if totals is not None:
         found.totals = totals.finish(found.header)
@@ -231,12 +230,33 @@ def _tool_name(event: Event) -> str:
 
 
 def _elapsed(event: Event) -> int | None:
+    from bbox_lark.values import parse_elapsed
+
     value = event.fields.get("t")
-    match = _ELAPSED.match(value) if isinstance(value, str) else None
-    if match is None:
-        return None
-    hours, minutes, seconds = (int(part) for part in match.groups())
-    return hours * 3600 + minutes * 60 + seconds
+    return parse_elapsed(value) if isinstance(value, str) else None
+
+
+class _Output:
+    """Counts each event's continuation lines (they follow their event, so one event is
+    counted at a time) and keeps the counts of the outputs that will be folded."""
+
+    def __init__(self, folds: dict[int, tuple[int, int]]) -> None:
+        self._folds = folds
+        self._owner = 0
+        self._count = 0
+        self._last = 0
+
+    def add(self, owner: int, line: int) -> None:
+        if owner != self._owner:
+            self.finish()
+            self._owner, self._count = owner, 0
+        self._count += 1
+        self._last = line
+
+    def finish(self) -> None:
+        if self._count > UNFOLDED:
+            self._folds[self._owner] = (self._count, self._last)
+        self._count = 0
 
 
 class _Usage:
