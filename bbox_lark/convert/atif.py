@@ -44,6 +44,7 @@ from bbox_lark.convert.base import (
     flatten,
     load_json,
 )
+from bbox_lark.numbers import Responses, SessionCounter, Usage, line_usage
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item
@@ -847,6 +848,15 @@ class _Writer:
         self.root: dict[str, Any] = {}
         self.sequence = 0
         self.seen_event = False
+        #: Model usage stated on event lines (DECISIONS §12, :mod:`bbox_lark.numbers`): each
+        #: response's agent step (the first its lines went to) and its final usage.
+        self.responses = Responses()
+        self.response_step: dict[int, dict[str, Any]] = {}
+        self.response_usage: dict[int, Usage] = {}
+        #: True once a ``# metrics`` gave a step its metrics: then they are the numbers.
+        self.stated_metrics = False
+        #: The session's numbers (``final_metrics``).
+        self.counter = SessionCounter(self.header, estimate=False)
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -914,8 +924,22 @@ class _Writer:
             return
         self.seen_event = True
         placed, step = self.event(node)
+        self.count_response(node, step)
         if self.native or not placed:
             self.keep(node, step)
+
+    def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
+        """Note which agent step a response's usage goes to (its first line's that has one)."""
+        self.counter.feed(event)
+        ended = self.responses.feed(event)
+        if ended is not None:
+            self.response_usage[ended.ordinal] = ended.usage
+        current = self.responses.current
+        if current is None or line_usage(event) is None:
+            return
+        if step is None or step.get("source") != "agent" or current.ordinal in self.response_step:
+            return
+        self.response_step[current.ordinal] = step
 
     def event(self, event: Event) -> tuple[bool, dict[str, Any] | None]:
         """Map one event: whether it has a natural place, and the step it went to."""
@@ -1155,7 +1179,7 @@ class _Writer:
     def set_metrics(
         self, step: dict[str, Any], nodes: Iterable[Any], found: dict[str, Any], line: int
     ) -> None:
-        from bbox_lark.stats import METRIC_ALIASES
+        from bbox_lark.numbers import METRIC_ALIASES
 
         if step["source"] != "agent" or step.get("llm_call_count") == 0:
             self.report.extra("metrics of a step that takes none", line)
@@ -1167,6 +1191,7 @@ class _Writer:
             "cost": "cost_usd",
         }
         metrics: dict[str, Any] = step.setdefault("metrics", {})
+        self.stated_metrics = True
         extra: dict[str, Any] = dict(found.pop("extra", None) or {})
         for node in nodes:
             value = node.value
@@ -1201,7 +1226,63 @@ class _Writer:
 
     # -- the document --------------------------------------------------------------------
 
+    def response_metrics(self) -> None:
+        """Steps' metrics from the usage stated on event lines, each response once (DECISIONS
+        §12), when no ``# metrics`` gave any: ATIF's ``prompt_tokens`` include the cached
+        tokens, the writers' ``tokens_in`` does not."""
+        last = self.responses.finish()
+        if last is not None:
+            self.response_usage[last.ordinal] = last.usage
+        if self.stated_metrics or not self.response_step:
+            return
+        per_step: dict[int, tuple[dict[str, Any], Usage]] = {}
+        for ordinal, step in self.response_step.items():
+            usage = self.response_usage.get(ordinal)
+            if usage is None or step.get("llm_call_count") == 0:
+                continue
+            held = per_step.get(id(step))
+            per_step[id(step)] = (step, usage if held is None else held[1] + usage)
+        for step, usage in per_step.values():
+            metrics: dict[str, Any] = {}
+            for name, value in (
+                ("prompt_tokens", usage.input_with_cache),
+                ("completion_tokens", usage.tokens_out),
+                ("cached_tokens", usage.tokens_cached),
+            ):
+                if value is not None:
+                    metrics[name] = value
+            step["metrics"] = metrics
+        self.report.kept("usage on event lines (→ step metrics, each model response once)", 0)
+
+    def final_metrics(self) -> dict[str, Any] | None:
+        """The session's totals (:mod:`bbox_lark.numbers`, the numbers ``stats`` reports) for
+        a document that did not come from ATIF: usage from ``# metrics`` (their prompt
+        tokens as written) or else from event lines (``tokens_in + tokens_cached``, since
+        ATIF's prompt tokens include the cached ones), and the cost the document states
+        (never an estimate)."""
+        totals = self.counter.finish()[2]
+        final: dict[str, Any] = {}
+        if totals.usage_source == "metrics":
+            stated = totals.metrics_totals
+            values = (stated.prompt, stated.completion, stated.cached)
+        else:
+            usage = totals.response_usage
+            values = (usage.input_with_cache, usage.tokens_out, usage.tokens_cached)
+        for name, value in zip(("prompt", "completion", "cached"), values, strict=True):
+            if value is not None:
+                final[f"total_{name}_tokens"] = value
+        if totals.stated_cost_usd is not None:
+            final["total_cost_usd"] = float(totals.stated_cost_usd)
+        if not final:
+            return None
+        final["total_steps"] = len(self.steps)
+        self.report.synthesized(
+            "final_metrics (the session's usage and stated cost, as stats counts them)", 0
+        )
+        return final
+
     def finish(self) -> dict[str, Any]:
+        self.response_metrics()
         if self.reasoning:
             self.new_step("agent", 0)
             self.report.synthesized("agent steps (for th: lines no step followed)", 0)
@@ -1235,6 +1316,8 @@ class _Writer:
                 agent[name] = root.pop(attached)
                 continue
             value = header.get(key)
+            if key == "version" and not (isinstance(value, str) and value):
+                value = header.get("client_version")  # what importers write the client's version as
             if isinstance(value, str) and (value or name != "model_name"):
                 agent[name] = value
             elif name != "model_name":
@@ -1248,6 +1331,10 @@ class _Writer:
         for key in ("notes", "final_metrics", "continued_trajectory_ref", "extra", "subagent_trajectories"):
             if key in root:
                 out[key] = root.pop(key)
+        if self.native and "final_metrics" not in out:
+            final = self.final_metrics()
+            if final is not None:
+                out["final_metrics"] = final
         if self.native:
             extra: dict[str, Any] = out.setdefault("extra", {})
             held: dict[str, Any] = {"header": dict(header)}
@@ -1347,7 +1434,7 @@ EXPORT_MAPPING = (
         "header `id:`", "`session_id`", note="an empty id: session_id is left out (optional since v1.7)"
     ),
     MappingRow(
-        "header `agent:`, `version:`, `model:`",
+        "header `agent:`, `version:` (else `client_version:`), `model:`",
         "`agent.name`, `.version`, `.model_name`",
         note="no agent/version: `unknown` (synthesized)",
     ),
@@ -1376,6 +1463,15 @@ EXPORT_MAPPING = (
     MappingRow(
         "`# metrics step=N`, trailing `# metrics`",
         "that agent step's `metrics` (tokens, cost; the rest in `metrics.extra`)",
+    ),
+    MappingRow(
+        "`tokens_in=` `tokens_out=` `tokens_cached=` on event lines (no `# metrics` in the file)",
+        "the agent step's `metrics`, each model response once (DECISIONS §12; `prompt_tokens` ="
+        " `tokens_in + tokens_cached`)",
+    ),
+    MappingRow(
+        "the session's usage and stated cost (`bbox_lark.numbers`, as `stats` counts them)",
+        "`final_metrics` (`total_*_tokens`, `total_cost_usd`, `total_steps`)",
     ),
     MappingRow("`ts=`", "`timestamp`; a malformed one: `extra.bbox.ts`"),
     MappingRow(
