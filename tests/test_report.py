@@ -148,9 +148,19 @@ def test_the_page_knows_the_session() -> None:
 def test_the_card_shows_duration_calls_and_usage() -> None:
     page = html_of(DEMO)
     assert "<dt>duration</dt><dd>35.0 s</dd>" in page
-    assert "<dt>calls</dt><dd>7 (2 failed)</dd>" in page
+    assert "<dt>calls</dt><dd>7 (2 failed, 1 pending)</dd>" in page
     assert "Usage over 3 model responses" in page
+    assert "<dt>model responses</dt><dd>3</dd>" in page
+    assert "<dt>tokens_out (responses)</dt><dd>89</dd>" in page  # 9 + 80: largest per response
     assert page.count("<rect ") == 3
+
+
+def test_the_facade_renders_the_report() -> None:
+    import bbox_lark
+
+    out = io.StringIO()
+    bbox_lark.render_report(DEMO.encode(), out)
+    assert out.getvalue() == html_of(DEMO)
 
 
 def test_a_long_line_is_folded_not_cut() -> None:

@@ -74,6 +74,61 @@ def _severity_text(found: Survey) -> str:
     return ", ".join(parts) if parts else "none"
 
 
+def _calls_text(found: Survey) -> str:
+    """``304 (4 failed, 1 pending)``: the calls, and how many did not end well."""
+    from bbox_lark.numbers import OUTCOMES
+
+    totals = found.totals
+    counts = dict(zip(OUTCOMES, totals.outcomes, strict=True)) if totals is not None else {}
+    counts["error"] = found.errors
+    words = {"error": "failed"}
+    notes = [f"{counts[o]:,} {words.get(o, o)}" for o in OUTCOMES if o != "ok" and counts.get(o)]
+    return f"{found.calls:,}" + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _count(value: int | None) -> str | None:
+    return f"{value:,}" if value is not None else None
+
+
+def _usage_rows(found: Survey) -> list[tuple[str, str]]:
+    """Usage and cost as :mod:`bbox_lark.numbers` counts them, the file's own statements
+    beside them (never added), and the estimate named as such."""
+    totals = found.totals
+    if totals is None:
+        return []
+    rows: list[tuple[str, str]] = []
+    if len(totals.models) > 1:
+        rows.append(("models", ", ".join(totals.models)))
+    if totals.responses:
+        rows.append(("model responses", f"{totals.responses:,}"))
+    usage = totals.usage
+    source = f" ({totals.usage_source})" if totals.usage_source else ""
+    for label, value in (
+        ("tokens_in", usage.tokens_in),
+        ("tokens_out", usage.tokens_out),
+        ("tokens_cached", usage.tokens_cached),
+    ):
+        shown = _count(value)
+        if shown is not None:
+            rows.append((label + source, shown))
+    for where, stated in (("header", totals.header_totals), ("@end", totals.end_totals)):
+        for label, value in (
+            ("tokens_in", stated.prompt),
+            ("tokens_out", stated.completion),
+            ("tokens_cached", stated.cached),
+        ):
+            shown = _count(value)
+            if shown is not None:
+                rows.append((f"{label} ({where} states)", shown))
+    if totals.stated_cost_usd is not None:
+        rows.append(("cost (stated)", f"${totals.stated_cost_usd}"))
+    if totals.estimated_cost_usd is not None:
+        rows.append(("cost (estimated)", f"${totals.estimated_cost_usd:.4f}"))
+    elif totals.usage_source is not None and totals.estimate_note:
+        rows.append(("cost (estimated)", f"none: {totals.estimate_note}"))
+    return rows
+
+
 class Page:
     """Writes one report to ``out``."""
 
@@ -145,11 +200,11 @@ class Page:
         rows.append(("lines", f"{found.lines:,}"))
         events = sum(found.kinds.values())
         rows.append(("events", f"{events:,}"))
-        rows.append(("calls", f"{found.calls:,} ({found.errors} failed)"))
+        rows.append(("calls", _calls_text(found)))
         for kind, label in (("user", "user messages"), ("agent", "agent messages"), ("thinking", "thinking")):
             if found.kinds[kind]:
                 rows.append((label, f"{found.kinds[kind]:,}"))
-        rows.extend(found.totals)
+        rows.extend(_usage_rows(found))
         rows.append(("findings", _severity_text(found)))
         w = self.out.write
         w('<section class="card" id=summary aria-label="Session">\n<h2>Session</h2>\n<dl>\n')
@@ -372,8 +427,8 @@ class Page:
             far = found.far.get(line)
             if far is not None:
                 gap = f"+{far.line - line:,} lines"
-                if far.seconds is not None:
-                    gap += f", {_duration(far.seconds)}"
+                if far.latency_ms is not None:
+                    gap += f", {_duration(far.latency_ms / 1000)}"
                 w(
                     f'<div class="far o-{esc(far.outcome)}"><a href="#L{far.line}">o: L{far.line}</a> '
                     f"<span class=gap>({gap})</span> <span class=res>{esc(far.text)}</span></div>"

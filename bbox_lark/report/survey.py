@@ -6,6 +6,10 @@ even when that arrives hundreds of lines later, a folded output says how many li
 and every diagnostic sits under its line. All of that is known only at the end of the file,
 so the input is read twice: this pass keeps small per-line facts (ints and short previews,
 never the nodes or their text), the second pass renders each node as it is read again.
+
+Every number (a call's outcome and latency, the responses' usage, the totals, the costs)
+comes from :mod:`bbox_lark.numbers`, the one place that decides them (DECISIONS §12), so the
+page agrees with ``stats`` and the tables.
 """
 
 from __future__ import annotations
@@ -13,11 +17,10 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
-from bbox_lark.correlate import AMBIGUOUS, CALL, COMPLETION, Pairer
+from bbox_lark.numbers import CallRecord, Response, Responses, SessionCounter, SessionTotals
 from bbox_lark.parser import Head, NodeStream
 
 #: How much of a far observation's result a call row previews.
@@ -26,7 +29,7 @@ PREVIEW = 240
 #: Continuation lines shown without a fold.
 UNFOLDED = 3
 
-#: ``tid`` lanes drawn side by side; later threads share the last lane.
+#: ``tid`` lanes drawn; later threads share the last lane.
 LANES = 8
 
 
@@ -47,8 +50,8 @@ class Far:
     line: int
     outcome: str
     text: str
-    #: Seconds between the call's and the observation's ``ts=`` (None when either lacks one).
-    seconds: float | None
+    #: Milliseconds between the call and its completion (:attr:`CallRecord.latency_ms`).
+    latency_ms: int | None
 
 
 @dataclass
@@ -59,7 +62,7 @@ class Survey:
     body_start: int = 1
     lines: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
-    #: Call line (the start, for a start/completion pair) -> its outcome.
+    #: Call line (the start, for a start and its completion) -> its outcome.
     outcomes: dict[int, str] = field(default_factory=dict)
     #: Completion line -> the line of the call it completes.
     completes: dict[int, int] = field(default_factory=dict)
@@ -77,11 +80,10 @@ class Survey:
     usage_lines: array[int] = field(default_factory=lambda: array("q"))
     usage_in: array[int] = field(default_factory=lambda: array("q"))
     usage_out: array[int] = field(default_factory=lambda: array("q"))
-    first_ts: datetime | None = None
-    last_ts: datetime | None = None
+    #: The last ``# t=`` mark, in seconds.
     elapsed: int | None = None
-    #: The session's totals as :mod:`bbox_lark.numbers` states them (usage, cost), label -> text.
-    totals: list[tuple[str, str]] = field(default_factory=list)
+    #: The session's totals (:mod:`bbox_lark.numbers`).
+    totals: SessionTotals | None = None
 
     @property
     def calls(self) -> int:
@@ -93,53 +95,31 @@ class Survey:
 
     @property
     def duration(self) -> float | None:
-        """Seconds from the first to the last ``ts=``, else the last ``# t=`` mark."""
-        if self.first_ts is not None and self.last_ts is not None and self.last_ts > self.first_ts:
-            return (self.last_ts - self.first_ts).total_seconds()
+        """Seconds from the earliest to the latest ``ts=``, else the last ``# t=`` mark."""
+        totals = self.totals
+        if totals is not None and totals.duration_ms:
+            return totals.duration_ms / 1000
         return float(self.elapsed) if self.elapsed is not None else None
 
 
-def outcome_of(event: Event) -> str:
-    """The outcome of a call or observation line (DECISIONS §12 "Outcomes")."""
-    from bbox_lark.report.figures import outcome
-
-    return outcome(event)
-
-
-def _ts(event: Event) -> datetime | None:
-    from bbox_lark.values import parse_timestamp
-
-    value = event.ts
-    return parse_timestamp(value) if value is not None else None
-
-
-def _latency(event: Event) -> int | None:
-    try:
-        return event.latency_ms
-    except (ValueError, TypeError):
-        return None
-
-
-def survey(stream: NodeStream, *, path: Any = None, max_diagnostics: int | None = None) -> Survey:
+def survey(stream: NodeStream, *, path: Any = None) -> Survey:
     """Read ``stream`` (:func:`~bbox_lark.iter_nodes` with ``attach=False``) once: check it
     and gather the page's facts."""
     from bbox_lark.api import checker_for
 
     found = Survey()
     checker = checker_for(path, None, None, None)
-    pairer = Pairer()
     head = next(stream)
     assert isinstance(head, Head)
     checker.start(head)
     if head.header_info is not None:
         found.header = dict(head.header_info.fields)
     found.body_start = head.body_start
-    faults = stream.faults
-    starts: dict[int, tuple[str, datetime | None, int | None]] = {}  # open start -> name, ts, latency
-    previous_event = 0
-    usage = _Usage(found)
+    counter = SessionCounter(found.header)
+    calls = _Calls(found)
+    responses = Responses()
     output = _Output(found.continuation)
-    totals = _numbers_collector()
+    faults = stream.faults
     for node in stream:
         for fault in faults:
             checker.fault(fault)
@@ -151,82 +131,71 @@ def survey(stream: NodeStream, *, path: Any = None, max_diagnostics: int | None 
             continue
         if isinstance(node, BlankLine) or not isinstance(node, Event):
             continue
-        if totals is not None:
-            totals.add(node)
         found.kinds[node.kind] += 1
-        stamp = _ts(node)
-        if stamp is not None:
-            if found.first_ts is None:
-                found.first_ts = stamp
-            found.last_ts = stamp
         if node.kind == "comment" and node.name == "elapsed":
             found.elapsed = _elapsed(node)
         tid = node.fields.get("tid")
         if isinstance(tid, str) and tid and tid not in found.lanes:
             found.lanes[tid] = min(len(found.lanes), LANES - 1)
-        usage.add(node)
-        verdict = pairer.feed(node)
-        if verdict in (CALL, AMBIGUOUS):
-            outcome = "pending" if _is_start(node) else outcome_of(node)
-            found.outcomes[node.line] = outcome
-            name = _tool_name(node)
-            row = found.tools.get(name)
-            if row is None:
-                row = found.tools[name] = ToolRow(name)
-            row.calls += 1
-            if outcome == "error":
-                row.errors += 1
-            latency = _latency(node)
-            if _is_start(node):
-                starts[node.line] = (name, stamp, latency)
-            elif latency is not None:
-                row.latencies.append(latency)
-        elif verdict == COMPLETION:
-            start = pairer.completed
-            found.completes[node.line] = start
-            outcome = outcome_of(node)
-            found.outcomes[start] = outcome
-            name, began, latency = starts.pop(start, ("?", None, None))
-            latency = _latency(node) or latency
-            if latency is None and began is not None and stamp is not None:
-                latency = int((stamp - began).total_seconds() * 1000)
-            row = found.tools.get(name)
-            if row is not None:
-                if outcome == "error":
-                    row.errors += 1
-                if latency is not None:
-                    row.latencies.append(latency)
-            if start != previous_event:
-                result = node.result
-                text = result.text if result is not None else node.text
-                seconds = (stamp - began).total_seconds() if stamp is not None and began is not None else None
-                found.far[start] = Far(node.line, outcome, text[:PREVIEW], seconds)
-        previous_event = node.line
+        _response(found, responses.feed(node))
+        for record in counter.feed(node):
+            calls.add(record, node)
+        calls.previous = node.line
     for fault in faults:
         checker.fault(fault)
     for diagnostic in checker.finish():
         found.severities[diagnostic.severity] += 1
         found.diagnostics.setdefault(diagnostic.line, []).append(diagnostic)
-    usage.finish()
+    _response(found, responses.finish())
     output.finish()
+    pending, _, found.totals = counter.finish()
+    for record in pending:
+        calls.add(record, None)
     found.lines = stream.lines_read
-    if totals is not None:
-        found.totals = totals.finish(found.header)
     return found
 
 
-def _is_start(event: Event) -> bool:
-    from bbox_lark.correlate import is_start
+class _Calls:
+    """Each call as :class:`~bbox_lark.numbers.SessionCounter` decides it: its outcome at
+    its line, its completion joined to it, its row of the per-tool table."""
 
-    return is_start(event)
+    def __init__(self, found: Survey) -> None:
+        self.found = found
+        #: The event line before the current one (a completion on the next event line is
+        #: shown joined under its call; a later one is previewed at the call).
+        self.previous = 0
+
+    def add(self, record: CallRecord, event: Event | None) -> None:
+        found = self.found
+        start, end = record.start_line, record.end_line
+        found.outcomes[start] = record.outcome
+        name = record.tool or "(none)"
+        if record.family != "tool":
+            name = f"{record.family}:{name}"
+        row = found.tools.get(name)
+        if row is None:
+            row = found.tools[name] = ToolRow(name)
+        row.calls += 1
+        if record.outcome == "error":
+            row.errors += 1
+        if record.latency_ms is not None:
+            row.latencies.append(record.latency_ms)
+        if end is None or end == start or event is None or event.line != end:
+            return
+        found.completes[end] = start
+        if start != self.previous:
+            result = event.result
+            text = result.text if result is not None else event.text
+            found.far[start] = Far(end, record.outcome, text[:PREVIEW], record.latency_ms)
 
 
-def _tool_name(event: Event) -> str:
-    """The per-tool table's row: the tool's name; for other calls their prefix and name
-    (``c:github.issues``, ``x:explore``), else the line kind."""
-    if event.kind in ("tool", "tool_start") and event.name:
-        return event.name
-    return f"{event.prefix}:{event.name}" if event.name else event.kind
+def _response(found: Survey, response: Response | None) -> None:
+    if response is None:
+        return
+    usage = response.usage
+    found.usage_lines.append(response.first_line)
+    found.usage_in.append(usage.input_with_cache or 0)
+    found.usage_out.append(usage.tokens_out or 0)
 
 
 def _elapsed(event: Event) -> int | None:
@@ -257,31 +226,3 @@ class _Output:
         if self._count > UNFOLDED:
             self._folds[self._owner] = (self._count, self._last)
         self._count = 0
-
-
-class _Usage:
-    """Model usage per response, counted as :mod:`bbox_lark.report.figures` says (DECISIONS §12)."""
-
-    def __init__(self, found: Survey) -> None:
-        from bbox_lark.report.figures import ResponseUsage
-
-        self._found = found
-        self._responses = ResponseUsage(self._emit)
-
-    def _emit(self, line: int, tokens_in: int, tokens_out: int) -> None:
-        found = self._found
-        found.usage_lines.append(line)
-        found.usage_in.append(tokens_in)
-        found.usage_out.append(tokens_out)
-
-    def add(self, event: Event) -> None:
-        self._responses.add(event)
-
-    def finish(self) -> None:
-        self._responses.finish()
-
-
-def _numbers_collector() -> Any:
-    from bbox_lark.report.figures import SessionTotals
-
-    return SessionTotals()
