@@ -707,3 +707,29 @@ def test_blank_lines_between_continuation_lines_come_back_in_place() -> None:
     exported = convert(text, "bbox", to="atif").text
     back = convert(exported, "atif", to="bbox").text
     assert back == text
+
+
+def test_subagent_threads_become_embedded_trajectories() -> None:
+    """A Claude Code session with two subagents (their logs beside it): each subagent's
+    thread is an embedded trajectory the Task's result references by trajectory_id; the
+    document still comes back whole from the parent's records."""
+    path = Path(__file__).parent / "fixtures" / "claude-code-subagents" / "sess-sub.jsonl"
+    text = convert(path.read_bytes(), "claude-code", to="bbox", path=path).text
+    trajectory, result = to_atif(text)
+    embedded = trajectory["subagent_trajectories"]
+    assert [t["trajectory_id"] for t in embedded] == ["a1", "b2"]
+    refs = [
+        ref["trajectory_id"]
+        for step in trajectory["steps"]
+        for r in (step.get("observation") or {}).get("results", ())
+        for ref in r.get("subagent_trajectory_ref") or ()
+    ]
+    assert refs == ["a1", "b2"]
+    steps = len(trajectory["steps"]) + sum(len(t["steps"]) for t in embedded)
+    calls = sum(len(s.get("tool_calls") or ()) for t in [trajectory, *embedded] for s in t["steps"])
+    assert (len(trajectory["steps"]), steps, calls) == (3, 9, 4)
+    assert all(s["step_id"] == n for t in embedded for n, s in enumerate(t["steps"], 1))
+    assert trajectory["agent"]["version"] == "2.0.76"
+    assert trajectory["final_metrics"]["total_completion_tokens"] == 80  # subagents included
+    back = convert(result.text, "atif", to="bbox", max_line=BIG)
+    assert back.text == text

@@ -857,6 +857,10 @@ class _Writer:
         self.stated_metrics = False
         #: The session's numbers (``final_metrics``).
         self.counter = SessionCounter(self.header, estimate=False)
+        #: Each step's threads (``tid=`` values, None for the main one), by ``id(step)``.
+        self.step_threads: dict[int, set[str | None]] = {}
+        #: Subagent references whose ``session_id`` may name a thread of this document.
+        self.subagent_refs: list[tuple[dict[str, Any], str]] = []
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -925,6 +929,8 @@ class _Writer:
         self.seen_event = True
         placed, step = self.event(node)
         self.count_response(node, step)
+        if step is not None and node.kind != "comment":
+            self.step_threads.setdefault(id(step), set()).add(node.tid)
         if self.native or not placed:
             self.keep(node, step)
 
@@ -1116,7 +1122,11 @@ class _Writer:
         extra: dict[str, Any] = dict(found.pop("extra", None) or {})
         if "subagent_trajectory_ref" in found:
             result["subagent_trajectory_ref"] = found.pop("subagent_trajectory_ref")
-        elif event.kind == "subagent":
+        elif event.kind == "subagent" or (
+            event.kind == "observation"
+            and tc is not None
+            and (tc.get("extra") or {}).get("kind") == "subagent"
+        ):
             path = event.fields.get("path")
             session = event.fields.get("session_id")
             if isinstance(path, str) and path:
@@ -1125,6 +1135,8 @@ class _Writer:
                     ref["session_id"] = session
                 result["subagent_trajectory_ref"] = [ref]
                 self.report.kept("x: path= (→ subagent_trajectory_ref)", event.line)
+                if isinstance(session, str) and session:
+                    self.subagent_refs.append((ref, session))
             elif isinstance(session, str) and session:
                 extra["session_id"] = session
                 self.report.extra("x: session_id= without path= (no valid reference since v1.7)", event.line)
@@ -1327,11 +1339,14 @@ class _Writer:
             if f"agent_{key}" in root:
                 agent[key] = root.pop(f"agent_{key}")
         out["agent"] = agent
+        embedded = self.embed_subagents(out, version)
         out["steps"] = [self.audio(step, version) for step in self.steps]
+        if embedded:
+            out["subagent_trajectories"] = embedded
         for key in ("notes", "final_metrics", "continued_trajectory_ref", "extra", "subagent_trajectories"):
             if key in root:
                 out[key] = root.pop(key)
-        if self.native and "final_metrics" not in out:
+        if self.native and "final_metrics" not in out:  # (the session's, subagents included)
             final = self.final_metrics()
             if final is not None:
                 out["final_metrics"] = final
@@ -1347,6 +1362,66 @@ class _Writer:
                 if key not in ("format", "id", "repo_sha", SCHEMA_HEADER, "trajectory_id", *_HEADER_KEYS):
                     self.report.dropped(f"header key {key}: (no place in ATIF)", 1)
         return out
+
+    def embed_subagents(self, out: dict[str, Any], version: str) -> list[dict[str, Any]]:
+        """Subagents as embedded trajectories (ATIF ``subagent_trajectories``): the steps
+        whose lines are all of a thread ``tid=T`` that a subagent call's result names
+        (``session_id=T``, as the Claude Code importer writes it) leave the parent for a
+        trajectory ``T`` of their own, and the result's reference gets ``trajectory_id: T``.
+        Their ``extra.bbox`` line records stay in the parent (in the step before), so the
+        document still comes back whole."""
+        if not self.native or "subagent_trajectories" in self.root:
+            return []
+        named = {session for _, session in self.subagent_refs}
+
+        def thread_of(step: dict[str, Any]) -> str | None:
+            tids = self.step_threads.get(id(step), set())
+            only = next(iter(tids)) if len(tids) == 1 else None
+            return only if only in named else None
+
+        if not any(thread_of(step) for step in self.steps) or all(thread_of(step) for step in self.steps):
+            return []  # no subagent thread; or subagent lines alone, which stay the steps
+        threads: dict[str, list[dict[str, Any]]] = {}
+        parent: list[dict[str, Any]] = []
+        waiting: list[dict[str, Any]] = []  # records of moved steps before any parent step
+        for step in self.steps:
+            thread = thread_of(step)
+            if thread is None:
+                if waiting:
+                    self._lines(step)[:0] = waiting
+                    waiting = []
+                parent.append(step)
+                continue
+            threads.setdefault(thread, []).append(step)
+            extra = step.get("extra") or {}
+            held = extra.get(EXTRA_KEY) or {}
+            records = held.pop("lines", [])
+            if parent:
+                self._lines(parent[-1]).extend(records)
+            else:
+                waiting.extend(records)
+            if not held:
+                extra.pop(EXTRA_KEY, None)
+            if not extra:
+                step.pop("extra", None)
+        for number, step in enumerate(parent, 1):
+            step["step_id"] = number
+        self.steps = parent
+        embedded = []
+        for thread, steps in threads.items():
+            for number, step in enumerate(steps, 1):
+                step["step_id"] = number
+            trajectory: dict[str, Any] = {"schema_version": version, "trajectory_id": thread}
+            if "session_id" in out:
+                trajectory["session_id"] = out["session_id"]
+            trajectory["agent"] = dict(out["agent"])
+            trajectory["steps"] = [self.audio(step, version) for step in steps]
+            embedded.append(trajectory)
+        for ref, session in self.subagent_refs:
+            if session in threads:
+                ref["trajectory_id"] = session
+        self.report.kept("subagent threads (tid= lines a subagent result names → subagent_trajectories)", 0)
+        return embedded
 
     def version(self) -> str:
         asked = self.ctx.options.get("atif_version")
@@ -1380,6 +1455,8 @@ class _Writer:
             holder[key] = new
         return step
 
+
+_SUBAGENT = "subagent"
 
 #: What :meth:`_Writer.place` returns for a line that has no natural place in ATIF.
 _UNPLACED: Any = object()
@@ -1456,8 +1533,14 @@ EXPORT_MAPPING = (
         "`observation.results` of the call's step, with `source_call_id`",
     ),
     MappingRow(
-        "`x:` … `path=`",
+        "`x:` … `path=` (on the `x:` line or the `o:` that completes it)",
         "`subagent_trajectory_ref[].trajectory_path`; a session id alone: `extra.session_id`",
+    ),
+    MappingRow(
+        "`tid=T` lines of a subagent whose result names `session_id=T` (the Claude Code importer's"
+        " subagent logs)",
+        "an embedded trajectory `T` in `subagent_trajectories`, referenced by `trajectory_id`; the"
+        " lines' records stay in the parent's `extra.bbox`",
     ),
     MappingRow("blob pointer result", "the result's `extra.blob` (sha256, bytes, mime)", "extra"),
     MappingRow(
