@@ -177,6 +177,22 @@ def test_a_claude_code_session_is_reported_through_its_bbox_form() -> None:
     assert "o-error" in page and "call" in page
 
 
+def test_parallel_subagents_get_their_own_lanes() -> None:
+    folder = ROOT / "tests" / "fixtures" / "claude-code-subagents"
+    out = io.StringIO()
+    render(folder / "sess-sub.jsonl", out)
+    page = out.getvalue()
+    assert_self_contained(page)
+    assert '<span class="lane ln0">a1</span>' in page and '<span class="lane ln1">b2</span>' in page
+    found = markup(page)
+    lanes = {
+        (attrs.get("class") or "").split()[-1]
+        for tag, attrs in found.tags
+        if tag == "div" and "r" in (attrs.get("class") or "").split() and "ln" in (attrs.get("class") or "")
+    }
+    assert lanes == {"ln0", "ln1"}
+
+
 def test_an_atif_trajectory_is_reported_through_its_bbox_form(tmp_path: Path) -> None:
     from bbox_lark.convert import convert
 
