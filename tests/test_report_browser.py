@@ -125,6 +125,28 @@ def test_the_search_finds_a_call(demo: Any) -> None:
     assert wait_for(lambda: len(visible(demo, "#timeline .r")) > 20)
 
 
+def laid_out(driver: Any, element_id: str) -> bool:
+    """The element takes room on the page (WebDriver's own displayedness treats anything in a
+    closed ``<details>`` as hidden, whatever the style says)."""
+    return bool(
+        driver.execute_script("return document.getElementById(arguments[0]).checkVisibility()", element_id)
+    )
+
+
+def test_printed_the_folds_are_open_and_the_toolbar_gone(demo: Any) -> None:
+    demo.execute_script("history.replaceState(null, '', location.pathname)")  # no #L: no fold opened
+    demo.refresh()
+    assert not laid_out(demo, "L24") and not laid_out(demo, "L1")  # folded on screen
+    demo.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        assert not demo.find_element("id", "q").is_displayed()
+        assert laid_out(demo, "L24")  # the output of a call
+        assert laid_out(demo, "L1")  # the header lines
+    finally:
+        demo.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    assert not laid_out(demo, "L24")
+
+
 def test_no_console_errors(demo: Any) -> None:
     demo.refresh()
     assert demo.execute_script("return document.readyState") == "complete"

@@ -132,6 +132,9 @@ details.cont>summary,details.hdr>summary{margin-left:1rem}
 @media print{
 .bar{display:none}
 .ch{content-visibility:visible}
+details::details-content{content-visibility:visible;display:block}
+details.th>summary{white-space:pre-wrap}
+#tools{max-height:none}
 body{background:#fff;font-size:11px}
 .card,#timeline{border:0;padding:0}
 .r{font-size:10px;break-inside:avoid}
