@@ -18,6 +18,7 @@ from report_support import (
     DEMO_FAILED,
     DEMO_FAR_OBSERVATION,
     DEMO_NEVER_COMPLETED,
+    DEMO_UNKNOWN,
     PAYLOADS,
     hostile_session,
 )
@@ -89,6 +90,34 @@ def test_the_filter_shows_exactly_the_failed_calls(demo: Any) -> None:
     finally:
         demo.find_element("id", "only-errors").click()
     assert len(visible(demo, "#timeline .r.call")) > len(DEMO_FAILED)
+
+
+def choose_view(driver: Any, value: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "view")).select_by_value(value)
+
+
+def test_the_views_show_messages_calls_or_lines_with_findings(demo: Any) -> None:
+    try:
+        choose_view(demo, "messages")
+        assert visible(demo, "#timeline .r") == [12, 15, 34]  # u:, a:, a:
+        choose_view(demo, "calls")
+        shown = visible(demo, "#timeline .r")
+        assert set(visible(demo, "#timeline .r.call")) <= set(shown)
+        assert DEMO_FAR_OBSERVATION in shown and DEMO_UNKNOWN not in shown and 12 not in shown
+        choose_view(demo, "findings")
+        assert visible(demo, "#timeline .r") == [DEMO_NEVER_COMPLETED, DEMO_UNKNOWN]
+        assert (
+            demo.execute_script(
+                "return Array.from(document.querySelectorAll('#timeline .dg'))"
+                ".filter(e => e.offsetParent).length"
+            )
+            == 2
+        )
+    finally:
+        choose_view(demo, "all")
+    assert len(visible(demo, "#timeline .r")) > 30
 
 
 def test_a_line_link_scrolls_to_its_line(demo: Any) -> None:

@@ -5,11 +5,12 @@
     python tools/report_screens.py --real path/to/session.rlog --skip-big
 
 Writes, for the biggest real log (default: the 928-line one in the external corpus), the page
-at 1280 px (top, and the timeline with the failed-calls filter on), at 390 px (a phone), and
-for a generated session of ``--lines`` lines the page at 1280 px scrolled to a ``#L`` link
-near its end. Prints how long ``bbox-lark report`` took and its peak memory (a child
-process's maximum RSS), the page's size, and how long headless Chromium took to open it (the
-load event) and to jump to the line; docs/report.md carries these figures.
+at 1280 px (top, the timeline with the failed-calls filter on, a ``#L`` link), at 390 px (a
+phone: the top and a ``#L`` link), and for a generated session of ``--lines`` lines the page
+at 1280 px scrolled to a ``#L`` link near its end. Prints how long ``bbox-lark report`` took,
+its peak memory (GNU time's maximum RSS), the page's size, and how long headless Chromium
+took to open it (the load event) and to jump to the line; docs/report.md carries these
+figures.
 
 Needs selenium and Debian's ``chromium`` and ``chromium-driver`` (``/usr/bin/chromedriver``;
 selenium-manager is never asked to download anything). Exit 2 when they are missing.
@@ -184,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 shoot(driver, url, args.out / "real-failed.png", 1280, 1000, errors + scroll)
                 shoot(driver, url, args.out / "real-narrow.png", 390, 1400)
                 shoot(driver, url + "#L407", args.out / "real-line.png", 1280, 900)
+                shoot(driver, url + "#L407", args.out / "real-narrow-line.png", 390, 900)
             else:
                 print(f"{args.real}: not found; no real log", file=sys.stderr)
             if not args.skip_big:

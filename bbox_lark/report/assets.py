@@ -59,6 +59,7 @@ min-width:0}
 .r>.n{flex:0 0 4.2em;text-align:right;color:var(--dim);text-decoration:none;user-select:none}
 .r>.n:hover{color:var(--accent);text-decoration:underline}
 .r>.b{flex:1 1 0;min-width:0}
+.r,.code-doc{scroll-margin-top:9rem}
 .r.here{background:#fff3bf!important;outline:2px solid #f0c000}
 .p{color:var(--dim)}
 .nm{font-weight:700;color:#6f42c1}
@@ -119,6 +120,13 @@ pre{background:#f4f4f2;padding:.4rem;overflow-x:auto;font-size:12px}
 .only-err #timeline .r:not(.o-error),.only-err #timeline .dg,.only-err details.cont,
 .only-err details.hdr{display:none}
 .searching #timeline .r:not(.hit),.searching #timeline .dg{display:none}
+.view-messages #timeline .r:not(.k-user):not(.k-agent),.view-calls #timeline .r:not(.call):not(.join),
+.view-findings #timeline .r:not(.has-dg){display:none}
+.view-messages #timeline .dg,.view-calls #timeline .dg{display:none}
+.view-messages details.cont,.view-calls details.cont,.view-messages details.hdr,.view-calls details.hdr,
+.view-messages .note,.view-calls .note,.view-findings .note{display:none}
+.view-findings details.cont>summary,.view-findings details.hdr>summary{display:none}
+.bar select{padding:.25rem;border-radius:4px;border:0;font:inherit}
 .searching details.cont>summary,.only-err details.cont>summary,.only-err .note,.searching .note{display:none}
 .r.hit{background:#fff8d6}
 #count{font-size:12px}
@@ -164,9 +172,21 @@ SCRIPT = """
     var old = document.querySelectorAll(".r.here");
     for (var i = 0; i < old.length; i++) { old[i].classList.remove("here"); }
     element.classList.add("here");
+    settle(element, 6);
+  }
+
+  // Chunks off screen have an estimated height until they are laid out, and scrolling lays
+  // out the ones near the target: scroll again over a few frames until the target stays put.
+  function settle(element, frames) {
+    var before = element.getBoundingClientRect().top;
     element.scrollIntoView({block: "center"});
-    // Chunks off screen have an estimated height until laid out: look again once they are.
-    requestAnimationFrame(function () { element.scrollIntoView({block: "center"}); });
+    if (frames > 0) {
+      requestAnimationFrame(function () {
+        if (Math.abs(element.getBoundingClientRect().top - before) > 1 || frames > 4) {
+          settle(element, frames - 1);
+        }
+      });
+    }
   }
 
   function followHash() {
@@ -206,6 +226,17 @@ SCRIPT = """
     show(hits[current]);
     count.textContent = (current + 1) + " of " + hits.length;
   });
+  var view = document.getElementById("view");
+  view.addEventListener("change", function () {
+    var names = ["messages", "calls", "findings"];
+    for (var i = 0; i < names.length; i++) {
+      document.body.classList.toggle("view-" + names[i], view.value === names[i]);
+    }
+    if (view.value === "findings") {
+      var flagged = timeline.querySelectorAll(".r.has-dg");
+      for (var j = 0; j < flagged.length; j++) { unfold(flagged[j]); }
+    }
+  });
   onlyErrors.addEventListener("change", function () {
     document.body.classList.toggle("only-err", onlyErrors.checked);
   });
@@ -215,6 +246,8 @@ SCRIPT = """
     for (var i = 0; i < folds.length; i++) { folds[i].open = true; }
   });
   followHash();
+  // The browser scrolls to the fragment itself once the page has loaded: centre it again.
+  window.addEventListener("load", followHash);
 })();
 """.strip()
 

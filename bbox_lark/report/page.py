@@ -180,6 +180,10 @@ class Page:
             f"<span class=brand>bbox report</span> <span class=what>{esc(heading)}</span>\n"
             '<input id=q type=search placeholder="Search lines… (Enter: next)" '
             'aria-label="Search the timeline" autocomplete=off>\n'
+            '<select id=view aria-label="Show">'
+            "<option value=all>every line</option><option value=messages>messages</option>"
+            "<option value=calls>calls</option><option value=findings>lines with findings</option>"
+            "</select>\n"
             f"<label class=errs><input id=only-errors type=checkbox> failed calls "
             f"<b id=error-count>{errors}</b></label>\n"
             "<span id=count aria-live=polite></span>\n</header>\n"
@@ -354,7 +358,8 @@ class Page:
         w = self.out.write
         w(f"<details class=hdr><summary>header · {len(lines)} lines</summary>\n")
         for line in lines:
-            w(f'<div class="r k-header" id=L{line.line}>{self._number(line.line)}')
+            flagged = " has-dg" if line.line in self.found.diagnostics else ""
+            w(f'<div class="r k-header{flagged}" id=L{line.line}>{self._number(line.line)}')
             w(f"<div class=b>{esc(line.raw)}</div></div>\n")
             self._diagnostics(line.line)
         w("</details>\n")
@@ -382,12 +387,14 @@ class Page:
                 self._rows = 0
                 w("</div>\n<div class=ch>\n")
         if isinstance(node, Continuation):
-            w(f'<div class="r cont" id=L{line}>{self._number(line)}')
+            flagged = " has-dg" if line in self.found.diagnostics else ""
+            w(f'<div class="r cont{flagged}" id=L{line}>{self._number(line)}')
             w(f"<div class=b>{esc(node.raw)}</div></div>\n")
             self._diagnostics(line)
             return
         if isinstance(node, BlankLine) or not isinstance(node, Event):
-            w(f'<div class="r blank" id=L{line}>{self._number(line)}</div>\n')
+            flagged = " has-dg" if line in self.found.diagnostics else ""
+            w(f'<div class="r blank{flagged}" id=L{line}>{self._number(line)}</div>\n')
             self._diagnostics(line)
             return
         self._event(node)
@@ -403,6 +410,8 @@ class Page:
         found = self.found
         line = event.line
         classes = ["r", f"k-{event.kind}"]
+        if line in found.diagnostics:
+            classes.append("has-dg")
         outcome = found.outcomes.get(line)
         start = found.completes.get(line)
         if outcome is not None:
