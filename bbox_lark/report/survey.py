@@ -189,13 +189,12 @@ class _Calls:
             found.far[start] = Far(end, record.outcome, text[:PREVIEW], record.latency_ms)
 
 
-def _response(found: Survey, response: Response | None) -> None:
-    if response is None:
-        return
-    usage = response.usage
-    found.usage_lines.append(response.first_line)
-    found.usage_in.append(usage.input_with_cache or 0)
-    found.usage_out.append(usage.tokens_out or 0)
+def _response(found: Survey, ended: tuple[Response, ...]) -> None:
+    for response in ended:
+        usage = response.usage
+        found.usage_lines.append(response.first_line)
+        found.usage_in.append(usage.input_with_cache or 0)
+        found.usage_out.append(usage.tokens_out or 0)
 
 
 def _elapsed(event: Event) -> int | None:
