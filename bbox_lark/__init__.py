@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.numbers import call_outcome, document_numbers, read_session
     from bbox_lark.parser import Head, iter_nodes
     from bbox_lark.printer import dumps, emit, format_document
+    from bbox_lark.report import render as render_report  # `bbox_lark.report` stays the package
     from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
@@ -90,6 +91,7 @@ __all__ = [
     "parse",
     "read_session",
     "registry",
+    "render_report",
 ]
 
 #: Where each public name lives: (module, attribute). Keep in step with the imports above.
@@ -136,6 +138,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "format_document": ("bbox_lark.printer", "format_document"),
     "Stats": ("bbox_lark.stats", "Stats"),
     "compute_stats": ("bbox_lark.stats", "compute_stats"),
+    "render_report": ("bbox_lark.report", "render"),
 }
 
 

@@ -774,3 +774,48 @@ def lightbox_verify(
         for note in result.notes:
             err.print(f"note: {safe(note)}", markup=False)
     raise typer.Exit(result.exit_code)
+
+
+# -- report: the HTML session report (docs/report.md) -----------------------------------------
+
+
+@app.command("report")
+def report_command(
+    file: Annotated[
+        str, typer.Argument(help="A session in any format convert reads (bbox, Claude Code, ATIF …), or -.")
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="The HTML file (default: FILE's name + .html, here; - stdout)."),
+    ] = None,
+    from_: Annotated[
+        str | None,
+        typer.Option("--from", help="Input format (default: from the file name, else the content)."),
+    ] = None,
+    open_: Annotated[bool, typer.Option("--open", help="Open the page in the web browser.")] = False,
+    max_line: MaxLine = None,
+) -> None:
+    """Write a self-contained HTML page of one session: header card, timeline, failed calls,
+    calls by tool, usage chart, findings at their lines. It loads nothing and opens from disk."""
+    from bbox_lark.convert import ConvertError
+    from bbox_lark.report import OutputError, default_output, write_report
+
+    max_line = _max_line(max_line)
+    if file != "-" and not Path(file).exists():
+        raise fail_usage(f"{safe(file)}: no such file or directory")
+    target = default_output(file) if output is None else None if str(output) == "-" else output
+    if open_ and target is None:
+        raise fail_usage("--open needs a file: give -o OUT.html")
+    try:
+        written = write_report(file, target, from_=from_, max_line=max_line)
+    except (ConvertError, OutputError) as error:
+        raise fail_usage(safe(str(error))) from None
+    except OSError as error:
+        raise fail_usage(f"{safe(file)}: cannot read: {error.strerror or error}") from None
+    if written is not None:
+        err.print(f"wrote {safe(str(written))}", markup=False)
+        if open_:
+            import webbrowser
+
+            webbrowser.open(written.resolve().as_uri())
+    raise typer.Exit(EXIT_OK)

@@ -1,7 +1,7 @@
 """The numbers of a session: call outcomes, model usage, step metrics and session totals.
 
-One module decides them (DECISIONS §10 "Stats", §12 "Usage stated on event lines" and
-"Outcomes"), so that ``stats``, the tables, the report and the converters all count alike.
+One module decides them (docs/reference.md#stats, docs/reference.md#usage and
+docs/reference.md#outcomes), so that ``stats``, the tables, the report and the converters all count alike.
 
 **Outcomes.** :func:`call_outcome` says how a call ended, from its start line and the line
 that completed it (:mod:`bbox_lark.correlate` pairs them): one of :data:`OUTCOMES`.
@@ -79,10 +79,10 @@ from bbox_lark.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, c
 from bbox_lark.grammar import vocabulary
 from bbox_lark.values import MAX_INT, parse_int, parse_timestamp
 
-#: How a call can end (DECISIONS §12), in the order reports list them.
+#: How a call can end (docs/reference.md#outcomes), in the order reports list them.
 OUTCOMES = ("ok", "error", "pending", "skipped", "retry", "unknown")
 
-#: Metric key -> the quantity it counts (DECISIONS §10).
+#: Metric key -> the quantity it counts (docs/reference.md#stats).
 METRIC_ALIASES: dict[str, str] = {
     "prompt": "prompt",
     "prompt_tokens": "prompt",
@@ -106,7 +106,7 @@ HEADER_TOTALS: dict[str, str] = {
     "tokens_cached": "cached",
 }
 
-#: The usage fields writers put on event lines (DECISIONS §12).
+#: The usage fields writers put on event lines (docs/reference.md#usage).
 USAGE_FIELDS = ("tokens_in", "tokens_out", "tokens_cached")
 
 #: Line kinds that end the current model response.
@@ -210,7 +210,7 @@ def read_totals(values: Mapping[str, Any], aliases: Mapping[str, str] = METRIC_A
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Model usage under the writers' names (DECISIONS §12). ``tokens_in`` excludes cache
+    """Model usage under the writers' names (docs/reference.md#usage). ``tokens_in`` excludes cache
     reads (``tokens_cached``) as Claude-based writers count it. None: not stated."""
 
     tokens_in: int | None = None
@@ -309,7 +309,7 @@ class Response:
 
 
 class Responses:
-    """Groups event lines into model responses (DECISIONS §12), as a stream: :meth:`feed`
+    """Groups event lines into model responses (docs/reference.md#usage), as a stream: :meth:`feed`
     each event in order; it returns the responses that line ended, and :meth:`finish` the
     ones still open at the end.
 

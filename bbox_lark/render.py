@@ -206,7 +206,7 @@ def _number(value: int | Decimal | None) -> str:
 
 
 def _outcomes_note(counts: tuple[int, ...]) -> str:
-    """``3 error, 1 pending``: the outcomes other than ok (DECISIONS §12)."""
+    """``3 error, 1 pending``: the outcomes other than ok (docs/reference.md#outcomes)."""
     from bbox_lark.numbers import OUTCOMES
 
     return ", ".join(
@@ -328,7 +328,7 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
         )
         if stats.models:
             rows.append(("models", visible(", ".join(stats.models)), ""))
-        out.append(_section("Usage (DECISIONS §12: each model response once)", _grid(rows)))
+        out.append(_section("Usage (each model response once)", _grid(rows)))
     return out
 
 

@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("tools", ("fix", "convert", "stats", "api", "discover")),
     ("workflows", ("workflow", "rewrite", "conversion", "parallel", "stats_run")),
-    ("render", ("render", "check_output", "console")),
+    ("render", ("render", "check_output", "console", "report")),
     ("docs", ("docsgen",)),
     ("cli", ("cli", "commands", "command_options", "__init__")),
 )
@@ -68,6 +68,13 @@ def module_name(path: Path) -> str:
     if parts[-1] == "__init__" and len(parts) > 1:
         parts.pop()
     return ".".join(parts)
+
+
+def stage_name(module: str) -> str:
+    """The name of ``module``'s stage, or ``unplaced`` (a module :data:`LAYERS` does not name
+    counts as the top stage until it is placed)."""
+    index = layer_of(module)
+    return LAYERS[index][0] if index < len(LAYERS) else "unplaced"
 
 
 def layer_of(module: str) -> int:
@@ -281,7 +288,7 @@ def main(argv: list[str]) -> int:
     assert isinstance(arrows, list)
     print(f"{len(arrows)} upward arrow(s) (stage order: {' -> '.join(name for name, _ in LAYERS)})")
     for source, target in arrows:
-        print(f"  {source} ({LAYERS[layer_of(source)][0]}) -> {target} ({LAYERS[layer_of(target)][0]})")
+        print(f"  {source} ({stage_name(source)}) -> {target} ({stage_name(target)})")
     effects = found["side_effects"]
     assert isinstance(effects, list)
     print(f"{len(effects)} import(s) that register something as a side effect")

@@ -959,7 +959,7 @@ class _Writer:
         self.root: dict[str, Any] = {}
         self.sequence = 0
         self.seen_event = False
-        #: Model usage stated on event lines (DECISIONS §12, :mod:`bbox_lark.numbers`): each
+        #: Model usage stated on event lines (docs/reference.md#usage, :mod:`bbox_lark.numbers`): each
         #: response's agent step (the first its lines went to) and its final usage.
         self.responses = Responses()
         self.response_step: dict[int, dict[str, Any]] = {}
@@ -1365,8 +1365,8 @@ class _Writer:
     # -- the document --------------------------------------------------------------------
 
     def response_metrics(self) -> None:
-        """Steps' metrics from the usage stated on event lines, each response once (DECISIONS
-        §12), when no ``# metrics`` gave any: ATIF's ``prompt_tokens`` include the cached
+        """Steps' metrics from the usage stated on event lines, each response once
+        (docs/reference.md#usage), when no ``# metrics`` gave any: ATIF's ``prompt_tokens`` include the cached
         tokens, the writers' ``tokens_in`` does not."""
         for ended in self.responses.finish():
             self.response_usage[ended.ordinal] = ended.usage
@@ -1674,7 +1674,7 @@ EXPORT_MAPPING = (
     ),
     MappingRow(
         "`tokens_in=` `tokens_out=` `tokens_cached=` on event lines (no `# metrics` in the file)",
-        "the agent step's `metrics`, each model response once (DECISIONS §12; `prompt_tokens` ="
+        "the agent step's `metrics`, each model response once (docs/reference.md#usage; `prompt_tokens` ="
         " `tokens_in + tokens_cached`)",
     ),
     MappingRow(

@@ -6,7 +6,7 @@ In short: one JSON record per line; ``user`` text → ``u:``, assistant text →
 thinking → ``th:``, ``tool_use`` → ``t!:Name id=<full id> … → [running]`` (``x:`` for
 subagents, ``c:server.method`` for MCP tools, plus ``td:`` for ``TodoWrite``), its
 ``tool_result`` → ``o: id=<full id> → [ok] …`` or ``→ [error] …``, token usage →
-``tokens_in= tokens_out= tokens_cached=`` on the message's lines (DECISIONS §12: one API
+``tokens_in= tokens_out= tokens_cached=`` on the message's lines (docs/reference.md#usage: one API
 message id is one model response, counted once), ``summary`` / ``system`` / file-history snapshots / queue
 operations → structured comments (``# notes:``, ``@compact``, ``# file-snapshot:``,
 ``# queue:``). Multi-line text goes on continuation lines. The subagent logs Claude Code keeps

@@ -1,0 +1,154 @@
+"""A self-contained HTML report of one session (``bbox-lark report``; docs/report.md).
+
+:func:`render` writes the page to a text stream. The page has everything inline (style,
+script, the usage chart as SVG), loads nothing, opens from disk and prints. Any format
+``convert`` reads is reported through its bbox form (a Claude Code session, an ATIF
+trajectory …), so the line numbers are those of that form.
+
+The input is read twice (:mod:`bbox_lark.report.survey`, then :mod:`bbox_lark.report.page`)
+and the page is written as the second pass reads: memory holds small per-line facts (a call's
+outcome, a far observation's preview, the diagnostics), never the document or the page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, TextIO
+
+from bbox_lark.source import DEFAULT_MAX_LINE
+
+if TYPE_CHECKING:
+    from bbox_lark.convert import Input
+
+__all__ = ["OutputError", "default_output", "render", "write_report"]
+
+
+class OutputError(Exception):
+    """The report cannot be written where it was asked to go (the message says why)."""
+
+
+def render(
+    source: str | Path | bytes,
+    out: TextIO,
+    *,
+    from_: str | None = None,
+    name: str | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+) -> None:
+    """Write the HTML report of ``source`` to ``out``.
+
+    ``source`` is a path (``-`` for standard input) or the input's bytes. ``from_`` names
+    its format (detected like ``convert`` does when None); a format other than bbox is
+    converted to bbox first, into a temporary file. ``name`` titles the page when the
+    header has no ``id``. Raises :class:`bbox_lark.convert.ConvertError` when the format
+    cannot be told or read, and :class:`OSError` when the input cannot be read."""
+    with _bbox_file(source, from_, max_line) as path:
+        title = name or (str(source) if isinstance(source, (str, Path)) else "session")
+        write_page(path, out, title=title, max_line=max_line)
+
+
+def default_output(source: str) -> Path | None:
+    """Where ``bbox-lark report FILE`` writes without ``-o``: FILE's name with ``.html``, in
+    the current folder; None (standard output) for standard input."""
+    if source == "-":
+        return None
+    return Path(Path(source).name).with_suffix(".html")
+
+
+def write_report(
+    source: str,
+    output: Path | None,
+    *,
+    from_: str | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+) -> Path | None:
+    """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
+    atomically (nothing is left behind when reading fails), or to standard output when
+    ``output`` is None. Returns the path written; raises :class:`OutputError` when the
+    output cannot be written, and what :func:`render` raises when the input cannot be read."""
+    import io
+    import sys
+
+    from bbox_lark.atomic import AtomicWriter
+
+    if output is None:
+        render(source, sys.stdout, from_=from_, max_line=max_line)
+        return None
+    try:
+        writer = AtomicWriter(output)
+    except OSError as error:
+        raise OutputError(f"{output}: cannot write: {error.strerror or error}") from None
+    with writer:
+        text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
+        try:
+            render(source, text, from_=from_, max_line=max_line)
+            text.flush()
+        finally:
+            text.detach()
+        try:
+            writer.commit()
+        except OSError as error:
+            raise OutputError(f"{output}: cannot write: {error.strerror or error}") from None
+    return output
+
+
+def write_page(path: Path, out: TextIO, *, title: str, max_line: int = DEFAULT_MAX_LINE) -> None:
+    """The two passes over a bbox file."""
+    from bbox_lark.parser import iter_nodes
+    from bbox_lark.report.page import Page
+    from bbox_lark.report.survey import survey
+
+    with path.open("rb") as first:
+        found = survey(iter_nodes(first, max_line=max_line, attach=False), path=path)
+    with path.open("rb") as second:
+        Page(out, found, title).write(iter_nodes(second, max_line=max_line, attach=False))
+
+
+@contextlib.contextmanager
+def _bbox_file(source: str | Path | bytes, from_: str | None, max_line: int) -> Iterator[Path]:
+    """A bbox file holding ``source``: the file itself when it is one, else a temporary
+    copy (standard input, bytes) or conversion (another format), removed afterwards."""
+    from bbox_lark.convert import Input, convert_stream, detect_format, get_format
+
+    given = None if isinstance(source, bytes) else str(source)
+    path = Path(given) if given is not None and given != "-" else None
+    if isinstance(source, bytes):
+        source_input = Input(None, source)
+    elif path is None:
+        source_input = Input(None)
+    else:
+        source_input = Input(path)
+    if from_ is not None:
+        fmt = get_format(from_).name
+    elif path is not None and path.is_dir():
+        fmt = None  # a folder format: convert_stream tells which
+    else:
+        fmt = detect_format(path, source_input.head())
+    if fmt == "bbox" and path is not None:
+        yield path
+        return
+    handle, temporary = tempfile.mkstemp(suffix=".bbox", prefix="bbox-report-")
+    try:
+        with os.fdopen(handle, "wb") as raw:
+            if fmt == "bbox":
+                _copy(source_input, raw)
+            else:
+                import io
+
+                text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
+                convert_stream(source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False)
+                text.flush()
+                text.detach()
+        yield Path(temporary)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _copy(source_input: Input, raw: IO[bytes]) -> None:
+    for chunk in source_input.chunks():
+        raw.write(chunk)

@@ -1,0 +1,227 @@
+"""The report's first pass: what the page needs to know before it writes its first line.
+
+The page is written in one stream (:mod:`bbox_lark.report.page`), top to bottom: the header
+card with the session's totals comes first, a call shows the observation that completes it
+even when that arrives hundreds of lines later, a folded output says how many lines it holds
+and every diagnostic sits under its line. All of that is known only at the end of the file,
+so the input is read twice: this pass keeps small per-line facts (ints and short previews,
+never the nodes or their text), the second pass renders each node as it is read again.
+
+Every number (a call's outcome and latency, the responses' usage, the totals, the costs)
+comes from :mod:`bbox_lark.numbers`, the one place that decides them (docs/reference.md#outcomes), so the
+page agrees with ``stats`` and the tables.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
+from bbox_lark.numbers import CallRecord, Response, Responses, SessionCounter, SessionTotals
+from bbox_lark.parser import Head, NodeStream
+
+#: How much of a far observation's result a call row previews.
+PREVIEW = 240
+
+#: Continuation lines shown without a fold.
+UNFOLDED = 3
+
+#: ``tid`` lanes drawn; later threads share the last lane.
+LANES = 8
+
+
+@dataclass
+class ToolRow:
+    """One line of the per-tool table."""
+
+    name: str
+    calls: int = 0
+    errors: int = 0
+    latencies: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Far:
+    """An observation that completes a call further down: what its call row shows."""
+
+    line: int
+    outcome: str
+    text: str
+    #: Milliseconds between the call and its completion (:attr:`CallRecord.latency_ms`).
+    latency_ms: int | None
+
+
+@dataclass
+class Survey:
+    """What the first pass learnt (per-line facts are keyed by 1-based line number)."""
+
+    header: dict[str, Any] = field(default_factory=dict)
+    body_start: int = 1
+    lines: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    #: Call line (the start, for a start and its completion) -> its outcome.
+    outcomes: dict[int, str] = field(default_factory=dict)
+    #: Completion line -> the line of the call it completes.
+    completes: dict[int, int] = field(default_factory=dict)
+    #: Call line -> the far observation that completes it.
+    far: dict[int, Far] = field(default_factory=dict)
+    #: Event line -> (number of its continuation lines, line of the last one), for the events
+    #: whose output is folded (more than :data:`UNFOLDED` lines).
+    continuation: dict[int, tuple[int, int]] = field(default_factory=dict)
+    diagnostics: dict[int, list[Diagnostic]] = field(default_factory=dict)
+    severities: Counter[str] = field(default_factory=Counter)
+    tools: dict[str, ToolRow] = field(default_factory=dict)
+    #: ``tid`` value -> lane number (0 .. LANES-1).
+    lanes: dict[str, int] = field(default_factory=dict)
+    #: Usage per model response: its first line, input (cache reads included) and output.
+    usage_lines: array[int] = field(default_factory=lambda: array("q"))
+    usage_in: array[int] = field(default_factory=lambda: array("q"))
+    usage_out: array[int] = field(default_factory=lambda: array("q"))
+    #: The last ``# t=`` mark, in seconds.
+    elapsed: int | None = None
+    #: The session's totals (:mod:`bbox_lark.numbers`).
+    totals: SessionTotals | None = None
+
+    @property
+    def calls(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for outcome in self.outcomes.values() if outcome == "error")
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from the earliest to the latest ``ts=``, else the last ``# t=`` mark."""
+        totals = self.totals
+        if totals is not None and totals.duration_ms:
+            return totals.duration_ms / 1000
+        return float(self.elapsed) if self.elapsed is not None else None
+
+
+def survey(stream: NodeStream, *, path: Any = None) -> Survey:
+    """Read ``stream`` (:func:`~bbox_lark.iter_nodes` with ``attach=False``) once: check it
+    and gather the page's facts."""
+    from bbox_lark.api import checker_for
+
+    found = Survey()
+    checker = checker_for(path, None, None, None)
+    head = next(stream)
+    assert isinstance(head, Head)
+    checker.start(head)
+    if head.header_info is not None:
+        found.header = dict(head.header_info.fields)
+    found.body_start = head.body_start
+    counter = SessionCounter(found.header)
+    calls = _Calls(found)
+    responses = Responses()
+    output = _Output(found.continuation)
+    faults = stream.faults
+    for node in stream:
+        for fault in faults:
+            checker.fault(fault)
+        faults.clear()
+        checker.node(node)  # type: ignore[arg-type]
+        if isinstance(node, Continuation):
+            if node.owner is not None:
+                output.add(node.owner, node.line)
+            continue
+        if isinstance(node, BlankLine) or not isinstance(node, Event):
+            continue
+        found.kinds[node.kind] += 1
+        if node.kind == "comment" and node.name == "elapsed":
+            found.elapsed = _elapsed(node)
+        tid = node.fields.get("tid")
+        if isinstance(tid, str) and tid and tid not in found.lanes:
+            found.lanes[tid] = min(len(found.lanes), LANES - 1)
+        _response(found, responses.feed(node))
+        for record in counter.feed(node):
+            calls.add(record, node)
+        calls.previous = node.line
+    for fault in faults:
+        checker.fault(fault)
+    for diagnostic in checker.finish():
+        found.severities[diagnostic.severity] += 1
+        found.diagnostics.setdefault(diagnostic.line, []).append(diagnostic)
+    _response(found, responses.finish())
+    output.finish()
+    pending, _, found.totals = counter.finish()
+    for record in pending:
+        calls.add(record, None)
+    found.lines = stream.lines_read
+    return found
+
+
+class _Calls:
+    """Each call as :class:`~bbox_lark.numbers.SessionCounter` decides it: its outcome at
+    its line, its completion joined to it, its row of the per-tool table."""
+
+    def __init__(self, found: Survey) -> None:
+        self.found = found
+        #: The event line before the current one (a completion on the next event line is
+        #: shown joined under its call; a later one is previewed at the call).
+        self.previous = 0
+
+    def add(self, record: CallRecord, event: Event | None) -> None:
+        found = self.found
+        start, end = record.start_line, record.end_line
+        found.outcomes[start] = record.outcome
+        name = record.tool or "(none)"
+        if record.family != "tool":
+            name = f"{record.family}:{name}"
+        row = found.tools.get(name)
+        if row is None:
+            row = found.tools[name] = ToolRow(name)
+        row.calls += 1
+        if record.outcome == "error":
+            row.errors += 1
+        if record.latency_ms is not None:
+            row.latencies.append(record.latency_ms)
+        if end is None or end == start or event is None or event.line != end:
+            return
+        found.completes[end] = start
+        if start != self.previous:
+            result = event.result
+            text = result.text if result is not None else event.text
+            found.far[start] = Far(end, record.outcome, text[:PREVIEW], record.latency_ms)
+
+
+def _response(found: Survey, ended: tuple[Response, ...]) -> None:
+    for response in ended:
+        usage = response.usage
+        found.usage_lines.append(response.first_line)
+        found.usage_in.append(usage.input_with_cache or 0)
+        found.usage_out.append(usage.tokens_out or 0)
+
+
+def _elapsed(event: Event) -> int | None:
+    from bbox_lark.values import parse_elapsed
+
+    value = event.fields.get("t")
+    return parse_elapsed(value) if isinstance(value, str) else None
+
+
+class _Output:
+    """Counts each event's continuation lines (they follow their event, so one event is
+    counted at a time) and keeps the counts of the outputs that will be folded."""
+
+    def __init__(self, folds: dict[int, tuple[int, int]]) -> None:
+        self._folds = folds
+        self._owner = 0
+        self._count = 0
+        self._last = 0
+
+    def add(self, owner: int, line: int) -> None:
+        if owner != self._owner:
+            self.finish()
+            self._owner, self._count = owner, 0
+        self._count += 1
+        self._last = line
+
+    def finish(self) -> None:
+        if self._count > UNFOLDED:
+            self._folds[self._owner] = (self._count, self._last)
+        self._count = 0

@@ -1,0 +1,309 @@
+"""The HTML report without a browser: its markup, what it knows about a session, the
+command, the formats it reads, and that it streams (browser checks: test_report_browser.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+import tracemalloc
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from printer_support import EXTERNAL
+from report_support import (
+    DEMO,
+    DEMO_FAILED,
+    DEMO_FAR_OBSERVATION,
+    DEMO_FOLD,
+    DEMO_NEVER_COMPLETED,
+    DEMO_UNKNOWN,
+    PAYLOADS,
+    hostile_session,
+)
+from typer.testing import CliRunner
+
+from bbox_lark.cli import app
+from bbox_lark.report import render
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = [p for folder in ("valid", "hostile") for p in sorted((ROOT / "corpus" / folder).glob("*.bbox"))]
+REAL = EXTERNAL / "rlog-real" / "20251220__153410-call-issue-ready-now-to.rlog"
+
+
+def html_of(text: str | bytes, **options: Any) -> str:
+    out = io.StringIO()
+    render(text.encode("utf-8") if isinstance(text, str) else text, out, **options)
+    return out.getvalue()
+
+
+class Markup(HTMLParser):
+    """Every start tag with its attributes, and the text, as a browser's tokenizer sees them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.script: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        (self.script if self._in_script else self.text).append(data)
+
+
+def markup(page: str) -> Markup:
+    parser = Markup()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def assert_self_contained(page: str) -> Markup:
+    """One script (the page's), nothing loaded from anywhere, no handler attributes, no
+    ``javascript:`` link, and a CSP that allows nothing else, before any style or script."""
+    found = markup(page)
+    names = [tag for tag, _ in found.tags]
+    assert names.count("script") == 1
+    csp = [attrs for tag, attrs in found.tags if tag == "meta" and attrs.get("http-equiv")]
+    assert len(csp) == 1
+    policy = csp[0]["content"] or ""
+    assert "default-src 'none'" in policy and "'unsafe-inline'" not in policy
+    assert "script-src 'sha256-" in policy and "style-src 'sha256-" in policy
+    assert names.index("meta") < names.index("style") < names.index("script")
+    for tag, attrs in found.tags:
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+        assert "src" not in attrs, (tag, attrs)
+        href = attrs.get("href")
+        if href is not None:
+            assert href.startswith("#") or href == "data:,", (tag, attrs)
+    return found
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_every_corpus_file_gives_a_self_contained_page(path: Path) -> None:
+    page = html_of(path.read_bytes())
+    assert_self_contained(page)
+    lines = path.read_bytes().count(b"\n") + (not path.read_bytes().endswith(b"\n"))
+    assert f"id=L{lines}>" in page  # every line has its anchor
+
+
+def test_hostile_text_is_escaped_everywhere() -> None:
+    page = html_of(hostile_session())
+    found = assert_self_contained(page)
+    assert {tag for tag, _ in found.tags} <= {
+        "html", "head", "meta", "link", "title", "style", "body", "header", "span", "input", "label",
+        "b", "main", "section", "h2", "h3", "dl", "div", "dt", "dd", "p", "ul", "li", "a", "small",
+        "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "pre", "script", "code",
+        "select", "option",
+    }  # fmt: skip
+    text = "".join(found.text)
+    for payload in PAYLOADS:
+        assert payload in text
+    assert "window.__pwned" not in "".join(found.script)
+    title = page[page.index("<title>") : page.index("</title>") + 8]
+    assert title == "<title>bbox report · &lt;/title&gt;&lt;script&gt;window.__pwned=7&lt;/script&gt;</title>"
+
+
+def test_text_that_is_not_utf8_or_holds_nul_is_shown_escaped() -> None:
+    page = html_of(b"---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\n---\nu: caf\xe9 \x00 end\n")
+    assert_self_contained(page)
+    assert "caf\\udce9 \\x00 end" in page
+    page.encode("utf-8")  # nothing unencodable reached the page
+
+
+def test_the_page_knows_the_session() -> None:
+    page = html_of(DEMO)
+    found = assert_self_contained(page)
+    rows = {
+        attrs["id"]: (attrs.get("class") or "").split()
+        for tag, attrs in found.tags
+        if tag == "div" and attrs.get("id")
+    }
+    failed = sorted(int(key[1:]) for key, kinds in rows.items() if "call" in kinds and "o-error" in kinds)
+    assert failed == list(DEMO_FAILED)
+    assert "o-pending" in rows[f"L{DEMO_NEVER_COMPLETED}"]
+    assert {"obs", "join", "o-error"} <= set(rows[f"L{DEMO_FAR_OBSERVATION}"])
+    assert f'<a href="#L{DEMO_FAR_OBSERVATION}">o: L{DEMO_FAR_OBSERVATION}</a>' in page
+    assert "(+3 lines, 30.0 s)" in page  # the gap between the call and its late observation
+    first, last = DEMO_FOLD
+    assert f"<summary>{last - first + 1:,} lines of output</summary>" in page
+    assert "sec" in rows["L13"] and "sec" in rows["L27"] and "sec" in rows["L28"]  # @phase, m:
+    assert "ln0" in rows["L19"] and "ln1" in rows["L31"]  # tid lanes
+    for line, code in ((DEMO_NEVER_COMPLETED, "W007"), (DEMO_UNKNOWN, "W003")):
+        row = page.index(f"id=L{line}>")
+        assert page.index(f'href="#code-{code}">{code}</a>', row) < page.index(f"id=L{line + 1}>")
+        assert f'id="code-{code}"' in page
+    card = "".join(found.text)
+    for expected in ("demo-1", "claude-sonnet-4-5", "autopilot", "example/app", "215db51", "2 warning"):
+        assert expected in card
+
+
+def test_the_card_shows_duration_calls_and_usage() -> None:
+    page = html_of(DEMO)
+    assert "<dt>duration</dt><dd>35.0 s</dd>" in page
+    assert "<dt>calls</dt><dd>7 (2 failed, 1 pending)</dd>" in page
+    assert "Usage over 3 model responses" in page
+    assert "<dt>model responses</dt><dd>3</dd>" in page
+    assert "<dt>tokens_out (responses)</dt><dd>89</dd>" in page  # 9 + 80: largest per response
+    assert page.count("<rect ") == 3
+
+
+def test_the_facade_renders_the_report() -> None:
+    import bbox_lark
+
+    out = io.StringIO()
+    bbox_lark.render_report(DEMO.encode(), out)
+    assert out.getvalue() == html_of(DEMO)
+
+
+def test_a_long_line_is_folded_not_cut() -> None:
+    body = "x" * 5000
+    page = html_of(f"---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\n---\nu: {body}\n")
+    assert "3,003 more characters" in page
+    assert page.count("x" * 1000) >= 1 and page.count("x") >= 5000
+
+
+def test_a_claude_code_session_is_reported_through_its_bbox_form() -> None:
+    source = ROOT / "tests" / "fixtures" / "claude-code" / "errors.jsonl"
+    page = html_of(source.read_bytes())
+    assert_self_contained(page)
+    assert "o-error" in page and "call" in page
+
+
+def test_parallel_subagents_get_their_own_lanes() -> None:
+    folder = ROOT / "tests" / "fixtures" / "claude-code-subagents"
+    out = io.StringIO()
+    render(folder / "sess-sub.jsonl", out)
+    page = out.getvalue()
+    assert_self_contained(page)
+    assert '<span class="lane ln0">a1</span>' in page and '<span class="lane ln1">b2</span>' in page
+    found = markup(page)
+    lanes = {
+        (attrs.get("class") or "").split()[-1]
+        for tag, attrs in found.tags
+        if tag == "div" and "r" in (attrs.get("class") or "").split() and "ln" in (attrs.get("class") or "")
+    }
+    assert lanes == {"ln0", "ln1"}
+
+
+def test_an_atif_trajectory_is_reported_through_its_bbox_form(tmp_path: Path) -> None:
+    from bbox_lark.convert import convert
+
+    trajectory = convert(DEMO, "bbox", to="atif").text
+    json.loads(trajectory)
+    path = tmp_path / "run.json"
+    path.write_text(trajectory, encoding="utf-8")
+    out = io.StringIO()
+    render(path, out)
+    page = out.getvalue()
+    assert_self_contained(page)
+    assert "cargo test" in page and "Exit code 101" in page
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="the external corpus is not here")
+def test_the_biggest_real_log_shows_its_four_failed_calls() -> None:
+    page = html_of(REAL.read_bytes())
+    assert_self_contained(page)
+    assert "<b id=error-count>4</b>" in page
+    assert page.count("call o-error") == 4
+
+
+def test_generation_streams() -> None:
+    """The page is written as the input is read: beyond what a tiny page costs, the peak of
+    traced memory stays well below the page's size (the page and the document are never
+    held; what grows is a few ints per call)."""
+    from bbox_lark.report import render as render_report
+
+    lines = ["---", "format: bbox/1", "id: s", "repo_sha: 215db51", "---"]
+    for n in range(2_000):
+        lines += [
+            f"th: step {n} thinking about the next call tokens_in=9 tokens_out={n} tokens_cached={n * 10}",
+            f't!:Bash id=c{n} cmd="make test" → [running]',
+            f"o: id=c{n} → [ok] {n} tests passed",
+            f"  output line of call {n}",
+        ]
+    data = ("\n".join(lines) + "\n").encode()
+
+    class Count(io.TextIOBase):
+        size = 0
+
+        def write(self, text: str) -> int:
+            self.size += len(text)
+            return len(text)
+
+    def traced_peak(text: bytes, sink: Count) -> int:
+        tracemalloc.start()
+        try:
+            render_report(text, sink)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    render_report(data[:2000], Count())  # warm up: the parser, the registry, the price table
+    baseline = traced_peak(data[:2000], Count())  # what any page costs, however small
+    sink = Count()
+    peak = traced_peak(data, sink)
+    assert sink.size > 3 * len(data)
+    assert peak - baseline < sink.size / 2, (peak, baseline, sink.size)  # holding the page: > size
+
+
+# -- the command --------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def test_report_writes_the_page_beside_where_it_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "in" / "demo.bbox"
+    source.parent.mkdir()
+    source.write_text(DEMO, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["report", str(source)])
+    assert done.exit_code == 0, done.output
+    assert "wrote demo.html" in done.output
+    assert_self_contained((tmp_path / "demo.html").read_text(encoding="utf-8"))
+
+
+def test_report_output_and_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import webbrowser
+
+    source = tmp_path / "demo.bbox"
+    source.write_text(DEMO, encoding="utf-8")
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: opened.append(url) or True)
+    target = tmp_path / "out" / "page.html"
+    target.parent.mkdir()
+    done = runner.invoke(app, ["report", str(source), "-o", str(target), "--open"])
+    assert done.exit_code == 0, done.output
+    assert opened == [target.resolve().as_uri()]
+    done = runner.invoke(app, ["report", str(source), "-o", "-"])
+    assert done.exit_code == 0
+    assert done.stdout.startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["missing.bbox"], "missing.bbox: no such file or directory"),
+        (["DEMO", "-o", "-", "--open"], "--open needs a file"),
+        (["DEMO", "--from", "nope"], "nope"),
+        (["DEMO", "-o", "no/such/dir/page.html"], "no/such/dir/page.html: cannot write"),
+    ],
+)
+def test_report_usage_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: list[str], message: str
+) -> None:
+    (tmp_path / "DEMO").write_text(DEMO, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = runner.invoke(app, ["report", *arguments])
+    assert done.exit_code == 2, done.output
+    assert message in done.output
+    assert "Traceback" not in done.output
+    assert not list(tmp_path.glob("*.html"))

@@ -1,0 +1,213 @@
+"""Screenshots and timings of the HTML session report (``bbox-lark report``), to look at it.
+
+    python tools/report_screens.py                      # into ./report-screens/
+    python tools/report_screens.py --out /tmp/shots --lines 100000
+    python tools/report_screens.py --real path/to/session.rlog --skip-big
+
+Writes, for the biggest real log (default: the 928-line one in the external corpus), the page
+at 1280 px (top, the timeline with the failed-calls filter on, a ``#L`` link), at 390 px (a
+phone: the top and a ``#L`` link), and for a generated session of ``--lines`` lines the page
+at 1280 px scrolled to a ``#L`` link near its end. Prints how long ``bbox-lark report`` took,
+its peak memory (GNU time's maximum RSS), the page's size, and how long headless Chromium
+took to open it (the load event) and to jump to the line; docs/report.md carries these
+figures.
+
+Needs selenium and Debian's ``chromium`` and ``chromium-driver`` (``/usr/bin/chromedriver``;
+selenium-manager is never asked to download anything). Exit 2 when they are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTERNAL = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
+REAL = (
+    ROOT.parent / "shared" / "corpus-external" / "rlog-real" / "20251220__153410-call-issue-ready-now-to.rlog"
+)
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+)
+_TOOLS = ("Read", "Bash", "Edit", "Grep", "Glob", "Write")
+_PHASES = ("explore", "design", "review", "final")
+
+
+def generate_session(lines: int, seed: int = 7) -> str:
+    """A synthetic agent session of about ``lines`` lines: thinking with usage, tool starts
+    and their observations (about 4% fail), some on ``tid`` lanes, output on continuation
+    lines, a ``@phase`` every 500 calls."""
+    rng = random.Random(seed)
+    out = [
+        "---",
+        "format: bbox/1",
+        "id: generated-session",
+        "repo_sha: 215db51",
+        "repo: example/app",
+        "branch: main",
+        "model: claude-sonnet-4-5",
+        "agent: autopilot",
+        "runner: local",
+        "---",
+        "@start id=generated-session ts=2025-12-20T14:00:00Z",
+        "u: Work through the issue queue.",
+    ]
+    call = cached = second = 0
+    while len(out) < lines - 1:
+        call += 1
+        second += rng.randint(1, 20)
+        if call % 500 == 1:
+            out.append(f"@phase {_PHASES[(call // 500) % len(_PHASES)]}")
+        cached += rng.randint(0, 800)
+        usage = f"tokens_in={rng.randint(1, 20)} tokens_out={rng.randint(1, 400)} tokens_cached={cached}"
+        out.append(f"th: Let me check step {call} before the next edit. {usage}")
+        tid = f" tid=worker-{rng.randint(1, 3)}" if rng.random() < 0.1 else ""
+        clock = f"{14 + second // 3600 % 10:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+        tool = rng.choice(_TOOLS)
+        out.append(
+            f"t!:{tool} id=c{call}{tid} file_path=/src/mod_{call % 97}.rs ts=2025-12-20T{clock}Z"
+            f" → [running] {usage}"
+        )
+        if rng.random() < 0.05:
+            out.append(f"a: While that runs, reading more. {usage}")
+        failed = rng.random() < 0.04
+        result = (
+            "[error] Exit code 101"
+            if failed
+            else rng.choice(["[ok] 128 tests passed", "[186 lines]", "[ok]"])
+        )
+        out.append(f"o: id=c{call}{tid} → {result}")
+        if rng.random() < 0.08:
+            out.extend(f"  output line {k} of call {call}" for k in range(rng.randint(2, 30)))
+    out.append("@end")
+    return "\n".join(out) + "\n"
+
+
+def generate(source: Path, page: Path) -> tuple[float, float | None]:
+    """Run ``bbox-lark report`` in a child process: seconds, and its peak RSS in MiB as GNU
+    time measures it (None without ``/usr/bin/time``; a forked child's own ``ru_maxrss``
+    would count this process's pages, copied before the exec)."""
+    command = [sys.executable, "-m", "bbox_lark.cli", "report", str(source), "-o", str(page)]
+    timer = Path("/usr/bin/time")
+    if timer.exists():
+        command = [str(timer), "-f", "%M", *command]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"bbox-lark report {source} exited {done.returncode}: {done.stderr[-400:]}")
+    last = done.stderr.strip().splitlines()[-1] if timer.exists() else ""
+    return seconds, int(last) / 1024 if last.isdigit() else None
+
+
+def _mib(value: float | None) -> str:
+    return f"{value:.0f} MiB" if value is not None else "not measured"
+
+
+def browser(profile: str) -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (*FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+
+
+def shoot(driver: Any, url: str, out: Path, width: int, height: int, script: str | None = None) -> None:
+    driver.set_window_size(width, height)
+    driver.get(url)
+    if script:
+        driver.execute_script(script)
+        time.sleep(0.3)
+    driver.save_screenshot(str(out))
+    print(f"wrote {out}")
+
+
+def opening_time(driver: Any, url: str, line: int) -> tuple[float, float]:
+    """Seconds to the load event, and to show line ``line`` after a ``#L`` jump."""
+    driver.get("about:blank")
+    driver.get(url)
+    loaded = driver.execute_script("return performance.getEntriesByType('navigation')[0].loadEventEnd") / 1000
+    started = time.perf_counter()
+    driver.execute_script(f"location.hash = '#L{line}'")
+    driver.execute_script(f"return document.getElementById('L{line}').getBoundingClientRect().top")
+    return loaded, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser.add_argument("--out", type=Path, default=Path("report-screens"))
+    parser.add_argument("--real", type=Path, default=REAL)
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--skip-big", action="store_true", help="No generated session.")
+    args = parser.parse_args(argv)
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        print("error: selenium is not installed (pip install -e '.[test]')", file=sys.stderr)
+        return 2
+    for program, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not program.exists():
+            print(f"error: {program} is missing (apt-get install {package})", file=sys.stderr)
+            return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as work:
+        driver = browser(str(Path(work) / "profile"))
+        try:
+            if args.real.exists():
+                page = args.out / "real.html"
+                seconds, peak = generate(args.real, page)
+                print(f"{args.real.name}: generated in {seconds:.2f} s, peak RSS {_mib(peak)}")
+                url = page.resolve().as_uri()
+                shoot(driver, url, args.out / "real-top.png", 1280, 1000)
+                errors = "document.getElementById('only-errors').click();"
+                scroll = "document.getElementById('timeline').scrollIntoView();"
+                shoot(driver, url, args.out / "real-failed.png", 1280, 1000, errors + scroll)
+                shoot(driver, url, args.out / "real-narrow.png", 390, 1400)
+                shoot(driver, url + "#L407", args.out / "real-line.png", 1280, 900)
+                shoot(driver, url + "#L407", args.out / "real-narrow-line.png", 390, 900)
+            else:
+                print(f"{args.real}: not found; no real log", file=sys.stderr)
+            if not args.skip_big:
+                source = Path(work) / "generated.bbox"
+                source.write_text(generate_session(args.lines), encoding="utf-8")
+                page = args.out / "big.html"
+                seconds, peak = generate(source, page)
+                size = page.stat().st_size / (1 << 20)
+                facts = f"generated in {seconds:.2f} s, peak RSS {_mib(peak)}, page {size:.1f} MiB"
+                print(f"{args.lines:,} lines: {facts}")
+                url = page.resolve().as_uri()
+                driver.set_window_size(1280, 900)
+                line = args.lines - 100
+                loaded, jump = opening_time(driver, url, line)
+                print(
+                    f"{args.lines:,} lines: load event after {loaded:.2f} s; #L{line} shown in {jump:.2f} s"
+                )
+                shoot(driver, f"{url}#L{line}", args.out / "big-line.png", 1280, 900)
+        finally:
+            driver.quit()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
