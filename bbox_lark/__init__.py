@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.parser import Head, iter_nodes
     from bbox_lark.printer import dumps, emit, format_document
     from bbox_lark.stats import Stats, compute_stats
+    from bbox_lark.text import text_of
 
 __version__ = "0.1.0"
 
@@ -86,6 +87,7 @@ __all__ = [
     "iter_nodes",
     "parse",
     "registry",
+    "text_of",
 ]
 
 #: Where each public name lives: (module, attribute). Keep in step with the imports above.
@@ -129,6 +131,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "format_document": ("bbox_lark.printer", "format_document"),
     "Stats": ("bbox_lark.stats", "Stats"),
     "compute_stats": ("bbox_lark.stats", "compute_stats"),
+    "text_of": ("bbox_lark.text", "text_of"),
 }
 
 
