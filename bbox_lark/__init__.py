@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.printer import dumps, emit, format_document
     from bbox_lark.stats import Stats, compute_stats
     from bbox_lark.text import text_of
+    from bbox_lark.writer import CallHandle, Writer
 
 __version__ = "0.1.0"
 
@@ -55,6 +56,7 @@ __all__ = [
     "BlankLine",
     "BlobPointer",
     "Call",
+    "CallHandle",
     "CheckInfo",
     "Comment",
     "Continuation",
@@ -73,6 +75,7 @@ __all__ = [
     "Result",
     "Stats",
     "Unknown",
+    "Writer",
     "__version__",
     "apply_fixes",
     "build_document",
@@ -132,6 +135,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Stats": ("bbox_lark.stats", "Stats"),
     "compute_stats": ("bbox_lark.stats", "compute_stats"),
     "text_of": ("bbox_lark.text", "text_of"),
+    "CallHandle": ("bbox_lark.writer", "CallHandle"),
+    "Writer": ("bbox_lark.writer", "Writer"),
 }
 
 
