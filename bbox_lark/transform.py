@@ -591,19 +591,19 @@ def build_message(
     # values (what the builder always did); with it, also only when nothing in it is read
     # otherwise by text_of or as a field, and it holds nothing a line cannot hold.
     plain = not exact or (not UNWRITABLE.search(text) and decode(text) == text)
+    # The line is read back to decide (no regular expression over the whole text: the
+    # FREE_TEXT pattern backtracks exponentially on a text it does not match).
     if "\n" not in text and text == text.strip() and plain:
-        full = " ".join([text, *field_texts]).strip()
-        if not full or compiled("FREE_TEXT").fullmatch(full) is not None:
-            try:
-                node = make(text)
-            except ValueError:
-                pass
-            else:
-                if not exact:
-                    return node
-                given = {key for key, _, _ in pairs}
-                if text_of(node) == text and {f.key for f in node.field_nodes if not f.after_arrow} == given:
-                    return node
+        try:
+            node = make(text)
+        except ValueError:
+            pass
+        else:
+            if not exact:
+                return node
+            given = {key for key, _, _ in pairs}
+            if text_of(node) == text and {f.key for f in node.field_nodes if not f.after_arrow} == given:
+                return node
     _refused(text)
     return make(quote(text))
 

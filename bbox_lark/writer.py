@@ -46,6 +46,10 @@ from bbox_lark.blobs import FOLDER_NAME, BlobStore, StoredBlob
 #: text: a screenful of tool output stays in the log, a whole file does not).
 DEFAULT_BLOB_THRESHOLD = 4096
 
+#: The mime types of blobs the Writer makes from bytes and from text.
+BINARY = "application/octet-stream"
+TEXT = "text/plain"
+
 #: The status a call's line is written with when it is written before its result: the call
 #: is then open (DECISIONS §6) until an ``o:`` line gives the result.
 _OPEN_STATUS = {"subagent": "launched", "question": "pending"}
@@ -275,9 +279,11 @@ class Writer:
 
     def blob(self, data: bytes | str, mime: str | None = None) -> BlobPointer | None:
         """Store ``data`` in the blob store and return its pointer (to pass as a result or an
-        argument); None when there is no store or it cannot be written (reported once)."""
+        argument; ``mime`` defaults to ``application/octet-stream`` for bytes, ``text/plain``
+        for text, which is stored as UTF-8 unredacted); None when there is no store or it
+        cannot be written (reported once)."""
         with self._lock:
-            stored = self._store(data, mime)
+            stored = self._store(data, mime or (TEXT if isinstance(data, str) else BINARY))
         if stored is None:
             return None
         return BlobPointer(stored.pointer, 0, 0, stored.sha256, str(stored.size), stored.mime)
@@ -392,13 +398,13 @@ class Writer:
             message = self._redacted(f"{type(value).__name__}: {value}".rstrip(": ").strip())
             return Result.build("error", message=message or type(value).__name__)
         if isinstance(value, (bytes, bytearray, memoryview)):
-            stored = self._store(bytes(value), None)
+            stored = self._store(bytes(value), BINARY)
             if stored is not None:
                 return Result.build("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
             value = bytes(value).decode("utf-8", "replace")
         text = self._redacted(str(value))
         if len(text) > self.blob_threshold:
-            stored = self._store(text, "text/plain")
+            stored = self._store(text, TEXT)
             if stored is not None:
                 return Result.build("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
         return Result.build("text", text=text)
@@ -409,14 +415,14 @@ class Writer:
             if isinstance(value, BlobPointer):
                 out.append(value.raw)
             elif isinstance(value, (bytes, bytearray, memoryview)):
-                stored = self._store(bytes(value), None)
+                stored = self._store(bytes(value), BINARY)
                 out.append(stored.pointer if stored is not None else bytes(value).decode("utf-8", "replace"))
             elif isinstance(value, (list, tuple)):
                 out.append(tuple(self._redacted(str(v)) for v in value))
             else:
                 text = self._redacted(str(value))
                 if len(text) > self.blob_threshold:
-                    stored = self._store(text, "text/plain")
+                    stored = self._store(text, TEXT)
                     if stored is not None:
                         text = stored.pointer
                 out.append(text)

@@ -208,3 +208,11 @@ def test_the_reference_example_is_clean_and_reads_back() -> None:
     assert events[4].args == ("printf 'a\rb'",)
     assert events[4].result is not None and text_of(events[4].result) == "[ok] is the program's output here"
     assert events[5].result is not None and text_of(events[5].result) == "list index [3] out of range"
+
+
+def test_a_long_text_with_an_arrow_builds() -> None:
+    """The builder decides by reading its line back, never by matching the whole text with
+    FREE_TEXT, whose pattern backtracks exponentially on a text it does not match."""
+    text = "word " * 5000 + "→ then # metrics x=1"
+    node = parse(HEADER + emit(Message.build("th", text, exact=True)) + "\n").events[0]
+    assert text_of(node) == text
