@@ -353,3 +353,29 @@ def test_a_file_cut_anywhere_keeps_every_complete_line(tmp_path: Path) -> None:
         lines = parse(data[:cut]).lines
         complete = data[:cut].count(b"\n") - len(parse(data).header_lines)
         assert [n.raw for n in lines[:complete]] == [n.raw for n in whole[:complete]]
+
+
+def test_progress_of_a_subagent_is_an_open_observation() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        sub = log.subagent("explore", "where is auth?")
+        sub.progress("read 3 files")
+        sub.finish("auth is in src/auth.rs")
+        with log.call("bash", "make") as call:
+            call.progress("compiling")
+        try:
+            with log.call("bash", "make test"):
+                raise ValueError("2 tests failed")
+        except ValueError:
+            pass
+    text = out.getvalue()
+    assert _problems(text) == []
+    assert text.splitlines()[7:-1] == [
+        'x:explore "where is auth?" id=call_1 → [launched]',
+        'o: "read 3 files" id=call_1 → [running]',
+        "o: id=call_1 → auth is in src/auth.rs",
+        "t:bash make id=call_2 → [running]",
+        "t~:bash compiling id=call_2",
+        "o: id=call_2 → [ok]",
+        't:bash "make test" id=call_3 → [err: ValueError: 2 tests failed]',
+    ]
