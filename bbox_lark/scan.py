@@ -93,9 +93,17 @@ _QUOTE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
 _TO_ESCAPE = re.compile(f'[\\\\"\n\t]|{UNWRITABLE.pattern}')
 
 
+#: A complete blob pointer (full sha256, a size, an optional mime type): a value that is
+#: exactly one is quoted as a pointer, its ``@`` not escaped.
+_POINTER = re.compile(r'@blob sha256=[0-9a-f]{64} bytes=[0-9]+(?: mime=[^\s"\\]+)?')
+
+
 def quote(value: str) -> str:
     """A double-quoted string for ``value`` that :func:`unquote` reads back: any string,
-    written on one line (``\\" \\\\ \\n \\t``, and ``\\u{HEX}`` for :data:`UNWRITABLE`)."""
+    written on one line (``\\" \\\\ \\n \\t``, and ``\\u{HEX}`` for :data:`UNWRITABLE`). A value
+    that is exactly one complete blob pointer stays a pointer (its blob is checked)."""
+    if value.startswith("@blob") and _POINTER.fullmatch(value):
+        return '"' + value + '"'
     return '"' + _TO_ESCAPE.sub(_escape, value) + '"'
 
 

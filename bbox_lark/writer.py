@@ -15,8 +15,8 @@ everything up to that point". The Writer keeps it:
 * **Redacted.** With ``redact=True`` (the default) every secret the scanner finds
   (:mod:`bbox_lark.secrets`) becomes ``[redacted:KIND]`` before it is written, and the
   closing ``# redactions=N`` states how many markers the body holds.
-* **Blobs.** Bytes, and results or arguments longer than ``blob_threshold`` characters, go
-  to the blob store (``.bbox-blobs/`` beside the file); the line carries ``@blob sha256=…
+* **Blobs.** Bytes, and results, arguments or field values longer than ``blob_threshold``
+  characters, go to the blob store (``.bbox-blobs/`` beside the file); the line carries ``@blob sha256=…
   bytes=… mime=…``.
 * **Thread-safe.** One lock serialises every line: tool calls may finish from several threads.
 * **Errors.** A header without ``id`` or ``repo_sha`` is a :class:`ValueError` from the
@@ -420,13 +420,16 @@ class Writer:
             elif isinstance(value, (list, tuple)):
                 out.append(tuple(self._redacted(str(v)) for v in value))
             else:
-                text = self._redacted(str(value))
-                if len(text) > self.blob_threshold:
-                    stored = self._store(text, TEXT)
-                    if stored is not None:
-                        text = stored.pointer
-                out.append(text)
+                out.append(self._offloaded(self._redacted(str(value))))
         return tuple(out)
+
+    def _offloaded(self, text: str) -> str:
+        """``text``, or the pointer of the blob it was stored as when it is too long."""
+        if len(text) > self.blob_threshold:
+            stored = self._store(text, TEXT)
+            if stored is not None:
+                return stored.pointer
+        return text
 
     def _fields(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """Fields with safe keys and redacted values; None values are left out."""
@@ -444,7 +447,7 @@ class Writer:
             elif isinstance(value, (list, tuple)):
                 value = tuple(self._redacted(str(v)) for v in value)
             elif not isinstance(value, (int, float)):
-                value = self._redacted(str(value))
+                value = self._offloaded(self._redacted(str(value)))
             out[safe] = value
         return out
 

@@ -250,7 +250,7 @@ def test_big_results_arguments_and_bytes_go_to_the_blob_store(tmp_path: Path) ->
     path = tmp_path / "s.bbox"
     big = "line\n" * DEFAULT_BLOB_THRESHOLD
     with Writer(path, HEADER) as log:
-        log.call("write", big).finish(big)
+        log.call("write", big, content=big).finish(big)
         log.call("screenshot").finish(b"\x89PNG\r\n\x1a\n")
         pointer = log.blob(b"raw", mime="application/octet-stream")
         assert pointer is not None
@@ -262,7 +262,12 @@ def test_big_results_arguments_and_bytes_go_to_the_blob_store(tmp_path: Path) ->
     write, shot, upload = _events(text)
     assert write.result is not None and write.result.kind == "blob"
     assert text_of(write.result, blobs=folder) == big
-    assert write.args[0].startswith("@blob sha256=")  # type: ignore[union-attr]
+    assert write.args[0] == write.fields["content"] == write.result.text  # the same blob
+    assert str(write.args[0]).startswith("@blob sha256=")
+    # The argument's pointer is a pointer on the line: check verifies it too.
+    (folder / (write.result.blob.sha256 or "")).write_text("changed")  # type: ignore[union-attr]
+    assert [d.line for d in check(text, path=path) if d.code == "E014"] == [write.line] * 3
+    (folder / (write.result.blob.sha256 or "")).write_text(big)  # type: ignore[union-attr]
     assert shot.result is not None and shot.result.blob is not None
     assert (folder / (shot.result.blob.sha256 or "")).read_bytes() == b"\x89PNG\r\n\x1a\n"
     assert upload.result is not None and upload.result.blob is not None
