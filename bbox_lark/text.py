@@ -48,7 +48,7 @@ def message_body(event: Event) -> str:
     return text[:end].rstrip()
 
 
-def text_of(node: Event | Result, *, blobs: str | Path | None = None) -> str:
+def text_of(node: Event | Result | str, *, blobs: str | Path | None = None) -> str:
     """The text a writer gave, read back exactly (``docs/reference.md``, "Any text").
 
     * A message or thinking line (``u a th td``): its text up to its trailing fields, a
@@ -60,7 +60,12 @@ def text_of(node: Event | Result, *, blobs: str | Path | None = None) -> str:
       after its bracket form (``128 tests passed`` in ``[ok] 128 tests passed``), decoded.
     * Any other line: its text (a comment's after ``#``, an unknown line's as written),
       decoded.
+    * An argument or a field value (``event.args[0]``, ``event.fields["path"]``): the value
+      itself, or with ``blobs``, when it is a blob pointer (a writer stored a long value as a
+      blob), the blob's content.
     """
+    if isinstance(node, str):
+        return _value_text(node, blobs)
     if isinstance(node, Result):
         return _result_text(node, blobs)
     from bbox_lark.grammar import vocabulary
@@ -70,18 +75,34 @@ def text_of(node: Event | Result, *, blobs: str | Path | None = None) -> str:
     return decode(node.text)
 
 
+def _value_text(value: str, blobs: str | Path | None) -> str:
+    if blobs is not None and value.startswith("@blob sha256="):
+        from bbox_lark.scan import parse_blob
+
+        content = _blob_text(parse_blob(value, 0, 0).sha256, blobs)
+        if content is not None:
+            return content
+    return value
+
+
+def _blob_text(sha256: str | None, blobs: str | Path) -> str | None:
+    """A blob's content as text (UTF-8, invalid bytes kept as lone surrogates), or None."""
+    from bbox_lark.blobs import read_blob
+
+    data = read_blob(Path(blobs), sha256) if sha256 else None
+    return data.decode("utf-8", "surrogateescape") if data is not None else None
+
+
 def _result_text(result: Result, blobs: str | Path | None) -> str:
     kind = result.kind
     if kind == "text":
         return decode(result.text)
     if kind == "error" and result.message is not None:
         return result.message
-    if kind == "blob" and blobs is not None and result.blob is not None and result.blob.sha256:
-        from bbox_lark.blobs import read_blob
-
-        data = read_blob(Path(blobs), result.blob.sha256)
-        if data is not None:
-            return data.decode("utf-8", "surrogateescape")
+    if kind == "blob" and blobs is not None and result.blob is not None:
+        content = _blob_text(result.blob.sha256, blobs)
+        if content is not None:
+            return content
     if kind in ("fields", "empty"):
         return result.text
     return decode(result.rest)

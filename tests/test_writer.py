@@ -264,6 +264,7 @@ def test_big_results_arguments_and_bytes_go_to_the_blob_store(tmp_path: Path) ->
     assert text_of(write.result, blobs=folder) == big
     assert write.args[0] == write.fields["content"] == write.result.text  # the same blob
     assert str(write.args[0]).startswith("@blob sha256=")
+    assert text_of(str(write.args[0]), blobs=folder) == text_of(write.fields["content"], blobs=folder) == big
     # The argument's pointer is a pointer on the line: check verifies it too.
     (folder / (write.result.blob.sha256 or "")).write_text("changed")  # type: ignore[union-attr]
     assert [d.line for d in check(text, path=path) if d.code == "E014"] == [write.line] * 3
