@@ -68,6 +68,8 @@ HARD = [
 texts = st.text(
     alphabet=st.one_of(
         st.characters(codec=None),
+        st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),  # lone surrogates
+        st.characters(max_codepoint=0x9F),  # control characters
         st.sampled_from(["\n", "\r", "\u2028", "\x00", "→", "=", '"', "[", "]", " ", "#", "@", "\\"]),
     )
 ) | st.sampled_from(HARD)
