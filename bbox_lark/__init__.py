@@ -49,6 +49,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.printer import dumps, emit, format_document
     from bbox_lark.report import render as render_report  # `bbox_lark.report` stays the package
     from bbox_lark.stats import Stats, compute_stats
+    from bbox_lark.text import text_of
+    from bbox_lark.writer import CallHandle, Writer
 
 __version__ = "0.1.0"
 
@@ -56,6 +58,7 @@ __all__ = [
     "BlankLine",
     "BlobPointer",
     "Call",
+    "CallHandle",
     "CheckInfo",
     "Comment",
     "Continuation",
@@ -74,6 +77,7 @@ __all__ = [
     "Result",
     "Stats",
     "Unknown",
+    "Writer",
     "__version__",
     "apply_fixes",
     "build_document",
@@ -92,6 +96,7 @@ __all__ = [
     "read_session",
     "registry",
     "render_report",
+    "text_of",
 ]
 
 #: Where each public name lives: (module, attribute). Keep in step with the imports above.
@@ -139,6 +144,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Stats": ("bbox_lark.stats", "Stats"),
     "compute_stats": ("bbox_lark.stats", "compute_stats"),
     "render_report": ("bbox_lark.report", "render"),
+    "text_of": ("bbox_lark.text", "text_of"),
+    "CallHandle": ("bbox_lark.writer", "CallHandle"),
+    "Writer": ("bbox_lark.writer", "Writer"),
 }
 
 

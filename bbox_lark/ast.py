@@ -138,7 +138,10 @@ class Result:
         (``choices``, ``message``: the reason), ``redacted`` (``message``: the kind), ``blob``
         (``sha256``, ``size``, ``mime``), ``fields`` (``fields``), ``text`` (``text``) or
         ``empty``. ``rest`` is text after a bracket form (``[ok] 128 tests passed``).
-        Raises ValueError when the values do not read back as that kind."""
+        Any ``text``, error ``message`` or ``rest`` is accepted: what a result cannot carry
+        as written becomes written text (``→ "[ok] is text here"``, ``→ [error] "a]b"``;
+        ``docs/reference.md``, "Any text"), which :func:`bbox_lark.text_of` reads back.
+        Raises ValueError when the other values do not read back as that kind."""
         from bbox_lark.transform import build_result
 
         return build_result(
@@ -366,12 +369,20 @@ class Message(Event):
         result: Result | None = None,
         metrics: FieldsIn = None,
         continuation: ContinuationIn = (),
+        exact: bool = False,
     ) -> Message:
         """A message from values. ``kind`` is a line kind or its prefix (``user``, ``u``);
-        ``fields`` are written after the text (``text`` may hold fields of its own)."""
+        ``fields`` are written after the text. Any text is accepted: text the line cannot
+        carry as written (a line break, an arrow, `` # metrics ``, a control character, ...)
+        is written as written text, a quoted string (``docs/reference.md``, "Any text").
+
+        By default ``text`` is the line's text and may hold fields of its own (``Fix it
+        step=2``), as :attr:`Event.text` gives it. With ``exact``, ``text`` is the message
+        exactly: a ``key=value`` in it is never read as a field, and
+        :func:`bbox_lark.text_of` gives ``text`` back."""
         from bbox_lark.transform import build_message
 
-        return build_message(cls, kind, text, fields, result, metrics, continuation)
+        return build_message(cls, kind, text, fields, result, metrics, continuation, exact)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,8 @@ STARTS = [
     "phase",
     "quote_opener",
     "step_reference_comment",
+    "written_text",
+    "escape",
 ]
 
 

@@ -42,6 +42,7 @@ from bbox_lark.checks.correlation import CorrelationRule
 from bbox_lark.checks.suppressions import MARKER
 from bbox_lark.correlate import FAMILIES, Key, RecentKeys, call_key
 from bbox_lark.parser import Head, NodeStream, iter_nodes
+from bbox_lark.scan import UNWRITABLE
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
@@ -355,7 +356,7 @@ def _value_finder(keys: frozenset[Key]) -> re.Pattern[bytes] | None:
 
 
 #: The characters a quoted value writes as escapes (``scan.quote``).
-_ESCAPED = re.compile(r'["\\\n\t]')
+_ESCAPED = re.compile(r'["\\\n\t]|' + UNWRITABLE.pattern)
 
 
 def _note_registrations(nodes: Iterable[Line | Head], keys: frozenset[Key], found: dict[Key, int]) -> None:

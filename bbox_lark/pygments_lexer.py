@@ -135,6 +135,9 @@ TOKENS: dict[str, Spec] = {
     "ITEM_WS": Whitespace,
     "FIELD": Split("=", Name.Attribute, String, Operator),
     "QUOTED": String.Double,
+    # written text and its escapes (start rules `written_text`, `escape`; docs/reference.md)
+    "WRITTEN_TEXT": String.Double,
+    "ESCAPE": String.Escape,
     "LIST": Literal,
     "WORD": Text,
     # typed fields (start rule `typed_field`; the lexer shows them as any field)

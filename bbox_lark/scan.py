@@ -57,7 +57,9 @@ def patterns() -> Patterns:
 
 
 _ESCAPES = {'\\"': '"', "\\\\": "\\", "\\n": "\n", "\\t": "\t"}
-_ESCAPE = re.compile(r"\\.")
+#: An escape: a backslash pair, or ``\u{HEX}`` (a code point, 1 to 6 hex digits). The
+#: pattern is the grammar's ESCAPE terminal.
+_ESCAPE = re.compile(r"\\(?:u\{([0-9a-fA-F]{1,6})\}|.)")
 _LIST_SPACE = re.compile(r"\s*")
 _LIST_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 
@@ -67,7 +69,15 @@ def unquote(text: str) -> str:
     inner = text[1:-1]
     if "\\" not in inner:
         return inner
-    return _ESCAPE.sub(lambda m: _ESCAPES.get(m[0], m[0]), inner)
+    return _ESCAPE.sub(_unescape, inner)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match[1]
+    if code is not None:
+        point = int(code, 16)
+        return chr(point) if point <= 0x10FFFF else match[0]
+    return _ESCAPES.get(match[0], match[0])
 
 
 def quoted_at(text: str, index: int) -> re.Match[str] | None:
@@ -75,10 +85,32 @@ def quoted_at(text: str, index: int) -> re.Match[str] | None:
     return patterns().quoted.match(text, index)
 
 
+#: What a quoted string writes as ``\u{HEX}`` (docs/reference.md, "Any text"): control
+#: characters other than tab and line feed (NUL and CR among them), the Unicode line and
+#: paragraph separators, lone surrogates, and the ``@`` of ``@blob`` (which would otherwise
+#: read as a blob pointer wherever it stands).
+UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|@(?=blob)")
+_QUOTE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
+_TO_ESCAPE = re.compile(f'[\\\\"\n\t]|{UNWRITABLE.pattern}')
+
+
+#: A complete blob pointer (full sha256, a size, an optional mime type): a value that is
+#: exactly one is quoted as a pointer, its ``@`` not escaped.
+_POINTER = re.compile(r'@blob sha256=[0-9a-f]{64} bytes=[0-9]+(?: mime=[^\s"\\]+)?')
+
+
 def quote(value: str) -> str:
-    """A double-quoted string for ``value`` that :func:`unquote` reads back."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + escaped.replace("\n", "\\n").replace("\t", "\\t") + '"'
+    """A double-quoted string for ``value`` that :func:`unquote` reads back: any string,
+    written on one line (``\\" \\\\ \\n \\t``, and ``\\u{HEX}`` for :data:`UNWRITABLE`). A value
+    that is exactly one complete blob pointer stays a pointer (its blob is checked)."""
+    if value.startswith("@blob") and _POINTER.fullmatch(value):
+        return '"' + value + '"'
+    return '"' + _TO_ESCAPE.sub(_escape, value) + '"'
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match[0]
+    return _QUOTE_ESCAPES.get(char) or f"\\u{{{ord(char):x}}}"
 
 
 def split_list(text: str) -> tuple[str, ...]:
@@ -293,7 +325,7 @@ def _only_fields(text: str) -> bool:
 
 # -- the inverse: values written as items (for nodes built from values) ---------------------
 
-_SAFE_WORD = re.compile(r'[^\s"\[\]→#=,]+')
+_SAFE_WORD = re.compile(r'[^\s"\[\]→#=,\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]+')
 
 
 def needs_quotes(value: str, *, arrow: bool = True) -> bool:
@@ -304,13 +336,15 @@ def needs_quotes(value: str, *, arrow: bool = True) -> bool:
         return False
     if value[0] == '"' or any(char.isspace() for char in value) or (arrow and "→" in value):
         return True
+    if UNWRITABLE.search(value):
+        return True
     pats = patterns()
     return value[0] == "[" and pats.list_.fullmatch(value) is not None and not pats.redaction.fullmatch(value)
 
 
 def render_list(items: tuple[str, ...] | list[str]) -> str:
     """A bracketed list that :func:`split_list` reads back as ``items``."""
-    words = [item if _SAFE_WORD.fullmatch(item) and item != "->" else quote(item) for item in items]
+    words = [item if _safe_word(item) else quote(item) for item in items]
     text = "[" + ", ".join(words) + "]"
     if patterns().redaction.fullmatch(text):  # `[redacted:x]` is a marker, not a list
         text = "[" + ", ".join(quote(item) for item in items) + "]"
@@ -329,9 +363,11 @@ def render_arg(value: str | tuple[str, ...] | list[str]) -> str:
     when it is safe, else a quoted string; a list in brackets."""
     if not isinstance(value, str):
         return render_list(value)
-    if _SAFE_WORD.fullmatch(value) and value != "->":
-        return value
-    return quote(value)
+    return value if _safe_word(value) else quote(value)
+
+
+def _safe_word(value: str) -> bool:
+    return _SAFE_WORD.fullmatch(value) is not None and value != "->" and "@blob" not in value
 
 
 # -- every blob pointer and redaction marker of a document (checks and stats count them) ---

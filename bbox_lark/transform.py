@@ -8,7 +8,9 @@ makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar, cast
@@ -437,7 +439,64 @@ def _finish(
     *,
     free: bool = False,
 ) -> E:
-    """The node of a call-like or message line, its columns those of its emitted line."""
+    """The node of a call-like or message line, its columns those of its emitted line. A
+    free-text result that the rest of the line would make read otherwise (an unclosed quote
+    that a quoted metrics value closes) is written as written text instead."""
+    try:
+        return _laid_out(
+            cls,
+            kind,
+            prefix,
+            name,
+            head,
+            words,
+            call_fields,
+            args,
+            text,
+            result,
+            metrics,
+            continuation,
+            free=free,
+        )
+    except ValueError:
+        if result is None or result.kind != "text" or result.text.startswith('"') or _REFUSING_TEXT.get():
+            raise
+    from bbox_lark.text import text_of
+
+    written, _, _ = read_result(quote(text_of(result)), 1, 0)
+    return _laid_out(
+        cls,
+        kind,
+        prefix,
+        name,
+        head,
+        words,
+        call_fields,
+        args,
+        text,
+        written,
+        metrics,
+        continuation,
+        free=free,
+    )
+
+
+def _laid_out(
+    cls: type[E],
+    kind: str,
+    prefix: str,
+    name: str | None,
+    head: str,
+    words: list[str],
+    call_fields: list[Field],
+    args: tuple[Any, ...],
+    text: str,
+    result: Result | None,
+    metrics: list[tuple[str, Any, bool]] | None,
+    continuation: Any,
+    *,
+    free: bool = False,
+) -> E:
     from bbox_lark.printer import layout_line
 
     metric_texts = _fields_text(metrics, arrow=False) if metrics is not None else None
@@ -488,29 +547,65 @@ def _finish(
 
 
 def build_message(
-    cls: type[E], kind: str, text: str, fields: Any, result: Any, metrics: Any, continuation: Any
+    cls: type[E],
+    kind: str,
+    text: str,
+    fields: Any,
+    result: Any,
+    metrics: Any,
+    continuation: Any,
+    exact: bool = False,
 ) -> E:
+    """A message node (``Message.build``). Its text is written as is when the line reads it
+    back as the same values (with ``exact``: when :func:`bbox_lark.text_of` gives ``text``
+    back, no ``key=value`` in it is read as a field and it holds no character of
+    :data:`~bbox_lark.scan.UNWRITABLE`), else as written text (a quoted string)."""
+    from bbox_lark.scan import UNWRITABLE
+    from bbox_lark.text import decode, text_of
+
     kind, prefix = _kind(kind, cls)
-    full = " ".join([_one_line(text, "a message"), *_fields_text(_field_pairs(fields))]).strip()
-    if full and compiled("FREE_TEXT").fullmatch(full) is None:
-        raise ValueError(f"{full!r} would not read back as a message's text (an arrow, or ` # metrics`)")
+    pairs = _field_pairs(fields)
+    field_texts = _fields_text(pairs)
     metric_pairs = _field_pairs(metrics) if metrics is not None else None
-    words = [full] if full else []
-    return _finish(
-        cls,
-        kind,
-        prefix,
-        None,
-        prefix + ":",
-        words,
-        [],
-        (),
-        full,
-        result,
-        metric_pairs,
-        continuation,
-        free=True,
-    )
+
+    def make(written: str) -> E:
+        full = " ".join([written, *field_texts]).strip()
+        words = [full] if full else []
+        return _finish(
+            cls,
+            kind,
+            prefix,
+            None,
+            prefix + ":",
+            words,
+            [],
+            (),
+            full,
+            result,
+            metric_pairs,
+            continuation,
+            free=True,
+        )
+
+    # Without `exact`, text is written as is whenever the line reads it back as the same
+    # values (what the builder always did); with it, also only when nothing in it is read
+    # otherwise by text_of or as a field, and it holds nothing a line cannot hold.
+    plain = not exact or (not UNWRITABLE.search(text) and decode(text) == text)
+    # The line is read back to decide (no regular expression over the whole text: the
+    # FREE_TEXT pattern backtracks exponentially on a text it does not match).
+    if "\n" not in text and text == text.strip() and plain:
+        try:
+            node = make(text)
+        except ValueError:
+            pass
+        else:
+            if not exact:
+                return node
+            given = {key for key, _, _ in pairs}
+            if text_of(node) == text and {f.key for f in node.field_nodes if not f.after_arrow} == given:
+                return node
+    _refused(text)
+    return make(quote(text))
 
 
 def build_call(
@@ -580,6 +675,48 @@ def build_unknown(cls: type[E], text: str, continuation: Any) -> E:
     return _checked(cls("unknown", 0, None, text=text, continuation=_continuation(continuation)))
 
 
+_REFUSING_TEXT: ContextVar[bool] = ContextVar("refusing_text", default=False)
+
+
+@contextmanager
+def refusing_text() -> Iterator[None]:
+    """Inside it, the builders refuse (ValueError) text a line cannot carry as written,
+    instead of writing it as written text, as they did before any text could be written.
+    The importers convert inside it: they keep their own documented fallbacks for such text
+    (a continuation line, a skipped record) until each moves to written text."""
+    token = _REFUSING_TEXT.set(True)
+    try:
+        yield
+    finally:
+        _REFUSING_TEXT.reset(token)
+
+
+def _refused(what: str) -> None:
+    if _REFUSING_TEXT.get():
+        raise ValueError(f"{what!r} cannot be written as is (the builders refuse written text here)")
+
+
+def _line_safe(text: str) -> bool:
+    """True when ``text`` can stand in a line as written: one line, no character a line
+    cannot hold (:data:`bbox_lark.scan.UNWRITABLE`), nothing that starts a metrics comment."""
+    from bbox_lark.scan import UNWRITABLE
+
+    return (
+        "\n" not in text
+        and UNWRITABLE.search(text) is None
+        and compiled("METRICS").search(" " + text) is None
+    )
+
+
+def _fits(written: str, wanted: Any) -> bool:
+    """True when a result written as ``written`` reads back as one that ``wanted`` accepts,
+    with no field, no unclosed quote and nothing a line cannot hold as written."""
+    if not _line_safe(written) or written != written.strip():
+        return False
+    result, after, faults = read_result(written, 1, 0)
+    return not after and not faults and bool(wanted(result))
+
+
 _STATUS_FORMS = ("count", "error", "retry", "selected", "auto_choice", "redacted", "blob")
 
 
@@ -599,6 +736,8 @@ def build_result(
     rest: str,
 ) -> Result:
     """The typed result of ``kind`` from its values (``Result.build``)."""
+    from bbox_lark.text import decode, text_of
+
     vocab = vocabulary()
     if kind not in vocab.result_kinds:
         raise ValueError(f"unknown result kind {kind!r}")
@@ -609,6 +748,9 @@ def build_result(
         head = f"[{number}{' ' + unit if unit else ''}]"
     elif kind == "error":
         head = f"[err: {message}]" if message else "[error]"
+        if message and not _fits(head, lambda r: r.message == message and not r.rest):
+            _refused(message)
+            head = "[error] " + quote(message)
     elif kind == "retry":
         head = f"[retry {number}/{total}]"
     elif kind == "selected":
@@ -626,20 +768,37 @@ def build_result(
     elif kind == "fields":
         head = " ".join(_fields_text(_field_pairs(fields)))
     elif kind == "text":
-        head = text
+        literal = bool(text) and decode(text) == text
+        if literal and _fits(text, lambda r: r.kind == "text" and r.text == text):
+            head = text
+        else:
+            _refused(text)
+            head = quote(text)
+    bracket_form = bool(head) and kind not in ("fields", "text")
+    if (
+        rest
+        and bracket_form
+        and (decode(rest) != rest or not _fits(f"{head} {rest}", lambda r: r.kind == kind and r.rest == rest))
+    ):
+        _refused(rest)
+        rest = quote(rest)
     written = " ".join(part for part in (head, rest) if part)
     _one_line(written, "a result") if written else None
     result, _, _ = read_result(written, 1, 0)
     wanted: dict[str, Any] = {"kind": kind}
-    if head and kind not in ("fields", "text"):
+    if head and kind not in ("fields", "text") and not head.startswith("[error] "):
         wanted["rest"] = rest
     if kind in ("count", "retry"):
         wanted.update(number=number, unit=unit or None, total=total)
-    elif kind in ("error", "auto_choice", "redacted"):
-        wanted["message"] = message or None if kind == "error" else message
+    elif kind in ("auto_choice", "redacted"):
+        wanted["message"] = message
     if kind in ("selected", "auto_choice"):
         wanted["choices"] = choices
     got = {key: getattr(result, key) for key in wanted}
+    if kind == "text":
+        wanted["text"], got["text"] = text, text_of(result)
+    elif kind == "error":
+        wanted["message"], got["message"] = message or "", text_of(result) if message else ""
     if kind == "blob" and result.blob is not None:
         blob = result.blob
         got["blob"] = (blob.sha256, blob.size, blob.mime)

@@ -174,19 +174,25 @@ def test_typed_accessors_read_built_values() -> None:
         lambda: Call.build("tool", "two words"),
         lambda: Call.build("user", "x"),  # a message is not a call
         lambda: Call.build("tool", "x", fields={"bad key": "1"}),
-        lambda: Message.build("user", "a → b"),
-        lambda: Message.build("user", "two\nlines"),
         lambda: Lifecycle.build("1nope"),
         lambda: Unknown.build("u: a message"),
         lambda: Result.build("count", number=3, unit="a]b"),
-        lambda: Result.build("text", text="[ok]"),  # reads as the ok form
-        lambda: Call.build("tool", "x", result=Result.build("text", text='a "'), metrics={"k": "v w"}),
         lambda: Call.build("tool", "x", continuation=["   "]),
     ],
 )
 def test_values_that_would_not_read_back_are_refused(build: Any) -> None:
     with pytest.raises(ValueError):
         build()
+
+
+def test_text_that_would_not_read_back_is_written_text() -> None:
+    """Any text is accepted (DECISIONS §12, issue 18): what the line cannot carry as written
+    is written as a quoted string, and reads back. These four were refused before."""
+    assert emit(Message.build("user", "a → b")) == 'u: "a → b"'
+    assert emit(Message.build("user", "two\nlines")) == 'u: "two\\nlines"'
+    assert Result.build("text", text="[ok]").text == '"[ok]"'
+    node = Call.build("tool", "x", result=Result.build("text", text='a "'), metrics={"k": "v w"})
+    assert emit(node) == 't:x → "a \\"" # metrics k="v w"'
 
 
 # -- editing: no stale source -------------------------------------------------------------

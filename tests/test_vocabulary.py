@@ -190,6 +190,8 @@ ALLOWED = {
     # The call outcomes of DECISIONS §12 (`ok error pending skipped retry unknown`): a
     # vocabulary of their own, which shares `ok` and `pending` with the result statuses.
     ("numbers.py", "status words"),
+    # The fields a snapshot masks as ids (docs/writing.md, "Testing"): a documented choice.
+    ("testing.py", "typed fields"),
 }
 #: Words a vocabulary shares with ordinary ones (severities are `error warning info`): a
 #: collection counts for that vocabulary only when it also holds one of its own words.

@@ -31,10 +31,10 @@ MAX_LINES = 800
 #: that uses it; ``render``/``check_output`` present what the workflows return, and
 #: ``docsgen`` writes pages from everything below it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("_classes", "grammar", "values", "ansi", "globs", "atomic")),
+    ("foundation", ("_classes", "grammar", "values", "ansi", "globs", "atomic", "blobs", "secrets")),
     ("source", ("source", "inputs")),
     ("parser", ("parser", "header", "scan")),
-    ("nodes", ("transform", "ast")),
+    ("nodes", ("transform", "ast", "text")),
     (
         "rules",
         (
@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "lightbox",
         ),
     ),
-    ("tools", ("fix", "convert", "stats", "api", "discover")),
+    ("tools", ("fix", "convert", "stats", "api", "discover", "writer", "testing")),
     ("workflows", ("workflow", "rewrite", "conversion", "parallel", "stats_run")),
     ("render", ("render", "check_output", "console", "report")),
     ("docs", ("docsgen",)),

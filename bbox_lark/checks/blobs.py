@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bbox_lark.ast import BlobPointer, Line
+from bbox_lark.blobs import blob_path
 from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
 from bbox_lark.scan import find_blobs
 from bbox_lark.values import MAX_INT, is_oversized_int
@@ -86,14 +87,6 @@ describe(
     fix="Store the blob the pointer names, or correct the pointer's `sha256=` and `bytes=`.",
     family=FAMILY,
 )
-
-
-def blob_path(folder: Path, sha: str) -> Path | None:
-    """Where a blob lives: ``<folder>/<sha>`` or ``<folder>/<sha[:2]>/<sha>``."""
-    for candidate in (folder / sha, folder / sha[:2] / sha):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def blob_folder(ctx: Context) -> Path | None:

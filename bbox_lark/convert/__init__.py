@@ -231,8 +231,11 @@ def convert_stream(
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
     items = _staged(with_overflow(source.read(source_input, read_ctx), read_ctx), fidelity)
     sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())
+    from bbox_lark.transform import refusing_text
+
     try:
-        target.write(items, sink, write_ctx)
+        with refusing_text():  # the importers' own fallbacks for awkward text (transform)
+            target.write(items, sink, write_ctx)
     finally:
         close = getattr(items, "close", None)
         if close is not None:

@@ -1,0 +1,476 @@
+"""Secrets in text: one table of credential shapes, a scanner and a redactor (docs/reference.md#secrets).
+
+Pure functions over ``str``: no parser, no nodes. The checks (``checks/secrets.py``), the
+``redact`` fixer and the conversions all call :func:`find_secrets` or
+:func:`redact_secrets`, and ``docs/checks.md`` shows :data:`PATTERNS`.
+
+Offsets are 0-based and half-open (``text[start:end]`` is the secret). Only the secret is
+ever replaced: a URL keeps its user and host, ``password=`` keeps its name.
+
+Speed: each pattern names literal *hints* (``sk-ant-``, ``AKIA``, ...) that any match must
+contain; a pattern runs only over text that holds one of them (``str.__contains__``, a
+memchr-speed search), so an ordinary log line costs a few substring tests. The names of
+the generic rule are tested case-insensitively on the lower-cased text. Every pattern is
+bounded (no unbounded repetition that can backtrack across a line), so scanning is linear.
+
+Not secrets (never reported): hex strings of any length (hashes, git SHAs, blob
+pointers), UUIDs, ``[redacted:kind]`` markers, truncated values (``sig=Es…...``,
+``sk-ant-...``), placeholders (``xxxx``, ``<token>``, ``${TOKEN}``, ``$TOKEN``,
+``password``) and values a config lists as allowed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Callable, Collection, Iterable
+from functools import cache
+
+from bbox_lark._classes import dataclass
+
+#: How a redacted secret reads: ``[redacted:anthropic_key]`` (docs/reference.md#redactions-and-metrics, docs/reference.md#secrets).
+MARKER = "[redacted:{kind}]"
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretPattern:
+    """One shape of credential."""
+
+    #: Lower-case name, used in ``[redacted:KIND]`` and in findings.
+    kind: str
+    #: ``error``: a provider's own key shape; ``warning``: a generic guess by name and entropy.
+    severity: str
+    #: The regular expression. The secret is its ``secret`` group (the whole match without
+    #: one); the ``shown`` group, inside it, is the part that is not secret (a provider's
+    #: fixed prefix), kept in :attr:`SecretMatch.masked`.
+    pattern: str
+    #: One line for the docs: what the pattern finds.
+    description: str
+    #: A fake secret in context that the pattern finds (docs and tests).
+    example: str
+    #: Literal strings one of which every match contains (the prefilter). With
+    #: ``fold=True`` the pattern and its hints are lower-case and run on the lower-cased
+    #: text (offsets are the same; the secret is taken from the original text).
+    hints: tuple[str, ...]
+    fold: bool = False
+    #: Characters that must not come right before a match (a word boundary, tested after
+    #: the match: a look-behind at the start of a pattern would slow every search).
+    after: str = ""
+    #: How many trailing characters the masked form shows.
+    tail: int = 2
+    #: ``shape``: a match counts unless it is a placeholder; ``random``: it must also look
+    #: random (generic secrets, see :func:`looks_random`).
+    test: str = "shape"
+
+
+_B62 = "A-Za-z0-9"
+_WORD = _B62 + "_-"
+_ASSIGN = r"""["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?"""
+#: A generic secret's value (on lower-cased text).
+_VALUE = r"(?P<secret>[a-z0-9+/=_\-.~!@#$%^&*]{16,512})"
+
+
+def _after(*names: str) -> str:
+    """A look-behind: the text so far ends with one of ``names``."""
+    return "(?:" + "|".join(f"(?<={re.escape(name)})" for name in names) + ")"
+
+
+def _generic(name: str, hint: str, description: str, example: str) -> SecretPattern:
+    """A generic secret: a high-entropy value assigned to a name that starts with ``name``."""
+    return SecretPattern(
+        "generic_secret",
+        WARNING,
+        name + r"[a-z0-9_.\-]{0,40}?" + _ASSIGN + _VALUE,
+        description,
+        example,
+        (hint,),
+        fold=True,
+        test="random",
+    )
+
+
+#: Every shape of secret, provider-specific first (an overlap keeps the earlier row).
+PATTERNS: tuple[SecretPattern, ...] = (
+    SecretPattern(
+        "private_key",
+        ERROR,
+        r"(?P<secret>(?P<shown>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)"
+        r"(?:(?:[A-Za-z0-9+/= \t]|\\[rn]|\r?\n[ \t]*|(?:Proc-Type|DEK-Info|Comment): [^\n]{1,200}){0,8000}?"
+        r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+        r"|[A-Za-z0-9+/=\\ \t]{0,8000}"
+        r"(?:\r?\n(?:  |\t)[ \t]*(?:[A-Za-z0-9+/=\\]{1,200}|(?:Proc-Type|DEK-Info|Comment): [^\n]{1,200})"
+        r"[ \t]*(?=\r?\n|\Z)){0,200}))",
+        "A PEM private key block (RSA, EC, OpenSSH, PGP, ...), from `BEGIN` to `END` across"
+        " continuation lines; without its `END` line, the base64 that follows.",
+        "-----BEGIN RSA PRIVATE KEY-----\n  MIIEFAKEkeyFORtestsONLYnotAREALkey0123456789abcdefFAKE\n"
+        "  -----END RSA PRIVATE KEY-----",
+        ("-----BEGIN",),
+        tail=0,
+    ),
+    SecretPattern(
+        "anthropic_key",
+        ERROR,
+        r"(?P<secret>(?P<shown>sk-ant-)[a-z]{2,10}[0-9]{0,3}-[A-Za-z0-9_\-]{32,200})",
+        "An Anthropic API or admin key (`sk-ant-api03-…`).",
+        "ANTHROPIC_API_KEY=sk-ant-api03-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests_0123456789AA",
+        ("sk-ant-",),
+        after=_WORD,
+    ),
+    SecretPattern(
+        "openai_key",
+        ERROR,
+        r"(?P<secret>(?P<shown>sk-(?:proj-|svcacct-|admin-|None-)?)"
+        r"(?:(?<=-)[A-Za-z0-9_\-]{20,200}T3BlbkFJ[A-Za-z0-9_\-]{20,200}"
+        r"|(?<=[jtn]-)[A-Za-z0-9_\-]{40,250}|[A-Za-z0-9]{48}(?![A-Za-z0-9_-])))",
+        "An OpenAI API key (`sk-proj-…`, `sk-svcacct-…`, the classic `sk-` and 48 letters and digits).",
+        "OPENAI_API_KEY=sk-proj-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests0123456789xyz",
+        ("sk-",),
+        after=_WORD,
+    ),
+    SecretPattern(
+        "aws_access_key",
+        ERROR,
+        r"(?P<secret>(?P<shown>A(?:KIA|SIA|BIA|CCA|ROA|IDA))[A-Z0-9]{16})(?![A-Z0-9])",
+        "An AWS access key id (`AKIA…`, `ASIA…`: 20 upper-case letters and digits).",
+        "aws_access_key_id = AKIAFAKE0123456789AB",
+        ("AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA"),
+        after="A-Z0-9",
+    ),
+    SecretPattern(
+        "aws_secret_key",
+        ERROR,
+        r"secret(?:_?access_?key|_?key"
+        + _after("aws_secret_key", "awssecretkey", "aws_secretkey", "awssecret_key")
+        + ")"
+        + _ASSIGN
+        + r"(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+=])",
+        "An AWS secret access key: 40 base64 characters after `aws_secret_access_key`,"
+        " `SecretAccessKey` or `AWS_SECRET_KEY` (any case).",
+        "aws_secret_access_key = FAKEfakeFAKEfake/0123456789+notARealKey0",
+        ("secret",),
+        fold=True,
+    ),
+    SecretPattern(
+        "github_token",
+        ERROR,
+        r"(?P<secret>(?P<shown>gh[pousr]_)[" + _B62 + r"]{36,251}"
+        r"|(?P<shown2>github_pat_)[A-Za-z0-9_]{50,250})(?![A-Za-z0-9_])",
+        "A GitHub token: classic (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`) or fine-grained (`github_pat_`).",
+        "git remote set-url origin https://x-access-token:ghp_FAKEfake0123456789notARealTokenABC12@github.com/o/r",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        after=_B62 + "_",
+    ),
+    SecretPattern(
+        "slack_token",
+        ERROR,
+        r"(?P<secret>(?P<shown>xox[abposre]-)[A-Za-z0-9\-]{10,250}"
+        r"|(?P<shown2>https://hooks\.slack\.com/services/)T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{16,40})",
+        "A Slack token (`xoxb-`, `xoxp-`, `xoxa-`, …) or incoming-webhook URL.",
+        "SLACK_BOT_TOKEN=xoxb-0123456789-FAKEfake0123-notARealTokenForTests",
+        ("xox", "hooks.slack.com/services/"),
+        after=_B62,
+    ),
+    SecretPattern(
+        "google_api_key",
+        ERROR,
+        r"(?P<secret>(?P<shown>AIza)[0-9A-Za-z_\-]{35})(?![A-Za-z0-9_-])",
+        "A Google API key (`AIza` and 35 characters).",
+        "GOOGLE_API_KEY=AIzaFAKEfake0123456789_notARealKey-0123",
+        ("AIza",),
+        after=_WORD,
+    ),
+    SecretPattern(
+        "stripe_key",
+        ERROR,
+        r"(?P<secret>(?P<shown>[sr]k_live_)[" + _B62 + r"]{20,250})(?![A-Za-z0-9_])",
+        "A Stripe live secret or restricted key (`sk_live_`, `rk_live_`); test keys are not secrets.",
+        "STRIPE_KEY=sk_live_FAKEfake0123456789notAReal",
+        ("k_live_",),
+        after=_B62 + "_",
+    ),
+    SecretPattern(
+        "huggingface_token",
+        ERROR,
+        r"(?P<secret>(?P<shown>hf_)[" + _B62 + r"]{30,40})(?![A-Za-z0-9_])",
+        "A Hugging Face access token (`hf_` and 34 letters).",
+        "HF_TOKEN=hf_FAKEfakeFAKEnotARealTokenForTestsAB",
+        ("hf_",),
+        after=_B62 + "_",
+    ),
+    SecretPattern(
+        "jwt",
+        ERROR,
+        r"(?P<secret>(?P<shown>eyJ)[A-Za-z0-9_\-]{10,4000}\.eyJ[A-Za-z0-9_\-]{10,8000}"
+        r"\.[A-Za-z0-9_\-]{10,2000})(?![A-Za-z0-9_-])",
+        "A JSON Web Token (three base64url parts, header and payload starting `eyJ`).",
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlLXVzZXIifQ.FAKEsignatureNotReal0123",
+        ("eyJ",),
+        after=_WORD,
+    ),
+    SecretPattern(
+        "url_password",
+        ERROR,
+        r"://[^\s/:@\"'<>\[\]]{1,256}:(?P<secret>[^\s/@\"'<>]{1,256})@(?=[A-Za-z0-9\[])",
+        "A password in a URL (`scheme://user:PASSWORD@host`); only the password is the secret.",
+        "DATABASE_URL=postgres://app:Fake0Passw0rd9x@db.internal:5432/app",
+        ("://",),
+        tail=0,
+    ),
+    _generic(
+        "secret",
+        "secret",
+        "A high-entropy value (16 characters or more, letters and digits, not hex) assigned to"
+        " a name with `secret` in it (any case).",
+        "CLIENT_SECRET=Fk9q2LmZ7vXw4RtY8pQs",
+    ),
+    _generic(
+        "token",
+        "token",
+        "The same after a name with `token` in it.",
+        'curl -H "X-Api-Token: Fk9q2LmZ7vXw4RtY8pQs"',
+    ),
+    _generic(
+        "passw(?:or)?d",
+        "passw",
+        "The same after a name with `password` or `passwd` in it.",
+        "mysql --password=Fk9q2LmZ7vXw4RtY8pQs",
+    ),
+    _generic("pwd", "pwd", "The same after a name with `pwd` in it.", "DB_PWD=Fk9q2LmZ7vXw4RtY8pQs"),
+    _generic(
+        "credentials?",
+        "credential",
+        "The same after a name with `credential` in it.",
+        "credential=Fk9q2LmZ7vXw4RtY8pQs",
+    ),
+    _generic(
+        "key"
+        + _after(
+            *("apikey", "api_key", "api-key", "auth_key", "auth-key", "access_key", "access-key"),
+            *("accesskey", "private_key", "private-key", "privatekey"),
+        ),
+        "key",
+        "The same after `api_key`, `access_key`, `auth_key` or `private_key` (any spelling).",
+        "api_key: Fk9q2LmZ7vXw4RtY8pQs",
+    ),
+    SecretPattern(
+        "generic_secret",
+        WARNING,
+        r"bearer[ \t]+(?P<secret>[a-z0-9\-._~+/]{16,512}=*)",
+        "The same after `Bearer` (an HTTP authorization header).",
+        "Authorization: Bearer Fk9q2LmZ7vXw4RtY8pQs",
+        ("bearer",),
+        fold=True,
+        test="random",
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SecretMatch:
+    """A secret found in a text: ``text[start:end]`` is the secret itself."""
+
+    #: The pattern's kind (``anthropic_key``, ``generic_secret``, …).
+    kind: str
+    #: ``error`` or ``warning``, from the pattern.
+    severity: str
+    start: int
+    end: int
+    #: The secret as it may be shown: the provider's prefix, ``…`` and the last two
+    #: characters (``sk-ant-…AA``); never the whole secret.
+    masked: str
+
+
+def mask(secret: str, shown: str = "", tail: int = 2) -> str:
+    """``secret`` as it may be printed: its non-secret ``shown`` prefix, ``…``, and its last
+    ``tail`` characters when the secret is long enough that they give nothing away."""
+    rest = len(secret) - len(shown)
+    tail = tail if rest >= 12 else 0
+    return f"{shown}…{secret[len(secret) - tail :] if tail else ''}"
+
+
+def marker(kind: str) -> str:
+    """The text that replaces a secret of ``kind``."""
+    return MARKER.format(kind=kind)
+
+
+_PLACEHOLDER_WORDS = frozenset(
+    {"password", "passwd", "pass", "secret", "token", "changeme", "example", "redacted", "none", "null"}
+)
+_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a secret rather than being one: a marker, a truncated or
+    elided value, a variable reference, a template, a word like ``password``, or a run of
+    one repeated character (``xxxx``, ``****``)."""
+    if not value:
+        return True
+    if "[redacted:" in value or "..." in value or "…" in value:
+        return True
+    if value[0] in "$<{%*" or value.endswith(("}", ">")):
+        return True
+    if value.lower() in _PLACEHOLDER_WORDS:
+        return True
+    body = max(re.split(r"[-_]", value), key=len)
+    return len(set(body.lower())) < 4
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    size = len(value)
+    counts: dict[str, int] = {}
+    for char in value:
+        counts[char] = counts.get(char, 0) + 1
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def looks_random(value: str) -> bool:
+    """Whether a value named like a secret is one: 16 characters or more with letters and
+    digits, high entropy, and not a hash, UUID, path, version or placeholder."""
+    if len(value) < 16 or is_placeholder(value):
+        return False
+    if _HEX.fullmatch(value) or _UUID.fullmatch(value):
+        return False
+    if value.startswith(("/", "./", "~", "http", "sha256", "sha1")) or value.count("/") > 2:
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    if not (has_digit and has_alpha):
+        return False
+    # Identifiers and file names (``max_token_count_v2``, ``secret_store.py``) are words.
+    if (
+        re.fullmatch(r"[a-z0-9]+(?:[_.\-][a-z0-9]+)*", value)
+        and max(map(len, re.split(r"[_.\-]", value))) < 12
+    ):
+        return False
+    return entropy(value) >= 3.5
+
+
+@cache
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    rank: int
+    start: int
+    end: int
+    kind: str
+    severity: str
+    masked: str
+
+
+def _candidates(text: str, lowered: str, allowed: Collection[str]) -> Iterable[_Candidate]:
+    """Every match of every pattern (``lowered``: the lower-cased text, or empty when it
+    holds none of the case-folded hints)."""
+    for rank in _hinted(text, lowered):
+        row = PATTERNS[rank]
+        haystack = lowered if row.fold else text
+        flags = re.IGNORECASE if row.fold and len(haystack) != len(text) else 0
+        if flags:  # lower-casing changed the length (a rare character): search the text itself
+            haystack = text
+        after = _boundary(row.after) if row.after else None
+        for match in _compiled(row.pattern, flags).finditer(haystack):
+            if after is not None and match.start() and after.match(text, match.start() - 1):
+                continue
+            start, end = match.span("secret")
+            secret = text[start:end]
+            if row.test == "random":
+                stripped = secret.rstrip(".,;:!")
+                end -= len(secret) - len(stripped)
+                secret = stripped
+                if not looks_random(secret):
+                    continue
+            elif row.kind != "private_key" and is_placeholder(secret[len(_shown(match)) :]):
+                continue
+            if secret in allowed:
+                continue
+            yield _Candidate(rank, start, end, row.kind, row.severity, mask(secret, _shown(match), row.tail))
+
+
+def _shown(match: re.Match[str]) -> str:
+    """The secret's shown prefix (as the original text has it)."""
+    groups = match.re.groupindex
+    for name in ("shown", "shown2"):
+        if name in groups and match[name] is not None:
+            return match.string[match.start(name) : match.end(name)]
+    return ""
+
+
+@cache
+def _boundary(chars: str) -> re.Pattern[str]:
+    return re.compile(f"[{chars}]")
+
+
+def find_secrets(text: str, *, allowed: Collection[str] = ()) -> list[SecretMatch]:
+    """Every secret in ``text``, in order of position. Where two shapes overlap, the
+    provider-specific one (earlier in :data:`PATTERNS`) wins. Values in ``allowed`` (a
+    config's ``allowed-secrets``) are not reported."""
+    lowered = text.lower()
+    found = sorted(_candidates(text, lowered, allowed), key=lambda c: (c.rank, c.start))
+    if not found:
+        return []
+    kept: list[_Candidate] = []
+    taken: list[tuple[int, int]] = []  # sorted, disjoint spans already kept
+    for cand in found:
+        at = bisect.bisect_left(taken, (cand.start, cand.start))
+        if at > 0 and taken[at - 1][1] > cand.start:
+            continue
+        if at < len(taken) and taken[at][0] < cand.end:
+            continue
+        taken.insert(at, (cand.start, cand.end))
+        kept.append(cand)
+    kept.sort(key=lambda c: c.start)
+    return [SecretMatch(c.kind, c.severity, c.start, c.end, c.masked) for c in kept]
+
+
+#: Each hint, whether it is tested on the lower-cased text, and the rows (indexes into
+#: :data:`PATTERNS`) it lets run.
+_HINTS: tuple[tuple[str, bool, tuple[int, ...]], ...] = tuple(
+    (hint, fold, tuple(i for i, row in enumerate(PATTERNS) if row.fold == fold and hint in row.hints))
+    for fold in (False, True)
+    for hint in dict.fromkeys(h for row in PATTERNS if row.fold == fold for h in row.hints)
+)
+
+
+def _hinted(text: str, lowered: str) -> list[int]:
+    """The rows whose hints ``text`` (or ``lowered``) holds, in table order."""
+    rows: set[int] = set()
+    for hint, fold, indexes in _HINTS:
+        if hint in (lowered if fold else text):
+            rows.update(indexes)
+    return sorted(rows)
+
+
+def redact_secrets(
+    text: str, *, allowed: Collection[str] = (), keep: Callable[[SecretMatch], bool] | None = None
+) -> tuple[str, list[SecretMatch]]:
+    """``text`` with each secret replaced by ``[redacted:KIND]``, and the secrets replaced
+    (offsets into the original ``text``). ``keep`` may spare some (a suppressed finding)."""
+    matches = find_secrets(text, allowed=allowed)
+    if keep is not None:
+        matches = [m for m in matches if not keep(m)]
+    if not matches:
+        return text, []
+    parts: list[str] = []
+    at = 0
+    for found in matches:
+        parts.append(text[at : found.start])
+        parts.append(marker(found.kind))
+        at = found.end
+    parts.append(text[at:])
+    return "".join(parts), matches
+
+
+def count_kinds(matches: Iterable[SecretMatch]) -> dict[str, int]:
+    """How many secrets of each kind, kinds sorted."""
+    counts: dict[str, int] = {}
+    for found in matches:
+        counts[found.kind] = counts.get(found.kind, 0) + 1
+    return dict(sorted(counts.items()))

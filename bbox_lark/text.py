@@ -1,0 +1,108 @@
+"""Any text, written and read back (docs/reference.md#any-text).
+
+A writer must be able to put *any* Python string into a message (``u a th td``), a
+positional argument, a field value or a result, and a reader must get exactly that string
+back. Text a line can carry as written is written as is (``a: Looking now.``); any other text
+is one quoted string, the grammar's ``WRITTEN_TEXT`` (``a: "Line one.\\nLine two."``), whose
+escapes (``\\" \\\\ \\n \\t`` and ``\\u{HEX}``) can say anything on one line.
+
+:func:`text_of` is the one accessor that reads every such text back. Arguments and field
+values need none: ``event.args`` and ``event.fields`` already hold their values with the
+escapes resolved.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from bbox_lark.ast import Event, Result
+from bbox_lark.grammar import compiled
+from bbox_lark.scan import unquote
+
+
+@cache
+def _written() -> Any:
+    return compiled("WRITTEN_TEXT")
+
+
+def decode(text: str) -> str:
+    """``text`` read as written text: the value of one complete quoted string (escapes
+    resolved), else ``text`` itself."""
+    if text[:1] == '"' and text[-1:] == '"' and _written().fullmatch(text) is not None:
+        return unquote(text)
+    return text
+
+
+def message_body(event: Event) -> str:
+    """A message's text without its trailing fields, as written (``Fix it.`` in ``u: Fix it.
+    step=2``): fields elsewhere in the text stay part of it."""
+    text = event.text
+    end = len(text)
+    for field in reversed([f for f in event.field_nodes if not f.after_arrow]):
+        start, stop = field.col - event.text_col, field.end_col - event.text_col
+        if not (0 <= start <= stop <= end) or text[stop:end].strip():
+            break
+        end = start
+    return text[:end].rstrip()
+
+
+def text_of(node: Event | Result | str, *, blobs: str | Path | None = None) -> str:
+    """The text a writer gave, read back exactly (``docs/reference.md``, "Any text").
+
+    * A message or thinking line (``u a th td``): its text up to its trailing fields, a
+      written-text string decoded (``a: "x\\ny" step=3`` gives ``"x\\ny"``).
+    * A result (``text_of(event.result)``, inline or an ``o:`` line's): for free text, the
+      text, decoded; for an error, its message (``[err: msg]``, or the decoded string after
+      a bare ``[error]``); for a blob pointer with ``blobs`` (the blob folder), the blob's
+      content as UTF-8 (invalid bytes kept as lone surrogates); for any other form, the text
+      after its bracket form (``128 tests passed`` in ``[ok] 128 tests passed``), decoded.
+    * Any other line: its text (a comment's after ``#``, an unknown line's as written),
+      decoded.
+    * An argument or a field value (``event.args[0]``, ``event.fields["path"]``): the value
+      itself, or with ``blobs``, when it is a blob pointer (a writer stored a long value as a
+      blob), the blob's content.
+    """
+    if isinstance(node, str):
+        return _value_text(node, blobs)
+    if isinstance(node, Result):
+        return _result_text(node, blobs)
+    from bbox_lark.grammar import vocabulary
+
+    if node.prefix in vocabulary().free_text_prefixes:
+        return decode(message_body(node))
+    return decode(node.text)
+
+
+def _value_text(value: str, blobs: str | Path | None) -> str:
+    if blobs is not None and value.startswith("@blob sha256="):
+        from bbox_lark.scan import parse_blob
+
+        content = _blob_text(parse_blob(value, 0, 0).sha256, blobs)
+        if content is not None:
+            return content
+    return value
+
+
+def _blob_text(sha256: str | None, blobs: str | Path) -> str | None:
+    """A blob's content as text (UTF-8, invalid bytes kept as lone surrogates), or None."""
+    from bbox_lark.blobs import read_blob
+
+    data = read_blob(Path(blobs), sha256) if sha256 else None
+    return data.decode("utf-8", "surrogateescape") if data is not None else None
+
+
+def _result_text(result: Result, blobs: str | Path | None) -> str:
+    kind = result.kind
+    if kind == "text":
+        return decode(result.text)
+    if kind == "error" and result.message is not None:
+        return result.message
+    if kind == "blob" and blobs is not None and result.blob is not None:
+        content = _blob_text(result.blob.sha256, blobs)
+        if content is not None:
+            return content
+    if kind in ("fields", "empty"):
+        return result.text
+    return decode(result.rest)
