@@ -29,7 +29,7 @@ from functools import cache
 
 from bbox_lark._classes import dataclass
 
-#: How a redacted secret reads: ``[redacted:anthropic_key]`` (docs/reference.md#redactions-and-metrics, docs/reference.md#secrets).
+#: How a redacted secret reads: ``[redacted:anthropic_key]`` (docs/reference.md#secrets).
 MARKER = "[redacted:{kind}]"
 
 ERROR = "error"

@@ -708,13 +708,17 @@ def _line_safe(text: str) -> bool:
     )
 
 
-def _fits(written: str, wanted: Any) -> bool:
+def _fits(written: str, wanted: Any, *, fields: str = "") -> bool:
     """True when a result written as ``written`` reads back as one that ``wanted`` accepts,
-    with no field, no unclosed quote and nothing a line cannot hold as written."""
+    with no unclosed quote, nothing a line cannot hold as written, and no field unless
+    ``fields`` (the text after a bracket form) is nothing but ``key=value`` fields: then the
+    caller means them as the line's fields after the arrow (an importer writing usage as
+    real writers do: ``→ [running] tokens_in=10 tokens_out=20``)."""
     if not _line_safe(written) or written != written.strip():
         return False
     result, after, faults = read_result(written, 1, 0)
-    return not after and not faults and bool(wanted(result))
+    only_fields = bool(fields) and len(after) == len(fields.split())
+    return (not after or only_fields) and not faults and bool(wanted(result))
 
 
 _STATUS_FORMS = ("count", "error", "retry", "selected", "auto_choice", "redacted", "blob")
@@ -778,7 +782,10 @@ def build_result(
     if (
         rest
         and bracket_form
-        and (decode(rest) != rest or not _fits(f"{head} {rest}", lambda r: r.kind == kind and r.rest == rest))
+        and (
+            decode(rest) != rest
+            or not _fits(f"{head} {rest}", lambda r: r.kind == kind and r.rest == rest, fields=rest)
+        )
     ):
         _refused(rest)
         rest = quote(rest)
