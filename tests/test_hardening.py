@@ -302,3 +302,85 @@ def test_converters_and_suppressions_take_linear_time(shape: str) -> None:
 
     make, action, n = LINEAR_SHAPES[shape]
     assert_linear(make, n, action)
+
+
+# -- the last-resort guard: no corpus or fuzz input reaches it ---------------------------------
+
+CORPUS = Path(__file__).parent.parent / "corpus"
+EXTERNAL = Path(__file__).parent.parent.parent / "shared" / "corpus-external"
+
+
+def assert_no_internal_error(args: list[str]) -> None:
+    """The CLI run ends with a verdict, never in its last-resort guard: "internal error" or
+    a traceback in its output is a failure, whatever the exit code."""
+    from typer.testing import CliRunner
+
+    from bbox_lark.cli import app
+
+    result = CliRunner().invoke(app, args)
+    shown = " ".join(args)
+    assert result.exit_code in (0, 1, 2), (shown, result.output[-2000:])
+    assert "internal error" not in result.output, (shown, result.output[-2000:])
+    assert "Traceback" not in result.output, (shown, result.output[-2000:])
+    if result.exception is not None:
+        assert isinstance(result.exception, SystemExit), (shown, repr(result.exception))
+
+
+def test_reaching_the_guard_fails_the_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from bbox_lark.convert import atif
+
+    def crash(*_args: object) -> None:
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(atif, "_Writer", crash)
+    path = tmp_path / "a.bbox"
+    path.write_text(HEADER + "u: hi\n")
+    # In process the crash itself shows (the program's guard would print "internal error").
+    with pytest.raises(AssertionError, match="RuntimeError"):
+        assert_no_internal_error(["convert", str(path), "--to", "atif"])
+
+
+def _corpus_files() -> list[Path]:
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix in (".bbox", ".rlog", ".blackbox"))
+
+
+@pytest.mark.parametrize("target", ["atif", "jsonl", "compact", "bbox"])
+def test_no_corpus_file_reaches_the_guard(target: str) -> None:
+    for path in _corpus_files():
+        assert_no_internal_error(["convert", str(path), "--from", "bbox", "--to", target])
+
+
+def _external_files() -> list[Path]:
+    if not EXTERNAL.is_dir():
+        return []
+    return sorted(
+        p for p in EXTERNAL.rglob("*") if p.is_file() and p.suffix != ".md" and "meta" not in p.name
+    )
+
+
+@pytest.mark.skipif(not EXTERNAL.is_dir(), reason="../shared/corpus-external is absent")
+@pytest.mark.parametrize("target", ["bbox", "atif", "jsonl", "compact"])
+def test_no_external_file_reaches_the_guard(target: str) -> None:
+    for path in _external_files():
+        assert_no_internal_error(["convert", str(path), "--to", target])
+
+
+def test_no_fuzz_input_reaches_the_guard() -> None:
+    # A short fixed sequence of the fuzzer's converter inputs through the CLI as files.
+    import random
+    import tempfile
+
+    import fuzzgen
+
+    pool = fuzzgen.Pool.load([fuzzgen.REPO_CORPUS])
+    with tempfile.TemporaryDirectory() as folder:
+        for index in range(24):
+            rng = random.Random(f"guard:{index}")
+            tagged = fuzzgen.convert_input(rng, pool, 8192)
+            first, _, data = tagged.partition(b"\n")
+            source = first[len(fuzzgen.FUZZ_TAG) :].decode()
+            path = Path(folder) / f"input-{index}"
+            path.write_bytes(data)
+            assert_no_internal_error(["convert", str(path), "--from", source, "--to", "bbox"])
+            if source in ("jsonl", "compact"):
+                assert_no_internal_error(["convert", str(path), "--from", source, "--to", "atif"])

@@ -427,6 +427,8 @@ CLI_COMMANDS = (
     ("fmt", "-"),
     ("fix", "-", "--renumber-steps"),
     ("convert", "-", "--to", "compact"),
+    ("convert", "-", "--to", "atif"),
+    ("convert", "-", "--to", "jsonl"),
 )
 #: Larger inputs, and inputs the in-process oracles took longer than this many seconds on
 #: (a slow input is already a finding), are left to the in-process oracles: eleven processes
@@ -472,7 +474,9 @@ def run_cli(data: bytes, target: Target, batch: int, timeout: float = 30.0) -> l
                     code = None
                 stderr.seek(0)
                 text = stderr.read().decode("utf-8", "replace")
-                if code in (0, 1, 2) and "Traceback (most recent call last)" not in text:
+                # The last-resort guard ("error: internal error (…)", exit 2) is a crash too.
+                crashed = "Traceback (most recent call last)" in text or "internal error" in text
+                if code in (0, 1, 2) and not crashed:
                     continue
                 findings.append(_cli_finding(command, encoding, code, text, data))
     return findings
@@ -483,7 +487,8 @@ def _cli_finding(command: list[str], encoding: str, code: int | None, stderr: st
     errors = _TB_ERROR.findall(stderr)
     frame, innermost = _where(frames)
     at = frame if frame == innermost else f"{frame} (innermost: {innermost})"
-    error = errors[-1] if errors else ("timeout" if code is None else f"exit {code}")
+    guard = re.search(r"internal error \((\w+)", stderr)
+    error = errors[-1] if errors else guard[1] if guard else ("timeout" if code is None else f"exit {code}")
     shown = " ".join(command)
     key = ("cli", error, frame) if frames else ("cli", error, command[0])
     return Finding(
