@@ -384,3 +384,14 @@ def test_no_fuzz_input_reaches_the_guard() -> None:
             assert_no_internal_error(["convert", str(path), "--from", source, "--to", "bbox"])
             if source in ("jsonl", "compact"):
                 assert_no_internal_error(["convert", str(path), "--from", source, "--to", "atif"])
+
+
+def test_atif_metrics_that_are_no_json_number_stay_text() -> None:
+    text = HEADER + "a: hi step=1\n# metrics step=1 cost_usd=1e400 prompt_tokens=3\na: x # metrics cost=nan\n"
+    written = convert(text, "bbox", to="atif").text
+
+    def refuse(name: str) -> None:
+        raise ValueError(name)
+
+    trajectory = json.loads(written, parse_constant=refuse)  # strict JSON
+    assert trajectory["steps"][0]["metrics"]["extra"]["cost_usd"] == "1e400"

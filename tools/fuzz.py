@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import json
 import os
 import random
 import re
@@ -221,6 +222,10 @@ def _convert_finding(oracle: str, what: str, detail: str) -> Finding:
     return Finding(oracle, (oracle, what), what, detail)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
     """The converter oracles on one tagged input (``fuzzgen.FUZZ_TAG`` + format + ``\\n``):
 
@@ -295,6 +300,17 @@ def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
                             )
                         )
             for target, text in outputs:
+                if target in ("atif", "jsonl"):
+                    try:  # strict JSON: no NaN or Infinity, which other readers refuse
+                        lines = [text] if target == "atif" else text.splitlines()
+                        for piece in lines:
+                            json.loads(piece, parse_constant=_no_constant)
+                    except ValueError as error:
+                        findings.append(
+                            _convert_finding(
+                                "convert-json", f"{source} → {target}: not strict JSON", str(error)
+                            )
+                        )
                 try:
                     text.encode("utf-8", "surrogateescape")
                 except UnicodeEncodeError as error:
