@@ -23,8 +23,12 @@ Input number ``i`` of a run is drawn from ``random.Random(f"{seed}:{i}")`` only,
 * ``linear``: a scaling shape took more than ``--ratio`` times as long at ``4n`` as at
   ``n`` (linear is 4, quadratic 16);
 * ``cli``: the commands run in a subprocess with ``PYTHONIOENCODING`` latin-1, ascii,
-  cp1252 or utf-8 exit 0, 1 or 2 and print no traceback (sampled: ``--cli-share`` of the
-  run's time).
+  cp1252 or utf-8 exit 0, 1 or 2 and print no traceback and no ``internal error`` (sampled:
+  ``--cli-share`` of the run's time);
+* ``convert`` / ``convert-check`` / ``convert-writable`` / ``convert-json`` /
+  ``convert-roundtrip``: on the converter inputs (generators ``convert`` and ``export``, see
+  :func:`run_convert_oracles`), no exception but a refusal, importer output without an error
+  finding, output that encodes, strict JSON, exact round trips.
 
 A finding is printed on one line and written to ``--out`` as ``<oracle>-<sha1>.bbox`` (the
 input, shrunk while it still fails the same way) and ``.txt`` (traceback, details, how to

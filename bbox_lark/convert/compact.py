@@ -35,7 +35,8 @@ Mapping table:
 
 (1) an empty line for a blank line, the line as written for a continuation; the lines after
 it, up to the first event, are appended to it. (2) The bbox lines a compact line holds all take its
-line ending (the file's first line ending when it has none: the last line of the file).
+line ending (the file's first line ending when it has none: the last line of the file);
+CRLF when one of them ends in a carriage return before its own CRLF (docs/compact.md).
 """
 
 from __future__ import annotations
