@@ -395,3 +395,17 @@ def test_atif_metrics_that_are_no_json_number_stay_text() -> None:
 
     trajectory = json.loads(written, parse_constant=refuse)  # strict JSON
     assert trajectory["steps"][0]["metrics"]["extra"]["cost_usd"] == "1e400"
+
+
+def test_claude_code_values_too_long_for_the_header_are_moved_not_dropped() -> None:
+    record = {"type": "user", "sessionId": "s" * 2000, "cwd": "c" * 3000, "uuid": "u"}
+    result = convert(
+        json.dumps({**record, "message": {"role": "user", "content": "hi"}}) + "\n", "claude-code", to="bbox"
+    )
+    assert errors(result.text) == []
+    moved = [e for e in bbox_lark.parse(result.text).events if e.text.startswith("notes: header")]
+    assert [e.text for e in moved] == [
+        "notes: header id (a JSON string)",
+        "notes: header cwd (a JSON string)",
+    ]
+    assert json.loads("".join(c.text for c in moved[1].continuation)) == "c" * 3000
