@@ -245,6 +245,7 @@ def test_jsonl_refuses_a_source_ending_in_a_carriage_return_before_a_newline() -
     "data",
     [
         "---\r\r\n\nu: y\nu: w\n",
+        HEADER + "u: a\n---\r\r\n\nu: once a fence\r\r\nu: a return\rinside\n",
         "u: x\n---\r\r\n\n" + "u: y\n" * 60,
         HEADER + "u: a\rb\n",
         HEADER + "t:read a\rb → [ok]\n",
@@ -409,3 +410,40 @@ def test_claude_code_values_too_long_for_the_header_are_moved_not_dropped() -> N
         "notes: header cwd (a JSON string)",
     ]
     assert json.loads("".join(c.text for c in moved[1].continuation)) == "c" * 3000
+
+
+@pytest.mark.parametrize("folder", ["valid", "invalid", "hostile"])
+def test_every_corpus_file_round_trips_through_jsonl_and_compact(folder: str) -> None:
+    from bbox_lark.printer import document_signature
+
+    for path in sorted((CORPUS / folder).glob("*.bbox")):
+        data = path.read_bytes()
+        limit = 1 << 20 if folder == "hostile" else 1024
+        back = convert(
+            convert(data, "bbox", to="jsonl", max_line=limit).text, "jsonl", to="bbox", max_line=limit
+        )
+        assert back.text.encode("utf-8", "surrogateescape") == data, path.name
+        compact = convert(data, "bbox", to="compact", max_line=limit).text
+        again = bbox_lark.parse(convert(compact, "compact", to="bbox", max_line=limit).text, max_line=limit)
+        assert document_signature(again) == document_signature(bbox_lark.parse(data, max_line=limit)), (
+            path.name
+        )
+
+
+def test_a_bb7_value_nested_deeper_than_python_recurses() -> None:
+    message = {"role": "user", "parts": [{"type": "text", "content": "hi"}], "extra": nested(900)}
+    result = convert(chat([message]), "bb7", to="bbox")
+    assert errors(result.text) == []
+    assert result.text.endswith("---\nu: hi\n")
+
+
+def test_an_atif_trajectory_with_surrogate_escapes_converts_to_writable_bbox() -> None:
+    trajectory = {
+        "schema_version": "ATIF-v1.8",
+        "session_id": "\ud800",
+        "agent": {"name": "a\udfff", "version": "1", "extra": {"k": "\udc80"}},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi \ud800"}],
+    }
+    result = convert(json.dumps(trajectory), "atif", to="bbox")
+    result.text.encode("utf-8")
+    assert errors(result.text) == []
