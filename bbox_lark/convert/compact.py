@@ -60,7 +60,7 @@ from bbox_lark.convert.base import (
     flatten,
 )
 from bbox_lark.grammar import vocabulary
-from bbox_lark.printer import is_fence, single_spaced
+from bbox_lark.printer import format_line, is_fence, single_spaced
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode, split_lines
 
 if TYPE_CHECKING:
@@ -291,8 +291,7 @@ def compact_line(event: Event) -> str:
     from bbox_lark.parser import parse_line
 
     raw = event.raw
-    if event.oversized or "\r" in raw.rstrip():
-        # A carriage return inside a line is content, not spacing to normalise.
+    if event.oversized:
         return raw
     if event.kind == "unknown":
         stripped = raw.rstrip()
@@ -311,6 +310,10 @@ def compact_line(event: Event) -> str:
                 return raw
         candidate = _assemble(event, single_spaced(event.text), result, metrics)
     if candidate == raw:
+        return raw
+    if "\r" in raw.rstrip() and candidate.count("\r") < format_line(event).count("\r"):
+        # A carriage return `fmt` keeps (inside free text) is content, not spacing to
+        # normalise: the line is kept as written (`u: a\rb` never becomes `u:a b`).
         return raw
     # A structured comment gains the space after `#`; never past the default line limit.
     too_long = len(candidate) > DEFAULT_MAX_LINE >= len(raw)
