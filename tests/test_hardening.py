@@ -447,3 +447,53 @@ def test_an_atif_trajectory_with_surrogate_escapes_converts_to_writable_bbox() -
     result = convert(json.dumps(trajectory), "atif", to="bbox")
     result.text.encode("utf-8")
     assert errors(result.text) == []
+
+
+# -- 8. memory of a long line (a raised --max-line) ---------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["t:x " + "k=v " * 100_000, "u: " + "word " * 80_000], ids=["call", "free"])
+def test_a_long_line_is_lexed_without_memory_per_word(line: str) -> None:
+    # Python's re kept backtracking state per repetition of CALL_TEXT / FREE_TEXT's group:
+    # ~120 bytes per character at the peak. The scanners make it possessive (same matches).
+    import tracemalloc
+
+    from bbox_lark.parser import line_driver
+
+    driver = line_driver()
+    expected = driver.parse(line)  # warm: the state's scanners are compiled
+    tracemalloc.start()
+    try:
+        assert driver.parse(line) == expected
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(line), peak
+
+
+def test_possessive_scanners_match_as_the_grammar_does() -> None:
+    # Differential: every scanner the driver compiled matches what Lark's own scanner of
+    # that state matches, at every word start of every corpus line.
+    from bbox_lark.parser import line_driver
+
+    driver = line_driver()
+    lines = [
+        raw
+        for path in _corpus_files()
+        for raw in path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        if len(raw) <= 4096
+    ]
+    for raw in lines:
+        driver.parse(raw)  # compiles the states the corpus reaches
+    compared = 0
+    for state, (scanners, _) in driver._states.items():
+        originals = driver._lexers[state].scanner._mres
+        for ours, theirs in zip(scanners, originals, strict=True):
+            if ours is theirs:
+                continue
+            for raw in lines:
+                for pos in [0, *(i + 1 for i, c in enumerate(raw) if c in " =→")][:40]:
+                    a, b = ours.match(raw, pos), theirs.match(raw, pos)
+                    assert (a and (a.span(), a.lastgroup)) == (b and (b.span(), b.lastgroup)), (raw, pos)
+                    compared += 1
+    assert compared > 1000
