@@ -84,7 +84,7 @@ class LineDriver:
         pattern (``@start`` in AT_OTHER's ``@name``), looked up after a match as Lark's
         UnlessCallback does."""
         lexer = self._lexers[state]
-        scanners = tuple(lexer.scanner._mres)
+        scanners = tuple(_possessive(scanner) for scanner in lexer.scanner._mres)
         keywords = {
             name: {term.pattern.value: term.name for term in callback.scanner.terminals}
             for name, callback in lexer.callback.items()
@@ -151,6 +151,31 @@ _END = LineToken.make("$END", "", 0)
 def line_driver() -> LineDriver:
     """The driver, on the grammar's plain parser (one Lark parser loaded, not two)."""
     return LineDriver(plain_parser(), shaper=LineShaper())
+
+
+def _possessive(scanner: re.Pattern[str]) -> re.Pattern[str]:
+    """A contextual lexer's scanner (``(?P<NAME>pattern)|…``) with the trailing group
+    repetition of each terminal made possessive (``(…)*`` → ``(…)*+``). At the end of its
+    branch a repetition never gives anything back, so every match is the same; but
+    Python's ``re`` keeps backtracking state for each repetition of a group, which for a
+    10 MB call part (``CALL_TEXT``, ``FREE_TEXT``: one iteration per word or field) was a
+    gigabyte at the peak (docs/design.md, "Long lines and memory")."""
+    from bbox_lark.grammar import terminal_pattern
+
+    source = scanner.pattern
+    changed = source
+    for name in scanner.groupindex:
+        try:
+            pattern = terminal_pattern(name)
+        except (KeyError, ValueError, AttributeError):
+            continue
+        backslashes = len(pattern[:-2]) - len(pattern[:-2].rstrip("\\"))
+        if not pattern.endswith(")*") or backslashes % 2:
+            continue  # no trailing group repetition (`\)*` is a literal bracket repeated)
+        whole = f"(?P<{name}>{pattern})"
+        if whole in changed:
+            changed = changed.replace(whole, f"(?P<{name}>{pattern}+)")
+    return scanner if changed == source else re.compile(changed, scanner.flags)
 
 
 def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:

@@ -216,6 +216,9 @@ if b"SLOW" in data:
     time.sleep(30)
 if b"FUZZ-MARK" in data:
     raise UnicodeEncodeError(os.environ["PYTHONIOENCODING"], "→", 0, 1, "planted")
+if b"GUARD" in data:
+    sys.stderr.write("error: internal error (KeyError at convert/atif.py:1: 'x')")
+    sys.exit(2)
 sys.exit(1 if b"fail" in data else 0)
 """
 
@@ -227,6 +230,9 @@ def test_the_cli_oracle_catches_a_traceback() -> None:
     assert len(found) == len(fuzz.CLI_COMMANDS)  # every command that reads the input
     assert found[0].key[:2] == ("cli", "UnicodeEncodeError")
     assert "PYTHONIOENCODING=latin-1" in found[0].summary
+    guarded = fuzz.run_cli(b"u: GUARD\n", target, batch=0)
+    assert len(guarded) == len(fuzz.CLI_COMMANDS)  # exit 2 from the guard is no verdict
+    assert guarded[0].key[:2] == ("cli", "KeyError")
     slow = fuzz.run_cli(b"u: SLOW\n", target, batch=1, timeout=0.5)
     assert {f.key for f in slow} == {("cli", "timeout", c[0]) for c in fuzz.CLI_COMMANDS}
 

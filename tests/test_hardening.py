@@ -245,6 +245,7 @@ def test_jsonl_refuses_a_source_ending_in_a_carriage_return_before_a_newline() -
     "data",
     [
         "---\r\r\n\nu: y\nu: w\n",
+        HEADER + "u: a\n---\r\r\n\nu: once a fence\r\r\nu: a return\rinside\n",
         "u: x\n---\r\r\n\n" + "u: y\n" * 60,
         HEADER + "u: a\rb\n",
         HEADER + "t:read a\rb → [ok]\n",
@@ -302,3 +303,197 @@ def test_converters_and_suppressions_take_linear_time(shape: str) -> None:
 
     make, action, n = LINEAR_SHAPES[shape]
     assert_linear(make, n, action)
+
+
+# -- the last-resort guard: no corpus or fuzz input reaches it ---------------------------------
+
+CORPUS = Path(__file__).parent.parent / "corpus"
+EXTERNAL = Path(__file__).parent.parent.parent / "shared" / "corpus-external"
+
+
+def assert_no_internal_error(args: list[str]) -> None:
+    """The CLI run ends with a verdict, never in its last-resort guard: "internal error" or
+    a traceback in its output is a failure, whatever the exit code."""
+    from typer.testing import CliRunner
+
+    from bbox_lark.cli import app
+
+    result = CliRunner().invoke(app, args)
+    shown = " ".join(args)
+    assert result.exit_code in (0, 1, 2), (shown, result.output[-2000:])
+    assert "internal error" not in result.output, (shown, result.output[-2000:])
+    assert "Traceback" not in result.output, (shown, result.output[-2000:])
+    if result.exception is not None:
+        assert isinstance(result.exception, SystemExit), (shown, repr(result.exception))
+
+
+def test_reaching_the_guard_fails_the_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from bbox_lark.convert import atif
+
+    def crash(*_args: object) -> None:
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(atif, "_Writer", crash)
+    path = tmp_path / "a.bbox"
+    path.write_text(HEADER + "u: hi\n")
+    # In process the crash itself shows (the program's guard would print "internal error").
+    with pytest.raises(AssertionError, match="RuntimeError"):
+        assert_no_internal_error(["convert", str(path), "--to", "atif"])
+
+
+def _corpus_files() -> list[Path]:
+    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix in (".bbox", ".rlog", ".blackbox"))
+
+
+@pytest.mark.parametrize("target", ["atif", "jsonl", "compact", "bbox"])
+def test_no_corpus_file_reaches_the_guard(target: str) -> None:
+    for path in _corpus_files():
+        assert_no_internal_error(["convert", str(path), "--from", "bbox", "--to", target])
+
+
+def _external_files() -> list[Path]:
+    if not EXTERNAL.is_dir():
+        return []
+    return sorted(
+        p for p in EXTERNAL.rglob("*") if p.is_file() and p.suffix != ".md" and "meta" not in p.name
+    )
+
+
+@pytest.mark.skipif(not EXTERNAL.is_dir(), reason="../shared/corpus-external is absent")
+@pytest.mark.parametrize("target", ["bbox", "atif", "jsonl", "compact"])
+def test_no_external_file_reaches_the_guard(target: str) -> None:
+    for path in _external_files():
+        assert_no_internal_error(["convert", str(path), "--to", target])
+
+
+def test_no_fuzz_input_reaches_the_guard() -> None:
+    # A short fixed sequence of the fuzzer's converter inputs through the CLI as files.
+    import random
+    import tempfile
+
+    import fuzzgen
+
+    pool = fuzzgen.Pool.load([fuzzgen.REPO_CORPUS])
+    with tempfile.TemporaryDirectory() as folder:
+        for index in range(24):
+            rng = random.Random(f"guard:{index}")
+            tagged = fuzzgen.convert_input(rng, pool, 8192)
+            first, _, data = tagged.partition(b"\n")
+            source = first[len(fuzzgen.FUZZ_TAG) :].decode()
+            path = Path(folder) / f"input-{index}"
+            path.write_bytes(data)
+            assert_no_internal_error(["convert", str(path), "--from", source, "--to", "bbox"])
+            if source in ("jsonl", "compact"):
+                assert_no_internal_error(["convert", str(path), "--from", source, "--to", "atif"])
+
+
+def test_atif_metrics_that_are_no_json_number_stay_text() -> None:
+    text = HEADER + "a: hi step=1\n# metrics step=1 cost_usd=1e400 prompt_tokens=3\na: x # metrics cost=nan\n"
+    written = convert(text, "bbox", to="atif").text
+
+    def refuse(name: str) -> None:
+        raise ValueError(name)
+
+    trajectory = json.loads(written, parse_constant=refuse)  # strict JSON
+    assert trajectory["steps"][0]["metrics"]["extra"]["cost_usd"] == "1e400"
+
+
+def test_claude_code_values_too_long_for_the_header_are_moved_not_dropped() -> None:
+    record = {"type": "user", "sessionId": "s" * 2000, "cwd": "c" * 3000, "uuid": "u"}
+    result = convert(
+        json.dumps({**record, "message": {"role": "user", "content": "hi"}}) + "\n", "claude-code", to="bbox"
+    )
+    assert errors(result.text) == []
+    moved = [e for e in bbox_lark.parse(result.text).events if e.text.startswith("notes: header")]
+    assert [e.text for e in moved] == [
+        "notes: header id (a JSON string)",
+        "notes: header cwd (a JSON string)",
+    ]
+    assert json.loads("".join(c.text for c in moved[1].continuation)) == "c" * 3000
+
+
+@pytest.mark.parametrize("folder", ["valid", "invalid", "hostile"])
+def test_every_corpus_file_round_trips_through_jsonl_and_compact(folder: str) -> None:
+    from bbox_lark.printer import document_signature
+
+    for path in sorted((CORPUS / folder).glob("*.bbox")):
+        data = path.read_bytes()
+        limit = 1 << 20 if folder == "hostile" else 1024
+        back = convert(
+            convert(data, "bbox", to="jsonl", max_line=limit).text, "jsonl", to="bbox", max_line=limit
+        )
+        assert back.text.encode("utf-8", "surrogateescape") == data, path.name
+        compact = convert(data, "bbox", to="compact", max_line=limit).text
+        again = bbox_lark.parse(convert(compact, "compact", to="bbox", max_line=limit).text, max_line=limit)
+        assert document_signature(again) == document_signature(bbox_lark.parse(data, max_line=limit)), (
+            path.name
+        )
+
+
+def test_a_bb7_value_nested_deeper_than_python_recurses() -> None:
+    message = {"role": "user", "parts": [{"type": "text", "content": "hi"}], "extra": nested(900)}
+    result = convert(chat([message]), "bb7", to="bbox")
+    assert errors(result.text) == []
+    assert result.text.endswith("---\nu: hi\n")
+
+
+def test_an_atif_trajectory_with_surrogate_escapes_converts_to_writable_bbox() -> None:
+    trajectory = {
+        "schema_version": "ATIF-v1.8",
+        "session_id": "\ud800",
+        "agent": {"name": "a\udfff", "version": "1", "extra": {"k": "\udc80"}},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi \ud800"}],
+    }
+    result = convert(json.dumps(trajectory), "atif", to="bbox")
+    result.text.encode("utf-8")
+    assert errors(result.text) == []
+
+
+# -- 8. memory of a long line (a raised --max-line) ---------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["t:x " + "k=v " * 100_000, "u: " + "word " * 80_000], ids=["call", "free"])
+def test_a_long_line_is_lexed_without_memory_per_word(line: str) -> None:
+    # Python's re kept backtracking state per repetition of CALL_TEXT / FREE_TEXT's group:
+    # ~120 bytes per character at the peak. The scanners make it possessive (same matches).
+    import tracemalloc
+
+    from bbox_lark.parser import line_driver
+
+    driver = line_driver()
+    expected = driver.parse(line)  # warm: the state's scanners are compiled
+    tracemalloc.start()
+    try:
+        assert driver.parse(line) == expected
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(line), peak
+
+
+def test_possessive_scanners_match_as_the_grammar_does() -> None:
+    # Differential: every scanner the driver compiled matches what Lark's own scanner of
+    # that state matches, at every word start of every corpus line.
+    from bbox_lark.parser import line_driver
+
+    driver = line_driver()
+    lines = [
+        raw
+        for path in _corpus_files()
+        for raw in path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        if len(raw) <= 4096
+    ]
+    for raw in lines:
+        driver.parse(raw)  # compiles the states the corpus reaches
+    compared = 0
+    for state, (scanners, _) in driver._states.items():
+        originals = driver._lexers[state].scanner._mres
+        for ours, theirs in zip(scanners, originals, strict=True):
+            if ours is theirs:
+                continue
+            for raw in lines:
+                for pos in [0, *(i + 1 for i, c in enumerate(raw) if c in " =→")][:40]:
+                    a, b = ours.match(raw, pos), theirs.match(raw, pos)
+                    assert (a and (a.span(), a.lastgroup)) == (b and (b.span(), b.lastgroup)), (raw, pos)
+                    compared += 1
+    assert compared > 1000

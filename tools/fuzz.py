@@ -23,8 +23,12 @@ Input number ``i`` of a run is drawn from ``random.Random(f"{seed}:{i}")`` only,
 * ``linear``: a scaling shape took more than ``--ratio`` times as long at ``4n`` as at
   ``n`` (linear is 4, quadratic 16);
 * ``cli``: the commands run in a subprocess with ``PYTHONIOENCODING`` latin-1, ascii,
-  cp1252 or utf-8 exit 0, 1 or 2 and print no traceback (sampled: ``--cli-share`` of the
-  run's time).
+  cp1252 or utf-8 exit 0, 1 or 2 and print no traceback and no ``internal error`` (sampled:
+  ``--cli-share`` of the run's time);
+* ``convert`` / ``convert-check`` / ``convert-writable`` / ``convert-json`` /
+  ``convert-roundtrip``: on the converter inputs (generators ``convert`` and ``export``, see
+  :func:`run_convert_oracles`), no exception but a refusal, importer output without an error
+  finding, output that encodes, strict JSON, exact round trips.
 
 A finding is printed on one line and written to ``--out`` as ``<oracle>-<sha1>.bbox`` (the
 input, shrunk while it still fails the same way) and ``.txt`` (traceback, details, how to
@@ -38,6 +42,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import json
 import os
 import random
 import re
@@ -221,6 +226,10 @@ def _convert_finding(oracle: str, what: str, detail: str) -> Finding:
     return Finding(oracle, (oracle, what), what, detail)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
     """The converter oracles on one tagged input (``fuzzgen.FUZZ_TAG`` + format + ``\\n``):
 
@@ -295,6 +304,17 @@ def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
                             )
                         )
             for target, text in outputs:
+                if target in ("atif", "jsonl"):
+                    try:  # strict JSON: no NaN or Infinity, which other readers refuse
+                        lines = [text] if target == "atif" else text.splitlines()
+                        for piece in lines:
+                            json.loads(piece, parse_constant=_no_constant)
+                    except ValueError as error:
+                        findings.append(
+                            _convert_finding(
+                                "convert-json", f"{source} → {target}: not strict JSON", str(error)
+                            )
+                        )
                 try:
                     text.encode("utf-8", "surrogateescape")
                 except UnicodeEncodeError as error:
@@ -427,6 +447,8 @@ CLI_COMMANDS = (
     ("fmt", "-"),
     ("fix", "-", "--renumber-steps"),
     ("convert", "-", "--to", "compact"),
+    ("convert", "-", "--to", "atif"),
+    ("convert", "-", "--to", "jsonl"),
 )
 #: Larger inputs, and inputs the in-process oracles took longer than this many seconds on
 #: (a slow input is already a finding), are left to the in-process oracles: eleven processes
@@ -472,7 +494,9 @@ def run_cli(data: bytes, target: Target, batch: int, timeout: float = 30.0) -> l
                     code = None
                 stderr.seek(0)
                 text = stderr.read().decode("utf-8", "replace")
-                if code in (0, 1, 2) and "Traceback (most recent call last)" not in text:
+                # The last-resort guard ("error: internal error (…)", exit 2) is a crash too.
+                crashed = "Traceback (most recent call last)" in text or "internal error" in text
+                if code in (0, 1, 2) and not crashed:
                     continue
                 findings.append(_cli_finding(command, encoding, code, text, data))
     return findings
@@ -483,7 +507,8 @@ def _cli_finding(command: list[str], encoding: str, code: int | None, stderr: st
     errors = _TB_ERROR.findall(stderr)
     frame, innermost = _where(frames)
     at = frame if frame == innermost else f"{frame} (innermost: {innermost})"
-    error = errors[-1] if errors else ("timeout" if code is None else f"exit {code}")
+    guard = re.search(r"internal error \((\w+)", stderr)
+    error = errors[-1] if errors else guard[1] if guard else ("timeout" if code is None else f"exit {code}")
     shown = " ".join(command)
     key = ("cli", error, frame) if frames else ("cli", error, command[0])
     return Finding(

@@ -1588,10 +1588,15 @@ _UNPLACED: Any = object()
 
 
 def _number(text: str, real: bool) -> int | float | None:
+    """The number ``text`` holds, or None (then it travels as text): JSON has no infinity
+    or NaN (``1e400``, ``nan``), and ``int()`` refuses more than 4,300 digits."""
+    import math
+
     try:
-        return float(text) if real else int(text)
+        number = float(text) if real else int(text)
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
 
 
 def _without_fields(event: Event) -> str:

@@ -85,8 +85,6 @@ _USAGE = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_cre
 _FIELD_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
 _NAME_UNSAFE = re.compile(r"[\s→\"]")
-#: Header values longer than this go on a ``# notes:`` line instead (the header stays small).
-_HEADER_VALUE = 1024
 _DUPLICATE_USAGE = (
     "API usage restated by records of one message id"
     " (counted once: each record's lines carry the largest value of each counter so far)"
@@ -218,15 +216,9 @@ class _Reader:
     def head(self) -> Any:
         values: dict[str, Any] = {"agent": "claude-code"}
         for key in ("model", "client_version", "slug", "cwd", "branch"):
-            value = self.meta.get(key)
-            if value is not None and len(value) > _HEADER_VALUE:
-                self.report.dropped(f"header value `{key}` over {_HEADER_VALUE} characters", 0)
-                value = None
-            values[key] = value
-        session = self.meta.get("session")
-        if session is not None and len(session) > _HEADER_VALUE:
-            session = None
-        return importer_header(self.ctx, session, **values)
+            values[key] = self.meta.get(key)
+        # A value the header cannot hold (too long, not one line) goes to a body line.
+        return importer_header(self.ctx, self.meta.get("session"), **values)
 
     # -- one input line ----------------------------------------------------------------
 

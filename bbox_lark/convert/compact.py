@@ -35,7 +35,8 @@ Mapping table:
 
 (1) an empty line for a blank line, the line as written for a continuation; the lines after
 it, up to the first event, are appended to it. (2) The bbox lines a compact line holds all take its
-line ending (the file's first line ending when it has none: the last line of the file).
+line ending (the file's first line ending when it has none: the last line of the file);
+CRLF when one of them ends in a carriage return before its own CRLF (docs/compact.md).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from bbox_lark.convert.base import (
     flatten,
 )
 from bbox_lark.grammar import vocabulary
-from bbox_lark.printer import is_fence, single_spaced
+from bbox_lark.printer import format_line, is_fence, single_spaced
 from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode, split_lines
 
 if TYPE_CHECKING:
@@ -290,8 +291,7 @@ def compact_line(event: Event) -> str:
     from bbox_lark.parser import parse_line
 
     raw = event.raw
-    if event.oversized or "\r" in raw.rstrip():
-        # A carriage return inside a line is content, not spacing to normalise.
+    if event.oversized:
         return raw
     if event.kind == "unknown":
         stripped = raw.rstrip()
@@ -310,6 +310,10 @@ def compact_line(event: Event) -> str:
                 return raw
         candidate = _assemble(event, single_spaced(event.text), result, metrics)
     if candidate == raw:
+        return raw
+    if "\r" in raw.rstrip() and candidate.count("\r") < format_line(event).count("\r"):
+        # A carriage return `fmt` keeps (inside free text) is content, not spacing to
+        # normalise: the line is kept as written (`u: a\rb` never becomes `u:a b`).
         return raw
     # A structured comment gains the space after `#`; never past the default line limit.
     too_long = len(candidate) > DEFAULT_MAX_LINE >= len(raw)
