@@ -46,6 +46,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.fix import apply_fixes
     from bbox_lark.parser import Head, iter_nodes
     from bbox_lark.printer import dumps, emit, format_document
+    from bbox_lark.redaction import Redacted, redact
+    from bbox_lark.secrets import SecretMatch, find_secrets
     from bbox_lark.stats import Stats, compute_stats
 
 __version__ = "0.1.0"
@@ -68,8 +70,10 @@ __all__ = [
     "Lifecycle",
     "Message",
     "Observation",
+    "Redacted",
     "Redaction",
     "Result",
+    "SecretMatch",
     "Stats",
     "Unknown",
     "__version__",
@@ -81,10 +85,12 @@ __all__ = [
     "detect_format",
     "dumps",
     "emit",
+    "find_secrets",
     "format_document",
     "iter_check",
     "iter_nodes",
     "parse",
+    "redact",
     "registry",
 ]
 
@@ -127,6 +133,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "dumps": ("bbox_lark.printer", "dumps"),
     "emit": ("bbox_lark.printer", "emit"),
     "format_document": ("bbox_lark.printer", "format_document"),
+    "Redacted": ("bbox_lark.redaction", "Redacted"),
+    "redact": ("bbox_lark.redaction", "redact"),
+    "SecretMatch": ("bbox_lark.secrets", "SecretMatch"),
+    "find_secrets": ("bbox_lark.secrets", "find_secrets"),
     "Stats": ("bbox_lark.stats", "Stats"),
     "compute_stats": ("bbox_lark.stats", "compute_stats"),
 }

@@ -503,8 +503,9 @@ def redact_secrets(
 
 def hide_secrets(text: str) -> str:
     """``text`` with each secret starred out but for its shown prefix and tail
-    (``sk-ant-*****…**AA``): the same length, so columns after it stay where they were. For
-    showing a source line; :func:`redact_secrets` is for writing."""
+    (``sk-ant-*****…**AA``): the same length and the same line breaks and indents (a key
+    block keeps its lines), so columns and lines after it stay where they were. For showing
+    text (a source line, a diff); :func:`redact_secrets` is for writing."""
     matches = find_secrets(text)
     if not matches:
         return text
@@ -515,10 +516,15 @@ def hide_secrets(text: str) -> str:
         shown, _, tail = found.masked.partition("…")
         kept = len(shown) + len(tail)
         parts.append(text[at : found.start])
-        parts.append(shown + "*" * (len(secret) - kept) + tail if len(secret) >= kept else "*" * len(secret))
+        middle = secret[len(shown) : len(secret) - len(tail)] if len(secret) >= kept else secret
+        hidden = _NOT_SPACE.sub("*", middle)
+        parts.append(shown + hidden + tail if len(secret) >= kept else hidden)
         at = found.end
     parts.append(text[at:])
     return "".join(parts)
+
+
+_NOT_SPACE = re.compile(r"\S")
 
 
 def count_kinds(matches: Iterable[SecretMatch]) -> dict[str, int]:
