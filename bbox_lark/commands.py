@@ -881,10 +881,10 @@ def _format_options() -> list[Any]:
 
 
 def _format_flags() -> inspect.Signature:
-    from bbox_lark.convert import formats
+    from bbox_lark.convert import SHARED_OPTIONS, formats
 
     keyword = inspect.Parameter.KEYWORD_ONLY
-    declared: dict[str, list[tuple[str, Any]]] = {}
+    declared: dict[str, list[tuple[str, Any]]] = {o.name: [("convert", o)] for o in SHARED_OPTIONS}
     for fmt in formats():
         for option in fmt.options:
             declared.setdefault(option.name, []).append((fmt.name, option))
@@ -969,6 +969,7 @@ def convert_command(
         format_for_path,
         get_format,
     )
+    from bbox_lark.redaction import redact_file_settings
     from bbox_lark.writepolicy import write_verdict
 
     max_line = _max_line(max_line)
@@ -1029,6 +1030,7 @@ def convert_command(
                 from_=from_,
                 max_line=max_line,
                 output_path=staging,
+                allowed_secrets=redact_file_settings(None if file == "-" else Path(file)),
                 **options,
             )
         except RefusedInputError as error:
@@ -1099,6 +1101,11 @@ def convert_command(
     if verdict.refusing:
         done = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
         err.print(f"! {shown}: {len(verdict.refusing)} error(s); {done}", markup=False)
+    if result.secrets and not result.redacted:
+        kinds = ", ".join(f"{kind} {count}" for kind, count in result.secrets.items())
+        total = sum(result.secrets.values())
+        warning = f"! {shown}: {total} secret(s) carried over ({kinds}); --redact replaces them"
+        err.print(warning, markup=False)
     code = verdict.exit_code
     if fidelity.skipped:
         err.print(f"! {shown}: {len(fidelity.skipped)} record(s) skipped", markup=False)

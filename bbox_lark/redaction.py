@@ -16,12 +16,17 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Collection, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Event, Field, Line
 from bbox_lark.parser import Head
 from bbox_lark.secrets import SecretMatch, count_kinds, find_secrets, marker
+
+if TYPE_CHECKING:
+    from bbox_lark.convert.base import Fidelity, Item
 
 BOM = "\ufeff"
 
@@ -53,18 +58,7 @@ def redact(text: str, *, allowed: Collection[str] = ()) -> Redacted:
     found = find_secrets(text, allowed=allowed)
     if not found:
         return Redacted(text)
-    body_at = _body_offset(text)
-    parts: list[str] = []
-    at = 0
-    for secret in found:
-        parts.append(text[at : secret.start])
-        replacement = marker(secret.kind)
-        if secret.start < body_at and _starts_yaml_value(text, secret.start):
-            replacement = f'"{replacement}"'
-        parts.append(replacement)
-        at = secret.end
-    parts.append(text[at:])
-    return Redacted(_keep_count_true("".join(parts)), tuple(found))
+    return Redacted(_keep_count_true(_replace(text, found, _body_offset(text))), tuple(found))
 
 
 def _body_offset(text: str) -> int:
@@ -189,3 +183,127 @@ def redact_file_settings(path: Path | None) -> tuple[str, ...]:
         return Resolver().for_path(path).allowed_secrets
     except (ConfigError, OSError):
         return ()
+
+
+# -- conversions: the node stream --------------------------------------------------------
+
+
+class StreamScan:
+    """The secrets of a document stream (the items a reader yields and a writer takes,
+    :mod:`bbox_lark.convert`), counted per kind and noted in the fidelity report; with
+    ``redact``, replaced as they pass (the writer never sees one). Lines are scanned one by
+    one, as the checks scan them: a private key block's continuation lines after its
+    ``BEGIN`` line belong to it (dropped with it when redacting)."""
+
+    def __init__(
+        self, report: Fidelity | None, *, redact: bool = False, allowed: Collection[str] = ()
+    ) -> None:
+        self.report = report
+        self.redact = redact
+        self.allowed = frozenset(allowed)
+        self.found: list[SecretMatch] = []
+        self._in_key_block = False
+        #: What became of each continuation line attached to the last event (by identity:
+        #: a stream that attaches them may yield the same nodes again after it, as
+        #: ``iter_nodes`` does; built nodes may share a line number).
+        self._attached: dict[int, tuple[Continuation, Continuation | None]] = {}
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """How many secrets of each kind passed (or were replaced), kinds sorted."""
+        return count_kinds(self.found)
+
+    def items(self, stream: Iterable[Item]) -> Iterator[Item]:
+        for item in stream:
+            if isinstance(item, Head):
+                yield self._head(item)
+            elif isinstance(item, Event):
+                self._in_key_block = False
+                event = self._event(item)
+                self._attached = {id(c): (c, self._continuation(c)) for c in event.continuation}
+                if event.continuation:
+                    kept = tuple(new for _, new in self._attached.values() if new is not None)
+                    event = replace(event, continuation=kept)
+                yield event
+            elif isinstance(item, Continuation):
+                if id(item) in self._attached:
+                    kept_line = self._attached.pop(id(item))[1]
+                else:
+                    kept_line = self._continuation(item)
+                if kept_line is not None:
+                    yield kept_line
+            else:
+                self._in_key_block = False
+                self._attached = {}
+                yield item
+
+    def _scan(self, text: str, line: int) -> tuple[str, list[SecretMatch]]:
+        found = find_secrets(text, allowed=self.allowed)
+        if not found:
+            return text, found
+        for secret in found:
+            self.found.append(secret)
+            if self.report is not None:
+                if self.redact:
+                    what = f"secrets ({secret.kind}), replaced by {marker(secret.kind)}"
+                    self.report.dropped(what, line)
+                else:
+                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+            if secret.kind == "private_key" and "-----END" not in text[secret.start :]:
+                self._in_key_block = True
+        if not self.redact:
+            return text, found
+        return _replace(text, found, 0), found
+
+    def _head(self, head: Head) -> Head:
+        text = "".join(line.raw + line.eol for line in head.header_lines)
+        found = find_secrets(text, allowed=self.allowed)
+        if not found:
+            return head
+        for line, _, secret in locate(text, found):
+            self.found.append(secret)
+            if self.report is not None:
+                if self.redact:
+                    self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
+                else:
+                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+        if not self.redact:
+            return head
+        from bbox_lark.parser import iter_nodes
+
+        redacted = next(iter_nodes(("\ufeff" if head.bom else "") + _replace(text, found, len(text))))
+        assert isinstance(redacted, Head)
+        return replace(redacted, body_start=head.body_start)
+
+    def _event(self, event: Event) -> Event:
+        new_raw, found = self._scan(event.raw, event.line)
+        if not found or new_raw == event.raw:
+            return event
+        try:
+            return event.with_source(new_raw)
+        except ValueError:  # the marker changed what the line is: keep the kind, say why
+            return event.with_source(f"{event.raw[: found[0].start]}{marker(found[0].kind)}")
+
+    def _continuation(self, line: Continuation) -> Continuation | None:
+        if self._in_key_block:
+            if "-----END" in line.raw:
+                self._in_key_block = False
+            return None if self.redact else line
+        new_raw, found = self._scan(line.raw, line.line)
+        return replace(line, raw=new_raw) if found and self.redact else line
+
+
+def _replace(text: str, found: Iterable[SecretMatch], body_at: int) -> str:
+    """``text`` with each secret replaced by its marker (quoted where it starts a YAML value
+    before ``body_at``)."""
+    parts: list[str] = []
+    at = 0
+    for secret in found:
+        parts.append(text[at : secret.start])
+        replacement = marker(secret.kind)
+        if secret.start < body_at and _starts_yaml_value(text, secret.start):
+            replacement = f'"{replacement}"'
+        parts.append(replacement)
+        at = secret.end
+    parts.append(text[at:])
+    return "".join(parts)

@@ -397,8 +397,8 @@ def _candidates(text: str, lowered: str, rank: int, allowed: Collection[str]) ->
                 continue
         elif row.kind != "private_key" and is_placeholder(secret[len(_shown(match)) :]):
             continue
-        if secret in allowed:
-            continue
+        if allowed and (secret in allowed or any(value in secret for value in allowed)):
+            continue  # an allowed value, or a longer match around one (``token: ALLOWED@host``)
         out.append(
             _Candidate(rank, start, end, row.kind, row.severity, mask(secret, _shown(match), row.tail))
         )
