@@ -58,8 +58,9 @@ class SecretPattern:
     #: text (offsets are the same; the secret is taken from the original text).
     hints: tuple[str, ...]
     fold: bool = False
-    #: Names that hold a hint but do not count as it: the writers' usage fields
-    #: (``tokens_in=``) hold ``token`` on most lines of a real log, and are never secrets.
+    #: Names that hold a hint but do not count as it (taken out of the text before the
+    #: hints are tested; the pattern itself still runs on the whole text): the writers'
+    #: usage fields (``tokens_in=``) hold ``token`` on most lines of a real log.
     unless: tuple[str, ...] = ()
     #: Characters that must not come right before a match (a word boundary, tested after
     #: the match: a look-behind at the start of a pattern would slow every search).
@@ -447,36 +448,56 @@ def find_secrets(text: str, *, allowed: Collection[str] = ()) -> list[SecretMatc
     return [SecretMatch(c.kind, c.severity, c.start, c.end, c.masked) for c in kept]
 
 
-def _hint_table(fold: bool) -> tuple[tuple[str, tuple[str, ...], tuple[int, ...]], ...]:
-    """Each hint of the rows with this ``fold``, the names that do not count as it, and the
-    rows (indexes into :data:`PATTERNS`) it lets run."""
+def _hint_table(fold: bool) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each hint of the rows with this ``fold`` and the rows (indexes into :data:`PATTERNS`)
+    it lets run."""
     hints = dict.fromkeys(h for row in PATTERNS if row.fold == fold for h in row.hints)
-    table = []
-    for hint in hints:
-        rows = [i for i, row in enumerate(PATTERNS) if row.fold == fold and hint in row.hints]
-        unless = tuple(dict.fromkeys(name for i in rows for name in PATTERNS[i].unless))
-        table.append((hint, unless, tuple(rows)))
-    return tuple(table)
+    return tuple(
+        (hint, tuple(i for i, row in enumerate(PATTERNS) if row.fold == fold and hint in row.hints))
+        for hint in hints
+    )
 
 
 _CASED = _hint_table(False)
 _FOLDED = _hint_table(True)
-_CASED_HINTS = tuple(hint for hint, _, _ in _CASED)
-_FOLDED_HINTS = tuple(hint for hint, _, _ in _FOLDED)
+_CASED_HINTS = tuple(hint for hint, _ in _CASED)
+_FOLDED_HINTS = tuple(hint for hint, _ in _FOLDED)
+#: Names that hold a case-folded hint but never name a secret (:attr:`SecretPattern.unless`).
+_UNLESS = tuple(dict.fromkeys(name for row in PATTERNS for name in row.unless))
+
+
+def _folded_probe(lowered: str) -> str | None:
+    """The lower-cased text with the :data:`_UNLESS` names taken out, when it still holds a
+    case-folded hint; None when it holds none (most lines: the prefilter's answer)."""
+    if not any(map(lowered.__contains__, _FOLDED_HINTS)):
+        return None
+    probe = lowered
+    for name in _UNLESS:
+        if name in probe:
+            probe = probe.replace(name, " ")
+    if probe is not lowered and not any(map(probe.__contains__, _FOLDED_HINTS)):
+        return None
+    return probe
+
+
+def might_hold_secrets(text: str) -> bool:
+    """False when ``text`` holds none of the hints, so :func:`find_secrets` would find
+    nothing: the prefilter alone, for a caller that scans many small texts (the checks)."""
+    return any(map(text.__contains__, _CASED_HINTS)) or _folded_probe(text.lower()) is not None
 
 
 def _hinted(text: str, lowered: str) -> list[int]:
     """The rows whose hints ``text`` (or ``lowered``) holds, in table order. Most text holds
     none: one pass over each group of hints (``map`` keeps the loop in C) says so."""
-    tables = []
-    if any(map(text.__contains__, _CASED_HINTS)):
-        tables.append((_CASED, text))
-    if any(map(lowered.__contains__, _FOLDED_HINTS)):
-        tables.append((_FOLDED, lowered))
     rows: set[int] = set()
-    for table, haystack in tables:
-        for hint, unless, indexes in table:
-            if hint in haystack and (not unless or haystack.count(hint) > sum(map(haystack.count, unless))):
+    if any(map(text.__contains__, _CASED_HINTS)):
+        for hint, indexes in _CASED:
+            if hint in text:
+                rows.update(indexes)
+    probe = _folded_probe(lowered)
+    if probe is not None:
+        for hint, indexes in _FOLDED:
+            if hint in probe:
                 rows.update(indexes)
     return sorted(rows)
 

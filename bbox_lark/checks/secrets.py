@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Line
 from bbox_lark.checks import Context, Rule, describe, example, rule
-from bbox_lark.secrets import ERROR, SecretMatch, find_secrets
+from bbox_lark.secrets import ERROR, SecretMatch, find_secrets, might_hold_secrets
 
 FAMILY = "secrets"
 
@@ -84,9 +84,11 @@ class SecretRule(Rule):
                     self.in_key_block = False
                 return
             self.in_key_block = False
-        found = find_secrets(node.raw, allowed=ctx.allowed_secrets)
-        if found:
-            self._report(found, node.raw, node.line, ctx)
+        raw = node.raw
+        if might_hold_secrets(raw):  # the prefilter alone first: most lines stop here
+            found = find_secrets(raw, allowed=ctx.allowed_secrets)
+            if found:
+                self._report(found, raw, node.line, ctx)
 
     def _scan(self, text: str, line: int, ctx: Context) -> None:
         found = find_secrets(text, allowed=ctx.allowed_secrets)
