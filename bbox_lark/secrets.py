@@ -522,6 +522,24 @@ def redact_secrets(
     return "".join(parts), matches
 
 
+def mask_secrets(text: str) -> str:
+    """``text`` with each secret replaced by its masked form (``sk-ant-…AA``): for a message
+    that quotes a value. Text without a hint comes back as it is, at the prefilter's cost."""
+    if not might_hold_secrets(text):
+        return text
+    matches = find_secrets(text)
+    if not matches:
+        return text
+    parts: list[str] = []
+    at = 0
+    for found in matches:
+        parts.append(text[at : found.start])
+        parts.append(found.masked)
+        at = found.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
 def hide_secrets(text: str) -> str:
     """``text`` with each secret starred out but for its shown prefix and tail
     (``sk-ant-*****…**AA``): the same length and the same line breaks and indents (a key

@@ -177,3 +177,12 @@ def test_the_real_logs_hold_no_secret() -> None:
         for path in EXTERNAL_LOGS
     }
     assert {name: f for name, f in found.items() if f} == {}
+
+
+def test_a_message_that_quotes_a_value_never_shows_a_secret() -> None:
+    key = "sk-ant-api03-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests_0123456789AA"
+    found = bbox_lark.check(HEADER + f"t:curl api ts={key} → [ok]\n")
+    assert {d.code for d in found} == {"S001", "W005"}
+    for d in found:
+        assert key not in d.message
+    assert "sk-ant-…AA" in next(d.message for d in found if d.code == "W005")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document, Event, Line, SourceFault
+from bbox_lark.secrets import mask_secrets
 
 if TYPE_CHECKING:
     from bbox_lark.parser import Head
@@ -77,6 +78,7 @@ class Context:
 
     def report(self, code: str, line: int, col: int, message: str) -> None:
         info = REGISTRY[code]
+        message = mask_secrets(message)  # a message that quotes a value never leaks a secret
         self.found.append(Diagnostic(code, info.severity, line, col, printable(message), info.name))
 
 
