@@ -90,9 +90,12 @@ def _line_offsets(text: str, last: int) -> dict[int, int]:
 
 def _states_count(node: Line) -> Field | None:
     """The ``redactions=`` field of a comment that states the count (``# redactions=N``, the
-    closing summary), else None."""
-    if isinstance(node, Event) and node.kind == "comment" and node.name in ("redactions", "summary"):
-        return next((f for f in node.field_nodes if f.key == "redactions"), None)
+    closing summary: the structured comments with fields), else None."""
+    from bbox_lark.grammar import vocabulary
+
+    if isinstance(node, Event) and node.kind == "comment" and "redactions" in node.fields:
+        if node.name in vocabulary().field_comment_kinds:
+            return next((f for f in node.field_nodes if f.key == "redactions"), None)
     return None
 
 

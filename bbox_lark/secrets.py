@@ -533,6 +533,8 @@ def mask_secrets(text: str) -> str:
     parts: list[str] = []
     at = 0
     for found in matches:
+        if text[found.start : found.end] == found.masked.partition("…")[0]:
+            continue  # only the shown part (a key block's BEGIN line alone): nothing to mask
         parts.append(text[at : found.start])
         parts.append(found.masked)
         at = found.end
