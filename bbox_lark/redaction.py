@@ -93,9 +93,13 @@ def _states_count(node: Line) -> Field | None:
     closing summary: the structured comments with fields), else None."""
     from bbox_lark.grammar import vocabulary
 
-    if isinstance(node, Event) and node.kind == "comment" and "redactions" in node.fields:
-        if node.name in vocabulary().field_comment_kinds:
-            return next((f for f in node.field_nodes if f.key == "redactions"), None)
+    if (
+        isinstance(node, Event)
+        and node.kind == "comment"
+        and "redactions" in node.fields
+        and node.name in vocabulary().field_comment_kinds
+    ):
+        return next((f for f in node.field_nodes if f.key == "redactions"), None)
     return None
 
 
