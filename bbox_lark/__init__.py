@@ -47,7 +47,9 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.numbers import call_outcome, document_numbers, read_session
     from bbox_lark.parser import Head, iter_nodes
     from bbox_lark.printer import dumps, emit, format_document
+    from bbox_lark.redaction import Redacted, redact
     from bbox_lark.report import render as render_report  # `bbox_lark.report` stays the package
+    from bbox_lark.secrets import SecretMatch, find_secrets
     from bbox_lark.stats import Stats, compute_stats
     from bbox_lark.text import text_of
     from bbox_lark.writer import CallHandle, Writer
@@ -73,8 +75,10 @@ __all__ = [
     "Lifecycle",
     "Message",
     "Observation",
+    "Redacted",
     "Redaction",
     "Result",
+    "SecretMatch",
     "Stats",
     "Unknown",
     "Writer",
@@ -89,11 +93,13 @@ __all__ = [
     "document_numbers",
     "dumps",
     "emit",
+    "find_secrets",
     "format_document",
     "iter_check",
     "iter_nodes",
     "parse",
     "read_session",
+    "redact",
     "registry",
     "render_report",
     "text_of",
@@ -141,6 +147,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "dumps": ("bbox_lark.printer", "dumps"),
     "emit": ("bbox_lark.printer", "emit"),
     "format_document": ("bbox_lark.printer", "format_document"),
+    "Redacted": ("bbox_lark.redaction", "Redacted"),
+    "redact": ("bbox_lark.redaction", "redact"),
+    "SecretMatch": ("bbox_lark.secrets", "SecretMatch"),
+    "find_secrets": ("bbox_lark.secrets", "find_secrets"),
     "Stats": ("bbox_lark.stats", "Stats"),
     "compute_stats": ("bbox_lark.stats", "compute_stats"),
     "render_report": ("bbox_lark.report", "render"),

@@ -22,6 +22,7 @@ def checker_for(
     select: Iterable[str] | None,
     ignore: Iterable[str] | None,
     stream: bool = False,
+    allowed_secrets: Iterable[str] = (),
 ) -> Checker:
     return Checker(
         path=Path(path) if path is not None else None,
@@ -29,6 +30,7 @@ def checker_for(
         select=select,
         ignore=ignore,
         stream=stream,
+        allowed_secrets=allowed_secrets,
     )
 
 

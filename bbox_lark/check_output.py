@@ -180,8 +180,16 @@ def render_full(reports: Iterable[FileReport], options: ReportOptions | None = N
         if report.error is not None or not report.diagnostics:
             continue
         shown = safe(report.shown)
-        lines = report.source(d.line for d in report.diagnostics)
+        lines = _hidden(report.source(d.line for d in report.diagnostics))
         yield "".join(_full_block(shown, d, lines, color) for d in report.diagnostics)
+
+
+def _hidden(lines: dict[int, str]) -> dict[int, str]:
+    """Source lines as they may be shown: every secret starred out (same length, so a caret
+    stays under its column; docs/reference.md#secrets: a secret is never printed whole)."""
+    from bbox_lark.secrets import hide_secrets
+
+    return {number: hide_secrets(text) for number, text in lines.items()}
 
 
 def source_lines(text: str) -> list[str]:

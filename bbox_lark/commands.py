@@ -531,6 +531,63 @@ def fix_command(
     raise typer.Exit(code)
 
 
+@app.command("redact")
+def redact_command(
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
+    ],
+    write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the redacted file to this path (atomically); one input only."
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
+    ] = False,
+    list_only: Annotated[
+        bool,
+        typer.Option("--list", help="Only list the secrets found (masked) and their count per kind."),
+    ] = False,
+    max_line: MaxLine = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    exclude: Exclude = None,
+    extend_exclude: ExtendExclude = None,
+) -> None:
+    """Replace each secret with [redacted:KIND] (docs/fix.md): `fix --redact`, with the
+    same dry run (a diff, secrets masked), --write, --output and refusals."""
+    discovery: dict[str, Any] = {
+        "max_line": max_line,
+        "config": config,
+        "isolated": isolated,
+        "exclude": exclude,
+        "extend_exclude": extend_exclude,
+    }
+    if not list_only:
+        fix_command(paths, write=write, output=output, force=force, redact=True, **discovery)
+        return
+    if write or output is not None:
+        raise fail_usage("--list writes nothing; leave out --write and --output")
+    from bbox_lark.redaction import listing
+
+    code = EXIT_OK
+    for item in _find_inputs(paths, **discovery):
+        try:
+            if item.problem is not None:
+                raise InputError(item.problem)
+            data = read_input(item.path)
+        except InputError as error:
+            print_error(str(error))
+            code = max(code, EXIT_USAGE)
+            continue
+        for line in listing(data, safe(item.shown), allowed=item.settings.allowed_secrets):
+            out.print(line, markup=False)
+    raise typer.Exit(code)
+
+
 # -- converting: convert ------------------------------------------------------------------
 
 
@@ -652,6 +709,8 @@ def convert_command(
         err.print(f"! {shown}: {len(verdict.refusing)} error(s); {what}", markup=False)
     if done.notes.skipped:
         err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
+    if done.notes.secrets:  # never silenced by --quiet: a secret must not leave unnoticed
+        err.print(f"! {shown}: {done.notes.secrets}", markup=False)
     raise typer.Exit(done.exit_code)
 
 
@@ -721,6 +780,8 @@ def _convert_many(
                 )
             if done.notes.skipped:
                 err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
+            if done.notes.secrets:  # never silenced by --quiet
+                err.print(f"! {shown}: {done.notes.secrets}", markup=False)
             counts["written"] += 1
     except ConvertUsageError as error:
         raise fail_usage(str(error)) from None

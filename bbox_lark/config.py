@@ -36,7 +36,17 @@ PYPROJECT = "pyproject.toml"
 TABLE = "[tool.bbox-lark]"
 
 #: Every key the configuration table accepts.
-KEYS = ("select", "ignore", "strict", "exclude", "extend-exclude", "max-line", "per-file-ignores", "jobs")
+KEYS = (
+    "select",
+    "ignore",
+    "strict",
+    "exclude",
+    "extend-exclude",
+    "max-line",
+    "per-file-ignores",
+    "jobs",
+    "allowed-secrets",
+)
 
 #: Folders never searched unless ``exclude`` says otherwise (``.git`` is never entered at all).
 DEFAULT_EXCLUDE = (
@@ -100,6 +110,9 @@ class Settings:
     per_file_ignores: tuple[PerFileIgnore, ...] = ()
     #: Parallel jobs (a positive number, or ``"auto"``); None: the default.
     jobs: Jobs | None = None
+    #: Values that look like credentials but are not secrets (fake keys in test fixtures):
+    #: the S codes do not report them and ``redact`` keeps them.
+    allowed_secrets: tuple[str, ...] = ()
     #: The configuration file these settings came from (None: defaults and options only).
     config: Path | None = None
 
@@ -281,6 +294,10 @@ def _validate(table: Mapping[str, Any], label: str, base: Path) -> dict[str, Any
             out["max_line"] = check_max_line(value, name)
         elif key == "jobs":
             out["jobs"] = check_jobs(value, name)
+        elif key == "allowed-secrets":
+            out["allowed_secrets"] = tuple(
+                _string_list(value, name, 'values (e.g. ["AKIAIOSFODNN7EXAMPLE"])')
+            )
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{name}: must be a table of pattern = [codes], not {_kind(value)}")

@@ -50,6 +50,9 @@ class Notes:
     losses: tuple[str, ...] = ()
     #: One line per skipped record, naming the input.
     skipped: tuple[str, ...] = ()
+    #: The secrets the output carries over (none with ``--redact``), as one warning:
+    #: ``2 secret(s) carried over (aws_access_key 1, github_token 1); --redact replaces them``.
+    secrets: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,7 @@ def convert_file(
     :func:`write_report` writes it. Raises :class:`ConvertUsageError` (exit 2)."""
     from bbox_lark.atomic import AtomicWriter
     from bbox_lark.convert import ConvertError, Input, RefusedInputError, convert_stream, get_format
+    from bbox_lark.redaction import redact_file_settings
 
     target = get_format(to)
     if file != "-" and not Path(file).exists():
@@ -163,6 +167,7 @@ def convert_file(
                 from_=from_,
                 max_line=max_line,
                 output_path=staging,
+                allowed_secrets=redact_file_settings(None if file == "-" else Path(file)),
                 **(options or {}),
             )
         except RefusedInputError as error:
@@ -186,6 +191,7 @@ def convert_file(
             Notes(
                 tuple(entry.render() for entry in fidelity.losses),
                 tuple(skipped.render(shown) for skipped in fidelity.skipped),
+                _secrets_warning(result.secrets, result.redacted),
             ),
             report=fidelity.render(shown),
             report_data={"source": result.source, "target": result.target, **fidelity.to_dict()},
@@ -207,6 +213,14 @@ def convert_file(
             import shutil
 
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _secrets_warning(secrets: dict[str, int], redacted: bool) -> str:
+    """The warning for the secrets an output carries over (none when they were redacted)."""
+    if not secrets or redacted:
+        return ""
+    kinds = ", ".join(f"{kind} {count}" for kind, count in secrets.items())
+    return f"{sum(secrets.values())} secret(s) carried over ({kinds}); --redact replaces them"
 
 
 def _staging(output: Path) -> Path:

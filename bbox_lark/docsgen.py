@@ -97,7 +97,37 @@ def check_section(info: CheckInfo) -> str:
     out += [SECTION_PARTS[3], "", "```bbox", show_example(info.good), "```", ""]
     if info.fix:
         out += [FIX_PART, "", info.fix, ""]
+    if info.family == "secrets":
+        out += secret_shapes(info)
     return "\n".join(out)
+
+
+#: The section of an S code that lists the shapes it finds.
+SHAPES_PART = "### Shapes"
+
+
+def secret_shapes(info: CheckInfo) -> list[str]:
+    """The rows of the secret table (:data:`bbox_lark.secrets.PATTERNS`) an S code reports,
+    each with a fake example it finds."""
+    from bbox_lark.checks.secrets import code_of
+    from bbox_lark.secrets import PATTERNS, find_secrets
+
+    out = [SHAPES_PART, "", "| kind | what it finds | a fake example |", "| --- | --- | --- |"]
+    for row in PATTERNS:
+        found = find_secrets(row.example)
+        if found and code_of(found[0]) == info.code:
+            example = row.example.replace("\n", "\\n").replace("|", "\\|")
+            description = row.description.replace("|", "\\|")
+            out.append(f"| `{row.kind}` | {description} | `{example}` |")
+    out += [
+        "",
+        "Not secrets: hex strings of any length (hashes, git SHAs, blob pointers), UUIDs,"
+        " `[redacted:kind]` markers, truncated or elided values (`sig=Es…...`, `sk-ant-...`),"
+        " placeholders (`xxxx`, `<token>`, `${TOKEN}`, `$TOKEN`, `password`) and the values"
+        " listed in the `allowed-secrets` setting.",
+        "",
+    ]
+    return out
 
 
 def code_table(infos: Iterable[CheckInfo]) -> str:
@@ -124,7 +154,8 @@ def checks_markdown() -> str:
         "Every diagnostic `bbox-lark check` reports has a stable code. `W001`–`W009` and"
         " `I001`–`I004` keep the meaning they had in the reference `blackbox validate`; new"
         " warnings continue at `W010`, new infos at `I005`, and errors are `E001` onwards."
-        " Codes are never reused.",
+        " Secrets have a letter of their own: `S001` (a provider's credential, an error) and"
+        " `S002` (a generic secret, a warning). Codes are never reused.",
         "",
         "Errors always fail (exit 1); warnings fail with `--strict`; info never fails. Choose"
         " codes with `--select` and `--ignore` (codes or prefixes such as `W0`), and print any"

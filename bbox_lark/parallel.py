@@ -82,6 +82,8 @@ class Options:
     select: tuple[str, ...] | None
     ignore: tuple[str, ...] | None
     max_line: int = DEFAULT_MAX_LINE
+    #: Values that are not secrets (``allowed-secrets``).
+    allowed_secrets: frozenset[str] = frozenset()
 
 
 def plan(
@@ -140,8 +142,19 @@ def _body_nodes(lines: Iterable[bytes], first_line: int, max_line: int) -> NodeS
 
 def check_part(path: str, part: Part, options: Options) -> PartResult:
     """One part, in a worker process (see the module's notes)."""
-    checker = Checker(path=Path(path), blobs=options.blobs, select=options.select, ignore=options.ignore)
-    ctx = Context(Head(False, (), None, part.first_line), Path(path), options.blobs)
+    checker = Checker(
+        path=Path(path),
+        blobs=options.blobs,
+        select=options.select,
+        ignore=options.ignore,
+        allowed_secrets=options.allowed_secrets,
+    )
+    ctx = Context(
+        Head(False, (), None, part.first_line),
+        Path(path),
+        options.blobs,
+        allowed_secrets=options.allowed_secrets,
+    )
     line_rules = [r for r in checker.rules if r.scope == "line"]
     file_rules = [r for r in checker.rules if r.scope == "file"]
     sequence = [r for r in checker.rules if r.scope == "sequence"]
@@ -238,7 +251,13 @@ def check_split(
     """Every finding of the file at ``path``, its parts checked by ``pool`` (at most
     ``window`` parts in flight: memory stays bounded by the parts' size, not the file's)."""
     head, faults, parts = planned
-    checker = Checker(path=Path(path), blobs=options.blobs, select=options.select, ignore=options.ignore)
+    checker = Checker(
+        path=Path(path),
+        blobs=options.blobs,
+        select=options.select,
+        ignore=options.ignore,
+        allowed_secrets=options.allowed_secrets,
+    )
     checker.start(head)
     for fault in faults:
         checker.fault(fault)

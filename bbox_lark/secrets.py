@@ -52,11 +52,16 @@ class SecretPattern:
     description: str
     #: A fake secret in context that the pattern finds (docs and tests).
     example: str
-    #: Literal strings one of which every match contains (the prefilter). With
+    #: Literal strings one of which every match contains (the prefilter: short and
+    #: shared where that makes fewer of them, as ``gh`` for every GitHub prefix). With
     #: ``fold=True`` the pattern and its hints are lower-case and run on the lower-cased
     #: text (offsets are the same; the secret is taken from the original text).
     hints: tuple[str, ...]
     fold: bool = False
+    #: Names that hold a hint but do not count as it (taken out of the text before the
+    #: hints are tested; the pattern itself still runs on the whole text): the writers'
+    #: usage fields (``tokens_in=``) hold ``token`` on most lines of a real log.
+    unless: tuple[str, ...] = ()
     #: Characters that must not come right before a match (a word boundary, tested after
     #: the match: a look-behind at the start of a pattern would slow every search).
     after: str = ""
@@ -79,7 +84,9 @@ def _after(*names: str) -> str:
     return "(?:" + "|".join(f"(?<={re.escape(name)})" for name in names) + ")"
 
 
-def _generic(name: str, hint: str, description: str, example: str) -> SecretPattern:
+def _generic(
+    name: str, hint: str, description: str, example: str, unless: tuple[str, ...] = ()
+) -> SecretPattern:
     """A generic secret: a high-entropy value assigned to a name that starts with ``name``."""
     return SecretPattern(
         "generic_secret",
@@ -89,6 +96,7 @@ def _generic(name: str, hint: str, description: str, example: str) -> SecretPatt
         example,
         (hint,),
         fold=True,
+        unless=unless,
         test="random",
     )
 
@@ -117,7 +125,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"(?P<secret>(?P<shown>sk-ant-)[a-z]{2,10}[0-9]{0,3}-[A-Za-z0-9_\-]{32,200})",
         "An Anthropic API or admin key (`sk-ant-api03-…`).",
         "ANTHROPIC_API_KEY=sk-ant-api03-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests_0123456789AA",
-        ("sk-ant-",),
+        ("sk-",),
         after=_WORD,
     ),
     SecretPattern(
@@ -134,10 +142,11 @@ PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "aws_access_key",
         ERROR,
-        r"(?P<secret>(?P<shown>A(?:KIA|SIA|BIA|CCA|ROA|IDA))[A-Z0-9]{16})(?![A-Z0-9])",
-        "An AWS access key id (`AKIA…`, `ASIA…`: 20 upper-case letters and digits).",
+        r"(?P<secret>(?P<shown>A[KS]IA)[A-Z0-9]{16})(?![A-Z0-9])",
+        "An AWS access key id (`AKIA…`, long-term; `ASIA…`, temporary: 20 upper-case letters"
+        " and digits). Role and user ids (`AROA…`, `AIDA…`) are names, not secrets.",
         "aws_access_key_id = AKIAFAKE0123456789AB",
-        ("AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA"),
+        ("IA",),
         after="A-Z0-9",
     ),
     SecretPattern(
@@ -161,7 +170,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"|(?P<shown2>github_pat_)[A-Za-z0-9_]{50,250})(?![A-Za-z0-9_])",
         "A GitHub token: classic (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`) or fine-grained (`github_pat_`).",
         "git remote set-url origin https://x-access-token:ghp_FAKEfake0123456789notARealTokenABC12@github.com/o/r",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        ("gh", "github_pat_"),
         after=_B62 + "_",
     ),
     SecretPattern(
@@ -171,7 +180,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"|(?P<shown2>https://hooks\.slack\.com/services/)T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{16,40})",
         "A Slack token (`xoxb-`, `xoxp-`, `xoxa-`, …) or incoming-webhook URL.",
         "SLACK_BOT_TOKEN=xoxb-0123456789-FAKEfake0123-notARealTokenForTests",
-        ("xox", "hooks.slack.com/services/"),
+        ("xox", "://"),
         after=_B62,
     ),
     SecretPattern(
@@ -232,6 +241,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "token",
         "The same after a name with `token` in it.",
         'curl -H "X-Api-Token: Fk9q2LmZ7vXw4RtY8pQs"',
+        ("tokens_in", "tokens_out", "tokens_cached", "max_tokens"),
     ),
     _generic(
         "passw(?:or)?d",
@@ -366,32 +376,34 @@ class _Candidate:
     masked: str
 
 
-def _candidates(text: str, lowered: str, allowed: Collection[str]) -> Iterable[_Candidate]:
-    """Every match of every pattern (``lowered``: the lower-cased text, or empty when it
-    holds none of the case-folded hints)."""
-    for rank in _hinted(text, lowered):
-        row = PATTERNS[rank]
-        haystack = lowered if row.fold else text
-        flags = re.IGNORECASE if row.fold and len(haystack) != len(text) else 0
-        if flags:  # lower-casing changed the length (a rare character): search the text itself
-            haystack = text
-        after = _boundary(row.after) if row.after else None
-        for match in _compiled(row.pattern, flags).finditer(haystack):
-            if after is not None and match.start() and after.match(text, match.start() - 1):
+def _candidates(text: str, lowered: str, rank: int, allowed: Collection[str]) -> list[_Candidate]:
+    """Every match of the pattern ``PATTERNS[rank]`` (``lowered``: the lower-cased text)."""
+    row = PATTERNS[rank]
+    haystack = lowered if row.fold else text
+    flags = re.IGNORECASE if row.fold and len(haystack) != len(text) else 0
+    if flags:  # lower-casing changed the length (a rare character): search the text itself
+        haystack = text
+    after = _boundary(row.after) if row.after else None
+    out = []
+    for match in _compiled(row.pattern, flags).finditer(haystack):
+        if after is not None and match.start() and after.match(text, match.start() - 1):
+            continue
+        start, end = match.span("secret")
+        secret = text[start:end]
+        if row.test == "random":
+            stripped = secret.rstrip(".,;:!")
+            end -= len(secret) - len(stripped)
+            secret = stripped
+            if not looks_random(secret):
                 continue
-            start, end = match.span("secret")
-            secret = text[start:end]
-            if row.test == "random":
-                stripped = secret.rstrip(".,;:!")
-                end -= len(secret) - len(stripped)
-                secret = stripped
-                if not looks_random(secret):
-                    continue
-            elif row.kind != "private_key" and is_placeholder(secret[len(_shown(match)) :]):
-                continue
-            if secret in allowed:
-                continue
-            yield _Candidate(rank, start, end, row.kind, row.severity, mask(secret, _shown(match), row.tail))
+        elif row.kind != "private_key" and is_placeholder(secret[len(_shown(match)) :]):
+            continue
+        if allowed and (secret in allowed or any(value in secret for value in allowed)):
+            continue  # an allowed value, or a longer match around one (``token: ALLOWED@host``)
+        out.append(
+            _Candidate(rank, start, end, row.kind, row.severity, mask(secret, _shown(match), row.tail))
+        )
+    return out
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -413,9 +425,15 @@ def find_secrets(text: str, *, allowed: Collection[str] = ()) -> list[SecretMatc
     provider-specific one (earlier in :data:`PATTERNS`) wins. Values in ``allowed`` (a
     config's ``allowed-secrets``) are not reported."""
     lowered = text.lower()
-    found = sorted(_candidates(text, lowered, allowed), key=lambda c: (c.rank, c.start))
+    rows = _hinted(text, lowered)
+    if not rows:
+        return []
+    found: list[_Candidate] = []
+    for rank in rows:
+        found += _candidates(text, lowered, rank, allowed)
     if not found:
         return []
+    found.sort(key=lambda c: (c.rank, c.start))
     kept: list[_Candidate] = []
     taken: list[tuple[int, int]] = []  # sorted, disjoint spans already kept
     for cand in found:
@@ -430,21 +448,57 @@ def find_secrets(text: str, *, allowed: Collection[str] = ()) -> list[SecretMatc
     return [SecretMatch(c.kind, c.severity, c.start, c.end, c.masked) for c in kept]
 
 
-#: Each hint, whether it is tested on the lower-cased text, and the rows (indexes into
-#: :data:`PATTERNS`) it lets run.
-_HINTS: tuple[tuple[str, bool, tuple[int, ...]], ...] = tuple(
-    (hint, fold, tuple(i for i, row in enumerate(PATTERNS) if row.fold == fold and hint in row.hints))
-    for fold in (False, True)
-    for hint in dict.fromkeys(h for row in PATTERNS if row.fold == fold for h in row.hints)
-)
+def _hint_table(fold: bool) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each hint of the rows with this ``fold`` and the rows (indexes into :data:`PATTERNS`)
+    it lets run."""
+    hints = dict.fromkeys(h for row in PATTERNS if row.fold == fold for h in row.hints)
+    return tuple(
+        (hint, tuple(i for i, row in enumerate(PATTERNS) if row.fold == fold and hint in row.hints))
+        for hint in hints
+    )
+
+
+_CASED = _hint_table(False)
+_FOLDED = _hint_table(True)
+_CASED_HINTS = tuple(hint for hint, _ in _CASED)
+_FOLDED_HINTS = tuple(hint for hint, _ in _FOLDED)
+#: Names that hold a case-folded hint but never name a secret (:attr:`SecretPattern.unless`).
+_UNLESS = tuple(dict.fromkeys(name for row in PATTERNS for name in row.unless))
+
+
+def _folded_probe(lowered: str) -> str | None:
+    """The lower-cased text with the :data:`_UNLESS` names taken out, when it still holds a
+    case-folded hint; None when it holds none (most lines: the prefilter's answer)."""
+    if not any(map(lowered.__contains__, _FOLDED_HINTS)):
+        return None
+    probe = lowered
+    for name in _UNLESS:
+        if name in probe:
+            probe = probe.replace(name, " ")
+    if probe is not lowered and not any(map(probe.__contains__, _FOLDED_HINTS)):
+        return None
+    return probe
+
+
+def might_hold_secrets(text: str) -> bool:
+    """False when ``text`` holds none of the hints, so :func:`find_secrets` would find
+    nothing: the prefilter alone, for a caller that scans many small texts (the checks)."""
+    return any(map(text.__contains__, _CASED_HINTS)) or _folded_probe(text.lower()) is not None
 
 
 def _hinted(text: str, lowered: str) -> list[int]:
-    """The rows whose hints ``text`` (or ``lowered``) holds, in table order."""
+    """The rows whose hints ``text`` (or ``lowered``) holds, in table order. Most text holds
+    none: one pass over each group of hints (``map`` keeps the loop in C) says so."""
     rows: set[int] = set()
-    for hint, fold, indexes in _HINTS:
-        if hint in (lowered if fold else text):
-            rows.update(indexes)
+    if any(map(text.__contains__, _CASED_HINTS)):
+        for hint, indexes in _CASED:
+            if hint in text:
+                rows.update(indexes)
+    probe = _folded_probe(lowered)
+    if probe is not None:
+        for hint, indexes in _FOLDED:
+            if hint in probe:
+                rows.update(indexes)
     return sorted(rows)
 
 
@@ -466,6 +520,52 @@ def redact_secrets(
         at = found.end
     parts.append(text[at:])
     return "".join(parts), matches
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with each secret replaced by its masked form (``sk-ant-…AA``): for a message
+    that quotes a value. Text without a hint comes back as it is, at the prefilter's cost."""
+    if not might_hold_secrets(text):
+        return text
+    matches = find_secrets(text)
+    if not matches:
+        return text
+    parts: list[str] = []
+    at = 0
+    for found in matches:
+        if text[found.start : found.end] == found.masked.partition("…")[0]:
+            continue  # only the shown part (a key block's BEGIN line alone): nothing to mask
+        parts.append(text[at : found.start])
+        parts.append(found.masked)
+        at = found.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def hide_secrets(text: str) -> str:
+    """``text`` with each secret starred out but for its shown prefix and tail
+    (``sk-ant-*****…**AA``): the same length and the same line breaks and indents (a key
+    block keeps its lines), so columns and lines after it stay where they were. For showing
+    text (a source line, a diff); :func:`redact_secrets` is for writing."""
+    matches = find_secrets(text)
+    if not matches:
+        return text
+    parts: list[str] = []
+    at = 0
+    for found in matches:
+        secret = text[found.start : found.end]
+        shown, _, tail = found.masked.partition("…")
+        kept = len(shown) + len(tail)
+        parts.append(text[at : found.start])
+        middle = secret[len(shown) : len(secret) - len(tail)] if len(secret) >= kept else secret
+        hidden = _NOT_SPACE.sub("*", middle)
+        parts.append(shown + hidden + tail if len(secret) >= kept else hidden)
+        at = found.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+_NOT_SPACE = re.compile(r"\S")
 
 
 def count_kinds(matches: Iterable[SecretMatch]) -> dict[str, int]:

@@ -208,7 +208,12 @@ def stream_input(
     try:
         lines: Iterable[bytes] = file if tee is None else tee
         checker = checker_for(
-            path=None if item == "-" else Path(item), blobs=blobs, select=select, ignore=ignore, stream=stream
+            path=None if item == "-" else Path(item),
+            blobs=blobs,
+            select=select,
+            ignore=ignore,
+            stream=stream,
+            allowed_secrets=settings.allowed_secrets if settings is not None else (),
         )
         try:
             diagnostics = run(checker, iter_nodes(lines, max_line=max_line, attach=False))
@@ -385,7 +390,13 @@ def _check_large(item: FoundInput, blobs: Path | None, pool: Executor, workers: 
     from bbox_lark.parallel import Options, check_split, plan
 
     settings = item.settings
-    options = Options(blobs, settings.select, settings.ignore_for(item.path), settings.max_line)
+    options = Options(
+        blobs,
+        settings.select,
+        settings.ignore_for(item.path),
+        settings.max_line,
+        allowed_secrets=frozenset(settings.allowed_secrets),
+    )
     try:
         planned = plan(item.path, settings.max_line)
         if planned is None:

@@ -201,8 +201,8 @@ BAD_FILES = [
     (
         "bbox-lark.toml",
         "colour = true\n",
-        "bbox-lark.toml: unknown key 'colour' (known keys: exclude, extend-exclude, ignore, jobs,"
-        " max-line, per-file-ignores, select, strict)",
+        "bbox-lark.toml: unknown key 'colour' (known keys: allowed-secrets, exclude, extend-exclude,"
+        " ignore, jobs, max-line, per-file-ignores, select, strict)",
     ),
     (
         "pyproject.toml",
@@ -426,7 +426,8 @@ def test_load_config_normalizes_every_key(tmp_path: Path) -> None:
     path = write(
         tmp_path / "bbox-lark.toml",
         'select = ["w0", "E"]\nignore = ["W004"]\nstrict = true\nexclude = ["old/"]\n'
-        'extend-exclude = ["*.tmp.bbox"]\nmax-line = 4096\njobs = "auto"\n\n'
+        'extend-exclude = ["*.tmp.bbox"]\nmax-line = 4096\njobs = "auto"\n'
+        'allowed-secrets = ["AKIAIOSFODNN7EXAMPLE"]\n\n'
         '[per-file-ignores]\n"imports/**" = ["W009"]\n',
     )
     config = load_config(path)
@@ -437,6 +438,7 @@ def test_load_config_normalizes_every_key(tmp_path: Path) -> None:
     assert [g.pattern for g in settings.extend_exclude] == ["*.tmp.bbox"]
     assert (settings.max_line, settings.jobs, settings.config) == (4096, "auto", path)
     assert [(e.glob.pattern, e.codes) for e in settings.per_file_ignores] == [("imports/**", ("W009",))]
+    assert settings.allowed_secrets == ("AKIAIOSFODNN7EXAMPLE",)
     assert sorted(key.replace("_", "-") for key in config.values) == sorted(KEYS)
 
 
@@ -468,6 +470,7 @@ EXAMPLE_TABLES = [
     {"exclude": ["old/"], "extend-exclude": ["*.tmp.bbox", "/scratch"], "max-line": 4096},
     {"per-file-ignores": {"imports/**": ["W009", "I004"], "!keep/**": ["W"]}, "jobs": "auto"},
     {"jobs": 4},
+    {"allowed-secrets": ["AKIAIOSFODNN7EXAMPLE", "sk-ant-api03-FAKE"]},
 ]
 
 

@@ -256,11 +256,11 @@ def test_the_example_is_renumbered_cleanly_and_idempotently() -> None:
     data = STEPS_EXAMPLE.read_bytes()
     assert {"W004", "I007"} <= codes(data)
     first = apply_fixes(data, list(FIXERS.values()))
-    assert first.changes == {"renumber-steps": 8, "arrows": 1}
+    assert first.changes == {"renumber-steps": 8, "arrows": 1, "redact": 0}
     assert not {"W004", "I007", "W013"} & codes(first.new_text)
     second = apply_fixes(first.new_text, list(FIXERS.values()))
     assert second.new_text == first.new_text
-    assert second.changes == {"renumber-steps": 0, "arrows": 0}
+    assert second.changes == {"renumber-steps": 0, "arrows": 0, "redact": 0}
     assert second.diff == ""
 
 
@@ -413,7 +413,7 @@ def test_diff_applies_with_patch(tmp_path: Path, eol: str) -> None:
 
 def test_every_fixer_is_registered_under_its_name_and_documented() -> None:
     text = FIX_MD.read_text(encoding="utf-8")
-    assert list(FIXERS) == ["renumber-steps", "arrows"]
+    assert list(FIXERS) == ["renumber-steps", "arrows", "redact"]
     for name, fixer in FIXERS.items():
         assert fixer.name == name
         assert re.fullmatch(r"[a-z]+(-[a-z]+)*", name)

@@ -20,6 +20,8 @@ INTERNAL = sorted(code for code, info in REGISTRY.items() if info.internal)
 #: Codes whose examples need blob checking on (DECISIONS §9: a blob folder).
 BLOB_CODES = frozenset({"E013", "E014"})
 SEVERITY_LETTERS = {"E": "error", "W": "warning", "I": "info"}
+#: The secrets family has its own letter (``--select S``); its severities are fixed per code.
+SECRET_SEVERITIES = {"S001": "error", "S002": "warning"}
 #: The reference Rust `blackbox validate` codes keep their meaning (DECISIONS §6).
 REFERENCE_CODES = {
     "W001": "progress-without-start",
@@ -74,8 +76,12 @@ def test_blob_examples_need_the_blob_folder() -> None:
 def test_code_follows_the_scheme(code: str) -> None:
     info = REGISTRY[code]
     assert info.code == code
-    assert re.fullmatch(r"[EWI]\d{3}", code)
-    assert info.severity == SEVERITY_LETTERS[code[0]]
+    assert re.fullmatch(r"[EWIS]\d{3}", code)
+    if code[0] == "S":
+        assert info.family == "secrets"
+        assert info.severity == SECRET_SEVERITIES[code]
+    else:
+        assert info.severity == SEVERITY_LETTERS[code[0]]
     assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", info.name), info.name
     assert info.summary.strip()
     assert info.rationale.strip()

@@ -5,6 +5,8 @@ Code scheme (codes are never reused; a retired code stays in the registry as a t
 * ``W001``-``W009`` and ``I001``-``I004`` keep the meaning they had in the reference Rust
   ``blackbox validate``, so its users can switch.
 * New warnings continue at ``W010``, new infos at ``I005``; errors are ``E001`` onwards.
+* Credentials in a log have a family and letter of their own, ``S`` (``--select S``):
+  ``S001`` a provider's credential (error), ``S002`` a generic secret (warning).
 
 Adding a check is one small addition to a family module: a :func:`describe` call (code,
 kebab-case name, severity, summary, rationale, a failing and a passing example, and ``fix``:
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document, Event, Line, SourceFault
+from bbox_lark.secrets import mask_secrets
 
 if TYPE_CHECKING:
     from bbox_lark.parser import Head
@@ -70,9 +73,12 @@ class Context:
     path: Path | None = None
     blobs: Path | None = None
     found: list[Diagnostic] = field(default_factory=list)
+    #: Values that are not secrets though they look like one (``allowed-secrets``).
+    allowed_secrets: frozenset[str] = frozenset()
 
     def report(self, code: str, line: int, col: int, message: str) -> None:
         info = REGISTRY[code]
+        message = mask_secrets(message)  # a message that quotes a value never leaks a secret
         self.found.append(Diagnostic(code, info.severity, line, col, printable(message), info.name))
 
 
@@ -250,6 +256,7 @@ class Checker:
         select: Iterable[str] | None = None,
         ignore: Iterable[str] | None = None,
         stream: bool = False,
+        allowed_secrets: Iterable[str] = (),
     ) -> None:
         from bbox_lark.checks.suppressions import Suppressions
 
@@ -261,9 +268,10 @@ class Checker:
         self.stream = stream
         self.suppressions = Suppressions(self.enabled, stream=stream)
         self.context: Context | None = None
+        self.allowed_secrets = frozenset(allowed_secrets)
 
     def start(self, head: Head) -> None:
-        self.context = Context(head, self.path, self.blobs)
+        self.context = Context(head, self.path, self.blobs, allowed_secrets=self.allowed_secrets)
         for check in self.rules:
             check.start(self.context)
 
@@ -356,6 +364,7 @@ def _load_families() -> None:
         lines,
         redactions,
         runner,
+        secrets,
         session,
         source,
         suppressions,

@@ -9,6 +9,13 @@ registry is first used, so ``bbox-lark check`` never pays for them.
 
 A conversion streams: the reader's items go to the writer as they are read, so memory does
 not grow with the input (unless a format needs the whole document, as compact and ATIF do).
+
+Every conversion, whatever the formats, passes the items through the secret scanner
+(:class:`bbox_lark.redaction.StreamScan`, docs/reference.md#secrets) on their way to the writer: the
+secrets carried over are counted per kind (:attr:`Conversion.secrets`, a fidelity report
+row), and with the shared option ``redact`` (:data:`SHARED_OPTIONS`) each is replaced by
+``[redacted:KIND]`` before any writer sees it, so a writer that hashes what it writes
+(Lightbox) chains the redacted events.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FATES",
+    "SHARED_OPTIONS",
     "Conversion",
     "ConvertError",
     "Fidelity",
@@ -83,6 +91,16 @@ __all__ = [
 #: The modules of the built-in formats (``bbox_lark.convert.<name>``, each with a ``FORMAT``),
 #: in the order ``--help`` lists them.
 BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "jsonl", "bb7")
+
+#: The options of every conversion, whatever the formats (``convert --redact``).
+SHARED_OPTIONS = (
+    Option(
+        "redact",
+        "Replace each secret (the S codes) with a redacted:KIND marker in the output; without"
+        " it, the secrets carried over are counted on stderr.",
+        default=False,
+    ),
+)
 
 _REGISTRY: dict[str, Format] = {}
 _LOADED = False
@@ -224,26 +242,32 @@ def convert_stream(
         raise ConvertError(f"{target.name} cannot be written, only read")
     if target.output == "folder" and output_path is None:
         raise ConvertError(f"{target.name} output is a folder: give -o DIR")
+    redact = bool(options.pop("redact", False))
+    allowed = tuple(options.pop("allowed_secrets", ()) or ())
     read_options, write_options = split_options(source, target, options)
     fidelity = Fidelity()
     read_ctx = ReadContext(fidelity, read_options, max_line, check=check)
     foreign = source.name != target.name and not source.keeps_source
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
-    items = _staged(with_overflow(source.read(source_input, read_ctx), read_ctx), fidelity)
-    sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())
+    from bbox_lark.redaction import StreamScan
     from bbox_lark.transform import refusing_text
 
+    scan = StreamScan(fidelity, redact=redact, allowed=allowed)
+    staged = _staged(with_overflow(source.read(source_input, read_ctx), read_ctx), fidelity)
+    items = scan.items(staged)
+    sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())
     try:
         with refusing_text():  # the importers' own fallbacks for awkward text (transform)
             target.write(items, sink, write_ctx)
     finally:
-        close = getattr(items, "close", None)
-        if close is not None:
-            with contextlib.suppress(Exception):
-                close()
+        for stream in (items, staged):
+            close = getattr(stream, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    close()
     fidelity.stage = "write"
     diagnostics = tuple(_at_source(d, fidelity) for d in read_ctx.diagnostics)
-    return Conversion("", fidelity, diagnostics, source.name, target.name)
+    return Conversion("", fidelity, diagnostics, source.name, target.name, scan.kinds, redact)
 
 
 def _staged(items: Iterator[Item], fidelity: Fidelity) -> Iterator[Item]:

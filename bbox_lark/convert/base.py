@@ -686,6 +686,11 @@ class Conversion:
     diagnostics: tuple[Diagnostic, ...]
     source: str
     target: str
+    #: The secrets the input held, per kind (docs/reference.md#secrets): carried over into the output,
+    #: or replaced by ``[redacted:KIND]`` when :attr:`redacted`.
+    secrets: dict[str, int] = field(default_factory=dict)
+    #: The conversion ran with ``redact=True``: the output holds no secret.
+    redacted: bool = False
 
     @property
     def report(self) -> tuple[ReportEntry, ...]:

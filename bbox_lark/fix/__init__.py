@@ -21,14 +21,16 @@ from bbox_lark.fix.framework import (
     FixOutcome,
     FixResult,
     Note,
+    TextFixer,
     apply_edits,
     apply_fixes,
     unified_diff,
 )
+from bbox_lark.fix.redact import Redact
 from bbox_lark.fix.renumber_steps import RenumberSteps
 
-#: Every fixer by its flag name, in the order they run.
-FIXERS: dict[str, Fixer] = {fixer.name: fixer for fixer in (RenumberSteps(), Arrows())}
+#: Every fixer by its flag name, in the order they run (text fixers after the others).
+FIXERS: dict[str, Fixer] = {fixer.name: fixer for fixer in (RenumberSteps(), Arrows(), Redact())}
 
 __all__ = [
     "FIXERS",
@@ -39,7 +41,9 @@ __all__ = [
     "FixResult",
     "Fixer",
     "Note",
+    "Redact",
     "RenumberSteps",
+    "TextFixer",
     "apply_edits",
     "apply_fixes",
     "unified_diff",

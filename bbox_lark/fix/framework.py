@@ -9,6 +9,15 @@ refuses edits that overlap, and edits only the edited lines' nodes, through
 field of an edited node is stale): line endings, the header, the BOM, continuation lines and
 every other line are printed back exactly as they were read (the lossless printer,
 :func:`bbox_lark.printer.dumps`).
+
+A :class:`TextFixer` is the exception for a repair that cannot be said as edits inside body
+lines (``redact``: a private key block over continuation lines becomes one marker, a header
+value is redacted, a ``# redactions=N`` line is inserted). It rewrites the whole text, after
+the edit fixers, and checks itself that every line keeps its kind.
+
+Every diff shows secrets starred out (:func:`bbox_lark.secrets.hide_secrets`): a secret is
+never printed whole (docs/reference.md#secrets). Such a diff no longer applies with ``patch`` on the lines
+that hold one; ``--write`` does.
 """
 
 from __future__ import annotations
@@ -87,6 +96,19 @@ class Fixer(ABC):
         return f"{self.name}: {changed} change(s)"
 
 
+class TextFixer(Fixer):
+    """A fixer that rewrites the whole text (see the module's notes); it runs after the edit
+    fixers, on their result. :meth:`edits` proposes nothing."""
+
+    def edits(self, document: Document) -> FixResult:
+        return FixResult()
+
+    @abstractmethod
+    def rewrite(self, text: str, path: Path | None) -> tuple[str, FixResult]:
+        """``text`` rewritten, with the count and notes (``edits`` stays empty). ``path`` is
+        where the input came from (None: standard input)."""
+
+
 def plural(count: int, singular: str, several: str | None = None) -> str:
     """``1 arrow``, ``2 arrows``."""
     return f"{count} {singular if count == 1 else (several or singular + 's')}"
@@ -145,12 +167,21 @@ def apply_fixes(
     edits: list[Edit] = []
     changes: dict[str, int] = {}
     notes: list[Note] = []
-    for fixer in fixers:
+    chosen = list(fixers)
+    for fixer in chosen:
+        if isinstance(fixer, TextFixer):
+            continue
         result = fixer.edits(document)
         edits.extend(result.edits)
         changes[fixer.name] = result.changed
         notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
     new_text = dumps(apply_edits(document, edits)) if edits else old_text
+    for fixer in chosen:
+        if isinstance(fixer, TextFixer):
+            new_text, result = fixer.rewrite(new_text, Path(path) if path is not None else None)
+            changes[fixer.name] = result.changed
+            notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
+    changes = {fixer.name: changes[fixer.name] for fixer in chosen}
     shown = label if label is not None else (str(path) if path is not None else "<stdin>")
     return FixOutcome(
         document=document,
@@ -236,6 +267,9 @@ def unified_diff(old: str, new: str, label: str) -> str:
     marked ``\\ No newline at end of file``."""
     if old == new:
         return ""
+    from bbox_lark.secrets import hide_secrets
+
+    old, new = hide_secrets(old), hide_secrets(new)  # whole texts: a key block spans lines
     parts: list[str] = []
     for line in difflib.unified_diff(
         split_keepends(old), split_keepends(new), fromfile=f"a/{label}", tofile=f"b/{label}"

@@ -1,0 +1,102 @@
+"""Credentials in a log (docs/reference.md#secrets): a provider's key is an error, a random-looking value
+under a secret-ish name a warning. The shapes are one table, :data:`bbox_lark.secrets.PATTERNS`
+(shown in ``docs/checks.md``); this rule scans every line with it: message, thinking, call
+arguments, fields, results, comments, continuation lines and the header's values.
+
+A finding names the kind and shows the secret masked (``sk-ant-…AA``): the message must not
+leak the secret into CI logs, SARIF or JSON. Values a config lists in ``allowed-secrets``
+(test fixtures) are not reported.
+"""
+
+from __future__ import annotations
+
+from bbox_lark.ast import Continuation, Line
+from bbox_lark.checks import Context, Rule, describe, example, rule
+from bbox_lark.secrets import ERROR, SecretMatch, find_secrets, might_hold_secrets
+
+FAMILY = "secrets"
+
+_FAKE_KEY = "sk-ant-api03-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests_0123456789AA"
+
+describe(
+    "S001",
+    "provider-credential",
+    "error",
+    "A provider's credential: an Anthropic, OpenAI, AWS, GitHub, Slack, Google, Stripe or"
+    " Hugging Face key, a private key block, a JWT or a password in a URL (see Shapes"
+    " below).",
+    "A log is read, shared, uploaded and used for training; a key in it is a leaked key. The"
+    " finding shows the kind and the key masked, never whole.",
+    example(f"u: use {_FAKE_KEY} for the API\n"),
+    example("u: use [redacted:anthropic_key] for the API\n"),
+    fix="Revoke the credential, then run `bbox-lark redact --write FILE` (it becomes"
+    " `[redacted:KIND]`); a fake key in a fixture goes in `allowed-secrets`.",
+    family=FAMILY,
+)
+describe(
+    "S002",
+    "generic-secret",
+    "warning",
+    "A random-looking value (16 characters or more, letters and digits, not a hash or UUID)"
+    " assigned to a secret-ish name (`token`, `secret`, `password`, `api_key`, …) or after"
+    " `Bearer`.",
+    "No provider shape says for sure that it is a credential, but the name and the value make"
+    " it likely; hashes, UUIDs, placeholders and `[redacted:…]` markers are never reported.",
+    example("t:bash 'env' → DEPLOY_TOKEN=Fk9q2LmZ7vXw4RtY8pQs\n"),
+    example("t:bash 'env' → DEPLOY_TOKEN=[redacted:generic_secret]\n"),
+    fix="Run `bbox-lark redact --write FILE` if it is a secret; otherwise suppress it"
+    " (`# bbox-lark: ignore[S002]`) or list the value in `allowed-secrets`.",
+    family=FAMILY,
+)
+
+
+def code_of(found: SecretMatch) -> str:
+    """The diagnostic code of a secret."""
+    return "S001" if found.severity == ERROR else "S002"
+
+
+def message(found: SecretMatch) -> str:
+    """A finding's message: the kind and the masked secret."""
+    return f"{found.kind} {found.masked}"
+
+
+@rule
+class SecretRule(Rule):
+    """Scans each line's text. A private key block over continuation lines is one finding,
+    at its first line: the continuation lines after a ``BEGIN`` without its ``END`` are
+    not scanned again."""
+
+    family = FAMILY
+    scope = "line"
+
+    def __init__(self) -> None:
+        self.in_key_block = False
+
+    def start(self, ctx: Context) -> None:
+        for header_line in ctx.head.header_lines:
+            if header_line.role == "yaml":
+                self._scan(header_line.raw, header_line.line, ctx)
+
+    def node(self, node: Line, ctx: Context) -> None:
+        if self.in_key_block:
+            if isinstance(node, Continuation):
+                if "-----END" in node.raw:
+                    self.in_key_block = False
+                return
+            self.in_key_block = False
+        raw = node.raw
+        if might_hold_secrets(raw):  # the prefilter alone first: most lines stop here
+            found = find_secrets(raw, allowed=ctx.allowed_secrets)
+            if found:
+                self._report(found, raw, node.line, ctx)
+
+    def _scan(self, text: str, line: int, ctx: Context) -> None:
+        found = find_secrets(text, allowed=ctx.allowed_secrets)
+        if found:
+            self._report(found, text, line, ctx)
+
+    def _report(self, secrets: list[SecretMatch], text: str, line: int, ctx: Context) -> None:
+        for found in secrets:
+            ctx.report(code_of(found), line, found.start + 1, message(found))
+            if found.kind == "private_key" and "-----END" not in text[found.start :]:
+                self.in_key_block = True

@@ -1,0 +1,32 @@
+"""``--redact``: every secret becomes ``[redacted:KIND]`` (docs/reference.md#secrets; the work is
+:func:`bbox_lark.redaction.redact`). A text fixer: a private key block over continuation
+lines becomes one marker, header values are redacted, and ``# redactions=N`` is inserted or
+updated, none of which is an edit inside one body line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bbox_lark.fix.framework import FixError, FixResult, Note, TextFixer, plural
+
+
+class Redact(TextFixer):
+    name = "redact"
+    description = "Replace each secret (the S codes) with [redacted:KIND] and keep # redactions=N true."
+
+    def rewrite(self, text: str, path: Path | None) -> tuple[str, FixResult]:
+        from bbox_lark.redaction import line_kinds, locate, redact, redact_file_settings
+
+        done = redact(text, allowed=redact_file_settings(path))
+        if not done.changed:
+            return text, FixResult()
+        if line_kinds(done.text) != line_kinds(text):
+            raise FixError("redacting would change what kind of line one is")
+        notes = tuple(
+            Note(line, col, f"redacted {secret.kind} {secret.masked}")
+            for line, col, secret in locate(text, done.secrets)
+        )
+        return done.text, FixResult(changed=len(done.secrets), notes=tuple(notes))
+
+    def summary(self, changed: int) -> str:
+        return f"{self.name}: {plural(changed, 'secret')} replaced"

@@ -1,0 +1,316 @@
+"""Redacting the secrets of a bbox/1 text (docs/reference.md#secrets): ``bbox_lark.redact``, the
+``redact`` fixer (``bbox-lark redact``, ``fix --redact``) and ``convert --redact``.
+
+Each secret :func:`bbox_lark.secrets.find_secrets` finds in the whole text becomes
+``[redacted:KIND]``; only the secret is replaced, so a line keeps its kind, name and other
+fields. A private key block over continuation lines is one secret, so it becomes one marker
+on its first line (its continuation lines go). A secret that is a whole header value
+becomes a quoted marker (``key: "[redacted:github_token]"``): YAML would read a bare
+``[...]`` as a list. ``# redactions=N`` stays true: every comment that states the count
+(``# redactions=N``, the closing summary's ``redactions=``) gets the new number of body
+markers, and a text that states none gets a ``# redactions=N`` line as its first body line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bbox_lark._classes import dataclass
+from bbox_lark.ast import Continuation, Event, Field, Line
+from bbox_lark.parser import Head
+from bbox_lark.secrets import SecretMatch, count_kinds, find_secrets, marker
+
+if TYPE_CHECKING:
+    from bbox_lark.convert.base import Fidelity, Item
+
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """What :func:`redact` did."""
+
+    #: The redacted text.
+    text: str
+    #: The secrets replaced, with offsets into the input text.
+    secrets: tuple[SecretMatch, ...] = ()
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """How many secrets of each kind were replaced, kinds sorted."""
+        return count_kinds(self.secrets)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.secrets)
+
+
+def redact(text: str, *, allowed: Collection[str] = ()) -> Redacted:
+    """``text`` (a bbox/1 document) with every secret replaced by ``[redacted:KIND]`` and
+    ``# redactions=N`` kept true (see the module's notes); values in ``allowed`` (the
+    ``allowed-secrets`` setting) are kept. Never raises on text; a text without secrets comes
+    back unchanged. Redacting again changes nothing."""
+    found = find_secrets(text, allowed=allowed)
+    if not found:
+        return Redacted(text)
+    return Redacted(_keep_count_true(_replace(text, found, _body_offset(text))), tuple(found))
+
+
+def _body_offset(text: str) -> int:
+    """Where the body starts (the offset of its first line)."""
+    from bbox_lark.parser import iter_nodes
+
+    head = next(iter_nodes(text, attach=False))
+    assert isinstance(head, Head)
+    return _line_offsets(text, head.body_start)[head.body_start]
+
+
+def _starts_yaml_value(text: str, offset: int) -> bool:
+    """Whether ``offset`` starts a bare YAML value (after ``key:`` or ``-`` on its line)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return re.fullmatch(r"\ufeff?[ \t]*(?:[^\s:#][^:#]*:|-)[ \t]+", text[line_start:offset]) is not None
+
+
+def _line_offsets(text: str, last: int) -> dict[int, int]:
+    """The offset of each line 1..``last`` (only ``\\n`` ends a line, as for the parser; line
+    1 starts after a byte order mark); a line past the end starts at the end."""
+    offsets = {1: 1 if text.startswith(BOM) else 0}
+    at = 0
+    for number in range(2, last + 1):
+        found = text.find("\n", at)
+        at = len(text) if found < 0 else found + 1
+        offsets[number] = at
+    return offsets
+
+
+def _states_count(node: Line) -> Field | None:
+    """The ``redactions=`` field of a comment that states the count (``# redactions=N``, the
+    closing summary: the structured comments with fields), else None."""
+    from bbox_lark.grammar import vocabulary
+
+    if (
+        isinstance(node, Event)
+        and node.kind == "comment"
+        and "redactions" in node.fields
+        and node.name in vocabulary().field_comment_kinds
+    ):
+        return next((f for f in node.field_nodes if f.key == "redactions"), None)
+    return None
+
+
+def _keep_count_true(text: str) -> str:
+    """``text`` with every stated redaction count set to its number of body markers, or a
+    ``# redactions=N`` line inserted first in the body when none is stated."""
+    from bbox_lark.checks.redactions import line_redactions
+    from bbox_lark.parser import iter_nodes
+
+    stream = iter_nodes(text, attach=False)
+    head = next(stream)
+    assert isinstance(head, Head)
+    count = 0
+    stated: list[tuple[int, Field]] = []
+    for node in _lines(stream):
+        if "[redacted:" in node.raw:
+            count += sum(1 for _ in line_redactions(node))
+        field = _states_count(node)
+        if field is not None:
+            stated.append((node.line, field))
+    if not stated:
+        at = _line_offsets(text, head.body_start)[head.body_start]
+        eol = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
+        if at == len(text) and text and not text.endswith("\n"):
+            return f"{text}{eol}# redactions={count}{eol}"
+        return f"{text[:at]}# redactions={count}{eol}{text[at:]}"
+    offsets = _line_offsets(text, max(line for line, _ in stated))
+    for line, field in reversed(stated):
+        start = offsets[line] + field.value_col - 1
+        text = text[:start] + str(count) + text[start + len(field.raw_value) :]
+    return text
+
+
+def _lines(stream: Iterator[object]) -> Iterator[Line]:
+    for node in stream:
+        if isinstance(node, (Event, Continuation)):
+            yield node
+
+
+def line_kinds(text: str) -> list[str]:
+    """The kind of every body line but continuations and the comments that state a count, in
+    order: what redacting must not change."""
+    from bbox_lark.parser import iter_nodes
+
+    stream = iter_nodes(text, attach=False)
+    next(stream)
+    return [node.kind for node in _lines(stream) if isinstance(node, Event) and _states_count(node) is None]
+
+
+def locate(text: str, secrets: Iterable[SecretMatch]) -> list[tuple[int, int, SecretMatch]]:
+    """Each secret with its line and column (1-based, as the parser counts them: only
+    ``\n`` ends a line, a byte order mark is not a column)."""
+    starts = [0]
+    at = text.find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    bom = 1 if text.startswith(BOM) else 0
+    out = []
+    for secret in secrets:
+        index = bisect.bisect_right(starts, secret.start) - 1
+        col = secret.start - starts[index] + 1 - (bom if index == 0 else 0)
+        out.append((index + 1, col, secret))
+    return out
+
+
+def listing(data: str | bytes, shown: str, *, allowed: Collection[str] = ()) -> list[str]:
+    """``redact --list``: one line per secret (``path:line:col: kind masked``), then the
+    count per kind (``path: 3 secrets: aws_access_key 1, github_token 2``)."""
+    from bbox_lark.source import decode
+
+    text = decode(data)
+    found = find_secrets(text, allowed=allowed)
+    lines = [f"{shown}:{line}:{col}: {s.kind} {s.masked}" for line, col, s in locate(text, found)]
+    kinds = ", ".join(f"{kind} {count}" for kind, count in count_kinds(found).items())
+    lines.append(f"{shown}: {len(found)} secret(s)" + (f": {kinds}" if kinds else ""))
+    return lines
+
+
+def redact_file_settings(path: Path | None) -> tuple[str, ...]:
+    """The ``allowed-secrets`` of the configuration that applies to ``path`` (none for
+    standard input or a configuration that cannot be read)."""
+    if path is None:
+        return ()
+    from bbox_lark.config import ConfigError, Resolver
+
+    try:
+        return Resolver().for_path(path).allowed_secrets
+    except (ConfigError, OSError):
+        return ()
+
+
+# -- conversions: the node stream --------------------------------------------------------
+
+
+class StreamScan:
+    """The secrets of a document stream (the items a reader yields and a writer takes,
+    :mod:`bbox_lark.convert`), counted per kind and noted in the fidelity report; with
+    ``redact``, replaced as they pass (the writer never sees one). Lines are scanned one by
+    one, as the checks scan them: a private key block's continuation lines after its
+    ``BEGIN`` line belong to it (dropped with it when redacting)."""
+
+    def __init__(
+        self, report: Fidelity | None, *, redact: bool = False, allowed: Collection[str] = ()
+    ) -> None:
+        self.report = report
+        self.redact = redact
+        self.allowed = frozenset(allowed)
+        self.found: list[SecretMatch] = []
+        self._in_key_block = False
+        #: What became of each continuation line attached to the last event (by identity:
+        #: a stream that attaches them may yield the same nodes again after it, as
+        #: ``iter_nodes`` does; built nodes may share a line number).
+        self._attached: dict[int, tuple[Continuation, Continuation | None]] = {}
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """How many secrets of each kind passed (or were replaced), kinds sorted."""
+        return count_kinds(self.found)
+
+    def items(self, stream: Iterable[Item]) -> Iterator[Item]:
+        for item in stream:
+            if isinstance(item, Head):
+                yield self._head(item)
+            elif isinstance(item, Event):
+                self._in_key_block = False
+                event = self._event(item)
+                self._attached = {id(c): (c, self._continuation(c)) for c in event.continuation}
+                if event.continuation:
+                    kept = tuple(new for _, new in self._attached.values() if new is not None)
+                    event = replace(event, continuation=kept)
+                yield event
+            elif isinstance(item, Continuation):
+                if id(item) in self._attached:
+                    kept_line = self._attached.pop(id(item))[1]
+                else:
+                    kept_line = self._continuation(item)
+                if kept_line is not None:
+                    yield kept_line
+            else:
+                self._in_key_block = False
+                self._attached = {}
+                yield item
+
+    def _scan(self, text: str, line: int) -> tuple[str, list[SecretMatch]]:
+        found = find_secrets(text, allowed=self.allowed)
+        if not found:
+            return text, found
+        for secret in found:
+            self.found.append(secret)
+            if self.report is not None:
+                if self.redact:
+                    what = f"secrets ({secret.kind}), replaced by {marker(secret.kind)}"
+                    self.report.dropped(what, line)
+                else:
+                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+            if secret.kind == "private_key" and "-----END" not in text[secret.start :]:
+                self._in_key_block = True
+        if not self.redact:
+            return text, found
+        return _replace(text, found, 0), found
+
+    def _head(self, head: Head) -> Head:
+        text = "".join(line.raw + line.eol for line in head.header_lines)
+        found = find_secrets(text, allowed=self.allowed)
+        if not found:
+            return head
+        for line, _, secret in locate(text, found):
+            self.found.append(secret)
+            if self.report is not None:
+                if self.redact:
+                    self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
+                else:
+                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+        if not self.redact:
+            return head
+        from bbox_lark.parser import iter_nodes
+
+        redacted = next(iter_nodes(("\ufeff" if head.bom else "") + _replace(text, found, len(text))))
+        assert isinstance(redacted, Head)
+        return replace(redacted, body_start=head.body_start)
+
+    def _event(self, event: Event) -> Event:
+        new_raw, found = self._scan(event.raw, event.line)
+        if not found or new_raw == event.raw:
+            return event
+        try:
+            return event.with_source(new_raw)
+        except ValueError:  # the marker changed what the line is: keep the kind, say why
+            return event.with_source(f"{event.raw[: found[0].start]}{marker(found[0].kind)}")
+
+    def _continuation(self, line: Continuation) -> Continuation | None:
+        if self._in_key_block:
+            if "-----END" in line.raw:
+                self._in_key_block = False
+            return None if self.redact else line
+        new_raw, found = self._scan(line.raw, line.line)
+        return replace(line, raw=new_raw) if found and self.redact else line
+
+
+def _replace(text: str, found: Iterable[SecretMatch], body_at: int) -> str:
+    """``text`` with each secret replaced by its marker (quoted where it starts a YAML value
+    before ``body_at``)."""
+    parts: list[str] = []
+    at = 0
+    for secret in found:
+        parts.append(text[at : secret.start])
+        replacement = marker(secret.kind)
+        if secret.start < body_at and _starts_yaml_value(text, secret.start):
+            replacement = f'"{replacement}"'
+        parts.append(replacement)
+        at = secret.end
+    parts.append(text[at:])
+    return "".join(parts)
