@@ -109,13 +109,12 @@ SHAPES_PART = "### Shapes"
 def secret_shapes(info: CheckInfo) -> list[str]:
     """The rows of the secret table (:data:`bbox_lark.secrets.PATTERNS`) an S code reports,
     each with a fake example it finds."""
-    from bbox_lark.checks.secrets import code_of
     from bbox_lark.secrets import PATTERNS, find_secrets
 
     out = [SHAPES_PART, "", "| kind | what it finds | a fake example |", "| --- | --- | --- |"]
     for row in PATTERNS:
         found = find_secrets(row.example)
-        if found and code_of(found[0]) == info.code:
+        if found and found[0].severity == info.severity:  # S001 errors, S002 warnings
             example = row.example.replace("\n", "\\n").replace("|", "\\|")
             description = row.description.replace("|", "\\|")
             out.append(f"| `{row.kind}` | {description} | `{example}` |")

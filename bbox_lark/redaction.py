@@ -106,8 +106,8 @@ def _states_count(node: Line) -> Field | None:
 def _keep_count_true(text: str) -> str:
     """``text`` with every stated redaction count set to its number of body markers, or a
     ``# redactions=N`` line inserted first in the body when none is stated."""
-    from bbox_lark.checks.redactions import line_redactions
     from bbox_lark.parser import iter_nodes
+    from bbox_lark.scan import line_redactions
 
     stream = iter_nodes(text, attach=False)
     head = next(stream)
