@@ -145,10 +145,10 @@ def format_options() -> list[Any]:
 
 
 def format_flags() -> inspect.Signature:
-    from bbox_lark.convert import formats
+    from bbox_lark.convert import SHARED_OPTIONS, formats
 
     keyword = inspect.Parameter.KEYWORD_ONLY
-    declared: dict[str, list[tuple[str, Any]]] = {}
+    declared: dict[str, list[tuple[str, Any]]] = {o.name: [("convert", o)] for o in SHARED_OPTIONS}
     for fmt in formats():
         for option in fmt.options:
             declared.setdefault(option.name, []).append((fmt.name, option))

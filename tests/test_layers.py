@@ -41,6 +41,7 @@ CORE = {
     "checks.lines",
     "checks.redactions",
     "checks.runner",
+    "checks.secrets",
     "checks.session",
     "checks.source",
     "checks.suppressions",
@@ -50,6 +51,7 @@ CORE = {
     "printer",
     "scan",
     "source",
+    "text",
     "transform",
 }
 

@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "printer",
             "correlate",
             "numbers",
+            "redaction",
             "jsonout",
             "config",
             "writepolicy",

@@ -1408,8 +1408,9 @@ class _Writer:
         for name, value in zip(("prompt", "completion", "cached"), values, strict=True):
             if value is not None:
                 final[f"total_{name}_tokens"] = value
-        if totals.stated_cost_usd is not None:
-            final["total_cost_usd"] = float(totals.stated_cost_usd)
+        cost = None if totals.stated_cost_usd is None else _number(str(totals.stated_cost_usd), True)
+        if cost is not None:  # JSON has no infinity: a cost of 1e400 stays in the step's extra
+            final["total_cost_usd"] = cost
         if not final:
             return None
         final["total_steps"] = len(self.steps)
