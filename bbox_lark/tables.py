@@ -1,0 +1,418 @@
+"""Sessions as rows of four tables: ``sessions``, ``events``, ``calls`` and ``diagnostics``
+(``bbox-lark export``, ``bbox-lark query``, :func:`bbox_lark.dask.read_bbox`;
+``docs/analytics.md``).
+
+The tables' columns and types are data (:data:`TABLES`), written once: the Parquet and CSV
+writers, the DuckDB views, the Dask ``meta`` and the docs page all read them from here, and
+``tests/test_tables.py`` checks that they agree.
+
+One file gives rows in every table (:func:`session_rows`), as plain Python values in
+columns; nothing here imports pyarrow, so a worker process sends its rows back cheaply and
+the light install can still build them. Usage, cost and each call's outcome come from
+:mod:`bbox_lark.numbers` (DECISIONS §12), the one place that decides them.
+
+A file that cannot be read faithfully (undecodable text, a NUL, a line over the limit, an
+unterminated quote in a call part, a header that cannot be loaded: the errors that make
+``fmt`` and ``convert`` refuse it, :mod:`bbox_lark.writepolicy`) still gives its
+``sessions`` row, with ``faithful`` false and the refusing codes in ``problem``, its
+``diagnostics``, and the rows of whatever the parser read. A file that cannot be read at
+all, or that bbox-lark fails on, gives its ``sessions`` row with ``problem`` set (and, for
+a failure, its internal-error diagnostic), so no input silently disappears from a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from bbox_lark._classes import dataclass
+from bbox_lark.ast import Diagnostic, Document, Event
+from bbox_lark.source import DEFAULT_MAX_LINE
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a table: its name, its type and what it holds."""
+
+    name: str
+    #: ``string``, ``int64``, ``float64``, ``bool`` or ``timestamp`` (microseconds, UTC).
+    type: str
+    doc: str
+
+
+def _columns(*specs: tuple[str, str, str]) -> tuple[Column, ...]:
+    return tuple(Column(*spec) for spec in specs)
+
+
+#: Header keys that get a column of their own in ``sessions`` (``header_`` + key), when
+#: the header gives them as plain values.
+HEADER_COLUMNS = (
+    "format",
+    "id",
+    "agent",
+    "model",
+    "version",
+    "client_version",
+    "runner",
+    "mode",
+    "repo",
+    "repo_sha",
+    "branch",
+    "cwd",
+)
+
+_SESSION_KEY = ("session_id", "string", "The header's `id`; the file's path when the header has none.")
+
+#: Every table's columns, in order: the one definition of the tables' schema.
+TABLES: dict[str, tuple[Column, ...]] = {
+    "sessions": _columns(
+        _SESSION_KEY,
+        ("path", "string", "The file, as given or found (an fsspec URL for `read_bbox`)."),
+        *((f"header_{key}", "string", f"The header's `{key}`.") for key in HEADER_COLUMNS),
+        ("faithful", "bool", "False when the file cannot be read faithfully (see `problem`)."),
+        ("problem", "string", "Why the file was not read, or not read faithfully (null when it was)."),
+        ("lines", "int64", "Physical lines (header and body)."),
+        ("events", "int64", "Body lines that are not blank or continuations (comments included)."),
+        ("user_messages", "int64", "`u:` lines."),
+        ("calls", "int64", "Calls: a start and its completion count once (rows of `calls`)."),
+        ("calls_error", "int64", "Calls whose outcome is `error`."),
+        ("steps", "int64", "Distinct `step=` values."),
+        ("tokens_in", "int64", "Input tokens (DECISIONS §12: each model response once)."),
+        ("tokens_out", "int64", "Output tokens."),
+        ("tokens_cached", "int64", "Cache-read tokens (not included in `tokens_in`)."),
+        ("cost_usd", "float64", "The cost the file states (`@end cost=`, `cost_usd`), never estimated."),
+        ("estimated_cost_usd", "float64", "Cost estimated from the usage and a price table."),
+        ("first_ts", "timestamp", "The earliest valid `ts=`."),
+        ("last_ts", "timestamp", "The latest valid `ts=`."),
+        ("duration_s", "float64", "`last_ts - first_ts` in seconds."),
+        ("errors", "int64", "Error findings (rows of `diagnostics` with severity `error`)."),
+        ("warnings", "int64", "Warning findings."),
+    ),
+    "events": _columns(
+        _SESSION_KEY,
+        ("path", "string", "The file."),
+        ("line", "int64", "1-based line number in the file."),
+        ("kind", "string", "The line's kind (`user`, `tool`, `observation`, `comment`, `lifecycle`, ...)."),
+        ("name", "string", "Tool, skill, subagent type, `server.method`, mode, primitive or comment kind."),
+        ("step", "int64", "`step=`."),
+        ("ts", "timestamp", "`ts=` (null when missing or invalid)."),
+        ("tid", "string", "`tid=`."),
+        ("span", "string", "`span=`."),
+        ("id", "string", "`id=`."),
+        ("text", "string", "The message, call part or comment text."),
+        ("result_kind", "string", "The result's form (`ok`, `error`, `count`, ...), null without a result."),
+        ("result", "string", "The text after the result arrow."),
+    ),
+    "calls": _columns(
+        _SESSION_KEY,
+        ("path", "string", "The file."),
+        ("key", "string", "The call's `id=` (or `span=`) value; null when it has neither."),
+        ("tool", "string", "The name: tool, skill, plan action, subagent type, `server.method`."),
+        ("family", "string", "`tool`, `mcp`, `subagent`, `question`, `skill` or `plan`."),
+        ("args", "string", "The call part, shortened to 200 characters."),
+        ("start_line", "int64", "The line that starts (or is) the call."),
+        ("end_line", "int64", "The line that completes it (the start itself for a one-line call)."),
+        ("outcome", "string", "`ok`, `error`, `pending`, `skipped`, `retry` or `unknown` (DECISIONS §12)."),
+        ("latency_ms", "int64", "`latency_ms=` of the call or its completion."),
+        ("tokens_in", "int64", "Usage stated on the call's lines, each model response once."),
+        ("tokens_out", "int64", "Output tokens stated on the call's lines."),
+        ("tokens_cached", "int64", "Cache-read tokens stated on the call's lines."),
+    ),
+    "diagnostics": _columns(
+        _SESSION_KEY,
+        ("path", "string", "The file."),
+        ("line", "int64", "1-based line."),
+        ("col", "int64", "1-based column."),
+        ("code", "string", "The finding's code (`docs/checks.md`)."),
+        ("severity", "string", "`error`, `warning` or `info`."),
+        ("message", "string", "The message."),
+    ),
+}
+
+TABLE_NAMES = tuple(TABLES)
+
+#: The longest ``args`` kept in ``calls``.
+ARGS_CHARS = 200
+
+Columns = dict[str, list[Any]]
+
+
+def empty_columns(table: str) -> Columns:
+    return {column.name: [] for column in TABLES[table]}
+
+
+@dataclass(slots=True)
+class SessionRows:
+    """One file's rows, by table, as columns of plain values (:data:`TABLES`' order)."""
+
+    path: str
+    tables: dict[str, Columns]
+    #: True when the file was read, and read faithfully.
+    ok: bool = True
+    #: True when the file could not be read at all (missing, unreadable).
+    unreadable: bool = False
+
+    def count(self, table: str) -> int:
+        columns = self.tables[table]
+        return len(columns["session_id"])
+
+
+def _text(value: object) -> str | None:
+    """A string a table can hold: None stays None, lone surrogates (undecodable bytes kept
+    by ``surrogateescape``) become U+FFFD."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _string(value: object) -> str | None:
+    return _text(value) if isinstance(value, str) else None
+
+
+def _utc(ts: str | None) -> datetime | None:
+    from bbox_lark.values import parse_timestamp
+
+    if ts is None:
+        return None
+    moment = parse_timestamp(ts)
+    return moment.astimezone(UTC) if moment is not None else None
+
+
+def _append(columns: Columns, row: Mapping[str, Any]) -> None:
+    for name, values in columns.items():
+        values.append(row.get(name))
+
+
+def session_id(document: Document | None, path: str) -> str:
+    """The session's id in every table: the header's ``id``, else the path."""
+    value = document.header.get("id") if document is not None else None
+    return value if isinstance(value, str) and value.strip() else path
+
+
+def unread_rows(path: str, problem: str, diagnostics: Iterable[Diagnostic] = ()) -> SessionRows:
+    """The rows of a file that could not be read (or that bbox-lark failed on): its
+    ``sessions`` row with ``problem``, and ``diagnostics`` (an internal error) if any."""
+    tables = {name: empty_columns(name) for name in TABLE_NAMES}
+    found = list(diagnostics)
+    _append(
+        tables["sessions"],
+        {
+            "session_id": _text(path),
+            "path": _text(path),
+            "faithful": False,
+            "problem": _text(problem),
+            "errors": sum(1 for d in found if d.severity == "error"),
+            "warnings": sum(1 for d in found if d.severity == "warning"),
+        },
+    )
+    _add_diagnostics(tables["diagnostics"], _text(path) or "", _text(path) or "", found)
+    return SessionRows(path, tables, ok=False, unreadable=not found)
+
+
+def _add_diagnostics(columns: Columns, sid: str, path: str, diagnostics: Iterable[Diagnostic]) -> None:
+    for d in diagnostics:
+        _append(
+            columns,
+            {
+                "session_id": sid,
+                "path": path,
+                "line": d.line,
+                "col": d.col,
+                "code": d.code,
+                "severity": d.severity,
+                "message": _text(d.message),
+            },
+        )
+
+
+def session_rows(
+    path: str,
+    data: bytes | str,
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+) -> SessionRows:
+    """Every table's rows for the file at ``path`` whose contents are ``data``. Never
+    raises on bad input; a failure inside bbox-lark gives the file's rows with an
+    internal-error finding (``E016``) instead."""
+    from bbox_lark.workflow import internal_error
+
+    try:
+        return _session_rows(path, data, max_line, select, ignore)
+    except Exception as error:  # a bug in bbox-lark: this file's rows say so, the batch goes on
+        return unread_rows(path, "bbox-lark failed on this file (E016)", [internal_error(error)])
+
+
+def _session_rows(
+    path: str,
+    data: bytes | str,
+    max_line: int,
+    select: Iterable[str] | None,
+    ignore: Iterable[str] | None,
+) -> SessionRows:
+    from bbox_lark.api import parse
+    from bbox_lark.writepolicy import write_verdict
+
+    document = parse(data, max_line=max_line, select=select, ignore=ignore)
+    shown = _text(path) or ""
+    sid = _text(session_id(document, path)) or shown
+    tables = {name: empty_columns(name) for name in TABLE_NAMES}
+    events = document.events
+
+    for event in events:
+        result = event.result
+        _append(
+            tables["events"],
+            {
+                "session_id": sid,
+                "path": shown,
+                "line": event.line,
+                "kind": event.kind,
+                "name": _text(event.name),
+                "step": event.step,
+                "ts": _utc(event.ts),
+                "tid": _string(event.tid),
+                "span": _string(event.span),
+                "id": _string(event.id),
+                "text": _text(event.text),
+                "result_kind": result.kind if result is not None else None,
+                "result": _text(result.text) if result is not None else None,
+            },
+        )
+
+    calls = _call_rows(document, events)
+    for call in calls:
+        _append(tables["calls"], {"session_id": sid, "path": shown, **call})
+
+    diagnostics = document.diagnostics
+    _add_diagnostics(tables["diagnostics"], sid, shown, diagnostics)
+
+    refusing = write_verdict(diagnostics).refusing
+    problem = None
+    if refusing:
+        codes = ", ".join(sorted({d.code for d in refusing}))
+        problem = f"not read faithfully ({codes}); the rows hold what could be read"
+    moments = [m for event in events if (m := _utc(event.ts)) is not None]
+    first, last = (min(moments), max(moments)) if moments else (None, None)
+    steps = {step for e in events if e.kind not in ("comment", "unknown") and (step := e.step) is not None}
+    header = document.header
+    row: dict[str, Any] = {
+        "session_id": sid,
+        "path": shown,
+        **{f"header_{key}": _string(header.get(key)) for key in HEADER_COLUMNS},
+        "faithful": not refusing,
+        "problem": problem,
+        "lines": len(document.header_lines) + len(document.lines),
+        "events": len(events),
+        "user_messages": sum(1 for e in events if e.kind == "user"),
+        "calls": len(calls),
+        "calls_error": sum(1 for c in calls if c["outcome"] == "error"),
+        "steps": len(steps),
+        "first_ts": first,
+        "last_ts": last,
+        "duration_s": (last - first).total_seconds() if first is not None and last is not None else None,
+        "errors": sum(1 for d in diagnostics if d.severity == "error"),
+        "warnings": sum(1 for d in diagnostics if d.severity == "warning"),
+        **_session_numbers(document),
+    }
+    _append(tables["sessions"], row)
+    return SessionRows(path, tables, ok=not refusing)
+
+
+# -- the numbers (bbox_lark.numbers) ------------------------------------------------------
+
+
+def _call_rows(document: Document, events: list[Event]) -> list[dict[str, Any]]:
+    """The ``calls`` columns after ``session_id`` and ``path``, one dict per call."""
+    from bbox_lark.correlate import FAMILIES, call_key, pair_calls
+
+    pairing = pair_calls(events)
+    ends: dict[int, Event] = {}
+    by_line = {event.line: event for event in events}
+    for completion, start in pairing.completes.items():
+        ends.setdefault(start, by_line[completion])
+    rows = []
+    for call in pairing.calls:
+        end = ends.get(call.line)
+        key = call_key(call)
+        rows.append(
+            {
+                "key": _text(key[1]) if key is not None else None,
+                "tool": _text(call.name),
+                "family": FAMILIES.get(call.kind),
+                "args": _text(call.text[:ARGS_CHARS]),
+                "start_line": call.line,
+                "end_line": end.line if end is not None else (None if _is_open(call) else call.line),
+                "outcome": None,
+                "latency_ms": (end.latency_ms if end is not None else None) or call.latency_ms,
+                "tokens_in": None,
+                "tokens_out": None,
+                "tokens_cached": None,
+            }
+        )
+    return rows
+
+
+def _is_open(call: Event) -> bool:
+    from bbox_lark.correlate import is_start
+
+    return is_start(call)
+
+
+def _session_numbers(document: Document) -> dict[str, Any]:
+    """``tokens_in``, ``tokens_out``, ``tokens_cached``, ``cost_usd`` and
+    ``estimated_cost_usd`` of the session."""
+    return {}
+
+
+# -- Arrow ----------------------------------------------------------------------------------
+
+
+class MissingExtra(ImportError):
+    """A feature needs a package of the ``scale`` extra that is not installed; the message
+    is one line that says which and how to install it."""
+
+
+def need(module: str, feature: str) -> Any:
+    """Import ``module`` for ``feature`` (``export``, ``query``, ``read_bbox``), or raise
+    :class:`MissingExtra` with the hint to install the ``scale`` extra."""
+    from importlib import import_module
+
+    try:
+        return import_module(module)
+    except ImportError:
+        package = module.split(".")[0]
+        raise MissingExtra(f"{feature} needs {package}: pip install 'bbox-lark[scale]'") from None
+
+
+def arrow_type(name: str) -> Any:
+    """The Arrow type of a column type name (:attr:`Column.type`)."""
+    pa = need("pyarrow", "the tables")
+    types = {
+        "string": pa.string(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }
+    return types[name]
+
+
+def arrow_schema(table: str) -> Any:
+    """The ``pyarrow.Schema`` of ``table``."""
+    pa = need("pyarrow", "the tables")
+    return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in TABLES[table]])
+
+
+def arrow_table(table: str, columns: Columns) -> Any:
+    """``columns`` (of :class:`SessionRows`) as a ``pyarrow.Table`` of ``table``'s schema."""
+    pa = need("pyarrow", "the tables")
+    return pa.Table.from_pydict(columns, schema=arrow_schema(table))
