@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.convert import Conversion, ConvertError, detect_format
     from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
     from bbox_lark.fix import apply_fixes
+    from bbox_lark.numbers import call_outcome, document_numbers, read_session
     from bbox_lark.parser import Head, iter_nodes
     from bbox_lark.printer import dumps, emit, format_document
     from bbox_lark.stats import Stats, compute_stats
@@ -75,16 +76,19 @@ __all__ = [
     "__version__",
     "apply_fixes",
     "build_document",
+    "call_outcome",
     "check",
     "compute_stats",
     "convert_text",
     "detect_format",
+    "document_numbers",
     "dumps",
     "emit",
     "format_document",
     "iter_check",
     "iter_nodes",
     "parse",
+    "read_session",
     "registry",
 ]
 
@@ -124,6 +128,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "detect_format": ("bbox_lark.convert", "detect_format"),
     "convert_text": ("bbox_lark.convert", "convert"),
     "apply_fixes": ("bbox_lark.fix", "apply_fixes"),
+    "call_outcome": ("bbox_lark.numbers", "call_outcome"),
+    "document_numbers": ("bbox_lark.numbers", "document_numbers"),
+    "read_session": ("bbox_lark.numbers", "read_session"),
     "dumps": ("bbox_lark.printer", "dumps"),
     "emit": ("bbox_lark.printer", "emit"),
     "format_document": ("bbox_lark.printer", "format_document"),

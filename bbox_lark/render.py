@@ -20,7 +20,8 @@ from rich.text import Text
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Document, Event, HeaderLine, Result
 from bbox_lark.docsgen import visible
 from bbox_lark.grammar import vocabulary
-from bbox_lark.stats import CallCounts, Stats, Totals
+from bbox_lark.numbers import Totals
+from bbox_lark.stats import CallCounts, Stats
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _KIND_WIDTH = 13

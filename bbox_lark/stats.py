@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from bbox_lark._classes import dataclass
@@ -41,36 +40,13 @@ from bbox_lark.checks.blobs import iter_blobs
 from bbox_lark.checks.redactions import iter_redactions
 from bbox_lark.correlate import FAMILIES, pair_calls
 from bbox_lark.grammar import vocabulary
+from bbox_lark.numbers import HEADER_TOTALS, Totals, read_totals
 from bbox_lark.values import parse_int
 
 STATS_VERSION = 1
 
 #: Header keys shown in the statistics (when present as plain values).
 HEADER_KEYS = ("format", "id", "mode", "model", "repo", "repo_sha", "branch", "runner")
-
-#: Metric key -> the quantity it counts.
-METRIC_ALIASES: dict[str, str] = {
-    "prompt": "prompt",
-    "prompt_tokens": "prompt",
-    "tokens_in": "prompt",
-    "completion": "completion",
-    "completion_tokens": "completion",
-    "tokens_out": "completion",
-    "cached": "cached",
-    "cached_tokens": "cached",
-    "tokens_cached": "cached",
-    "tokens": "tokens",
-    "total_tokens": "tokens",
-    "cost": "cost",
-    "cost_usd": "cost",
-}
-
-#: Header key -> quantity.
-HEADER_TOTALS: dict[str, str] = {
-    "tokens_total_in": "prompt",
-    "tokens_total_out": "completion",
-    "tokens_cached": "cached",
-}
 
 #: Line kinds whose ``id=``/``span=`` values are call ids: every call, its progress and
 #: its observations.
@@ -158,32 +134,6 @@ class Blobs:
 
 
 @dataclass(frozen=True, slots=True)
-class Totals:
-    """Token counts and cost; None where no source gave the quantity."""
-
-    prompt: int | None = None
-    completion: int | None = None
-    cached: int | None = None
-    tokens: int | None = None
-    cost: Decimal | None = None
-
-    @property
-    def empty(self) -> bool:
-        return all(
-            getattr(self, name) is None for name in ("prompt", "completion", "cached", "tokens", "cost")
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "prompt": self.prompt,
-            "completion": self.completion,
-            "cached": self.cached,
-            "tokens": self.tokens,
-            "cost": float(self.cost) if self.cost is not None else None,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class MetricsTotals:
     """Sums over ``# metrics``, each step counted once."""
 
@@ -261,57 +211,6 @@ class Stats:
 # -- values -----------------------------------------------------------------------------
 
 
-def _decimal(value: object, *, dollar: bool = False) -> Decimal | None:
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if dollar and text.startswith("$"):
-        text = text[1:]
-    try:
-        number = Decimal(text)
-    except InvalidOperation:
-        return None
-    if not number.is_finite() or number < 0:
-        return None
-    return number
-
-
-def _count(value: object) -> int | None:
-    number = _decimal(value)
-    if number is None or number != number.to_integral_value():
-        return None
-    return int(number)
-
-
-def read_totals(values: Mapping[str, Any], aliases: Mapping[str, str] = METRIC_ALIASES) -> Totals:
-    """The quantities in ``values`` (metrics, or a line's fields), by alias; the first valid
-    value of each quantity wins."""
-    found: dict[str, Any] = {}
-    for key, value in values.items():
-        quantity = aliases.get(key)
-        if quantity is None or quantity in found:
-            continue
-        parsed = _decimal(value, dollar=True) if quantity == "cost" else _count(value)
-        if parsed is not None:
-            found[quantity] = parsed
-    return Totals(**found)
-
-
-def _add(total: Totals, more: Totals) -> Totals:
-    def plus(a: Any, b: Any) -> Any:
-        if a is None:
-            return b
-        return a if b is None else a + b
-
-    return Totals(
-        plus(total.prompt, more.prompt),
-        plus(total.completion, more.completion),
-        plus(total.cached, more.cached),
-        plus(total.tokens, more.tokens),
-        plus(total.cost, more.cost),
-    )
-
-
 def _metrics_step(event: Event, metrics: Mapping[str, Any]) -> int | None:
     step = event.step
     if step is not None:
@@ -336,7 +235,7 @@ def sum_metrics(events: Iterable[Event]) -> MetricsTotals:
                 continue
             steps.add(step)
         counted += 1
-        total = _add(total, read_totals(metrics))
+        total = total + read_totals(metrics)
     return MetricsTotals(total, seen, counted, skipped)
 
 
@@ -450,7 +349,7 @@ def _sum_calls(calls: list[CallCounts]) -> CallCounts:
 def _sum_totals(totals: Iterable[Totals]) -> Totals:
     out = Totals()
     for more in totals:
-        out = _add(out, more)
+        out = out + more
     return out
 
 

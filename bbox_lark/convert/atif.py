@@ -1155,7 +1155,7 @@ class _Writer:
     def set_metrics(
         self, step: dict[str, Any], nodes: Iterable[Any], found: dict[str, Any], line: int
     ) -> None:
-        from bbox_lark.stats import METRIC_ALIASES
+        from bbox_lark.numbers import METRIC_ALIASES
 
         if step["source"] != "agent" or step.get("llm_call_count") == 0:
             self.report.extra("metrics of a step that takes none", line)

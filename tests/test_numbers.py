@@ -1,0 +1,287 @@
+"""The numbers module (``bbox_lark.numbers``): outcomes, responses, step metrics, totals
+(DECISIONS §10 "Stats", §12), every expectation counted by hand."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+import bbox_lark
+from bbox_lark.numbers import (
+    OUTCOMES,
+    Usage,
+    call_outcome,
+    document_numbers,
+    estimate_cost,
+    read_session,
+    response_usage,
+)
+
+HEADER = "---\nformat: bbox/1\nid: s1\nrepo_sha: 215db51\nmodel: claude-sonnet-4-5-20250929\n---\n"
+
+
+def numbers(body: str, header: str = HEADER, **options: object):  # type: ignore[no-untyped-def]
+    return document_numbers(bbox_lark.parse(header + body), **options)  # type: ignore[arg-type]
+
+
+def event(line: str) -> bbox_lark.Event:
+    return bbox_lark.parse(HEADER + line + "\n").events[0]
+
+
+# -- outcomes ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "outcome"),
+    [
+        ("t:test → [ok]", "ok"),
+        ("t:read a.rs → [12 lines]", "ok"),
+        ("q:which → [selected: a, b]", "ok"),
+        ("x:explore → session_id=abc summary=done", "ok"),
+        ("t:grep foo → 3 matches", "ok"),
+        ("t:read .env → [redacted:api_key]", "ok"),
+        ("s:review → [loaded]", "ok"),
+        ("t:test → [err: 2 failed]", "error"),
+        ("t:test → [error] Exit code 101", "error"),
+        ("t:test → [error]", "error"),
+        ("t:test → Error: no such file", "error"),
+        ("t:lint → [skip]", "skipped"),
+        ("t:fetch → [retry 2/3]", "retry"),
+        ("t:read a.rs", "unknown"),
+        ("t!:build id=b1", "pending"),
+        ("x:explore id=a1 → [running]", "pending"),
+    ],
+)
+def test_outcome_of_a_line(line: str, outcome: str) -> None:
+    assert call_outcome(event(line)) == outcome
+
+
+def test_the_completion_decides() -> None:
+    start = event("t!:build id=b1")
+    assert call_outcome(start, event("o: id=b1 → [ok]")) == "ok"
+    assert call_outcome(start, event("o: id=b1 → [err: boom]")) == "error"
+    assert call_outcome(start, event("t:build id=b1 → [skip]")) == "skipped"
+
+
+def test_calls_and_outcomes_per_tool() -> None:
+    result = numbers(
+        "t!:bash id=1 → [running]\n"  # 7
+        "o: id=1 → [ok]\n"  # 8
+        "t!:bash id=2 → [running]\n"  # 9
+        "o: id=2 → [error] Exit code 1\n"  # 10
+        "t!:bash id=3 → [running]\n"  # 11: never completed
+        "t~:bash id=3 50%\n"  # 12: progress, no call
+        "c:github.issues → [3]\n"  # 13
+        "t:read a.rs\n"  # 14: no result
+    )
+    totals = result.totals
+    assert totals.calls == 5
+    assert dict(zip(OUTCOMES, totals.outcomes, strict=True)) == {
+        "ok": 2,
+        "error": 1,
+        "pending": 1,
+        "skipped": 0,
+        "retry": 0,
+        "unknown": 1,
+    }
+    tools = {(t.family, t.tool): t.to_json() for t in totals.tools}
+    assert tools[("tool", "bash")] == {
+        "calls": 3,
+        "ok": 1,
+        "error": 1,
+        "pending": 1,
+        "skipped": 0,
+        "retry": 0,
+        "unknown": 0,
+    }
+    assert tools[("mcp", "github.issues")]["ok"] == 1
+    calls = result.calls
+    assert [(c.start_line, c.end_line, c.outcome) for c in calls] == [
+        (7, 8, "ok"),
+        (9, 10, "error"),
+        (11, None, "pending"),
+        (13, 13, "ok"),
+        (14, 14, "unknown"),
+    ]
+    first = calls[0]
+    assert (first.session_id, first.key, first.key_field, first.tool, first.family, first.kind) == (
+        "s1",
+        "1",
+        "id",
+        "bash",
+        "tool",
+        "tool_start",
+    )
+
+
+def test_call_record_args_and_latency() -> None:
+    result = numbers(
+        't!:read src/a.rs "two words" [1, 2] id=r ts=2025-01-01T00:00:00Z\n'
+        "o: id=r ts=2025-01-01T00:00:01.5Z → [ok]\n"
+        "t:test latency_ms=42 → [ok]\n"
+    )
+    first, second = result.calls
+    assert first.args == "src/a.rs two words [1, 2]"
+    assert first.latency_ms == 1500
+    assert second.latency_ms == 42
+
+
+# -- usage stated on event lines (§12) ---------------------------------------------------
+
+
+REAL_SHAPE = (
+    "a: I'll look. tokens_in=2 tokens_out=2 tokens_cached=100\n"  # 7  response 1
+    "t!:read id=A → [running] tokens_in=2 tokens_out=216 tokens_cached=100\n"  # 8  response 1
+    "o: id=A → [ok]\n"  # 9  ends it
+    "th: hmm tokens_in=5 tokens_out=1 tokens_cached=300\n"  # 10 response 2
+    "a: done tokens_in=5 tokens_out=40 tokens_cached=300\n"  # 11 response 2
+    "# a comment\n"  # 12 neither joins nor ends
+    "t!:edit id=B → [running] tokens_in=5 tokens_out=30 tokens_cached=300\n"  # 13 response 2 (30 < 40)
+    "o: id=B → [ok]\n"  # 14
+    "a: again tokens_in=5 tokens_out=7 tokens_cached=300\n"  # 15 response 3: same numbers, after o:
+    "u: thanks\n"  # 16
+    "@end tokens_in=999 cost_usd=0.5\n"  # 17: stated, not a response
+)
+
+
+def test_one_response_counts_once_with_its_largest_output() -> None:
+    totals = numbers(REAL_SHAPE, estimate=False).totals
+    assert totals.responses == 3
+    assert totals.response_usage == Usage(2 + 5 + 5, 216 + 40 + 7, 100 + 300 + 300)
+    assert totals.usage_source == "responses"
+    assert totals.usage == totals.response_usage
+    assert totals.stated_cost_usd == Decimal("0.5")
+    assert totals.end_totals.prompt == 999
+
+
+def test_response_usage_per_line() -> None:
+    lines = response_usage(bbox_lark.parse(HEADER + REAL_SHAPE).events)
+    assert {line: r.ordinal for line, r in lines.items()} == {7: 1, 8: 1, 10: 2, 11: 2, 13: 2, 15: 3}
+    assert lines[7].usage == Usage(2, 216, 100)
+    assert lines[13].usage == Usage(5, 40, 300)
+
+
+def test_a_different_input_starts_a_new_response() -> None:
+    totals = numbers(
+        "a: one tokens_in=1 tokens_out=5 tokens_cached=10\n"
+        "a: two tokens_in=2 tokens_out=3 tokens_cached=10\n",
+        estimate=False,
+    ).totals
+    assert (totals.responses, totals.usage) == (2, Usage(3, 8, 20))
+
+
+def test_call_records_name_their_response() -> None:
+    calls = numbers(REAL_SHAPE, estimate=False).calls
+    assert [(c.start_line, c.response) for c in calls] == [(8, 1), (13, 2)]
+    assert calls[0].usage == Usage(2, 216, 100)
+
+
+# -- # metrics (§10) and the choice of source -------------------------------------------
+
+
+def test_metrics_once_per_step_and_win_over_responses() -> None:
+    totals = numbers(
+        "a: one step=1 tokens_in=9 tokens_out=9 tokens_cached=9 # metrics prompt=10 completion=2 cost=$0.25\n"
+        "# metrics step=1 prompt=100\n"  # same step: skipped
+        "# metrics step=2 tokens_in=5 tokens_out=1 cached_tokens=7\n"
+        "# metrics prompt=1\n",  # no step: counts
+        estimate=False,
+    ).totals
+    assert (totals.metrics_seen, totals.metrics_counted, totals.metrics_skipped) == (4, 3, 1)
+    assert totals.usage_source == "metrics"
+    assert totals.usage == Usage(16, 3, 7)
+    assert totals.response_usage == Usage(9, 9, 9)
+    assert totals.stated_cost_usd == Decimal("0.25")
+
+
+def test_steps() -> None:
+    result = numbers(
+        "u: go step=1\n"  # 7
+        "t:read a step=1 → [ok] tokens_in=3 tokens_out=4 tokens_cached=5\n"  # 8
+        "a: ok step=2\n"  # 9
+        "# metrics step=2 prompt=7\n"  # 10
+        "# metrics step=9 prompt=1\n",  # 11: a step no event has
+        estimate=False,
+    )
+    steps = {s.step: s for s in result.steps}
+    assert (steps[1].first_line, steps[1].last_line, steps[1].events, steps[1].calls) == (7, 8, 2, 1)
+    assert steps[1].usage == Usage(3, 4, 5)
+    assert steps[2].metrics.prompt == 7
+    assert steps[9].events == 0
+    assert result.totals.steps == 2
+
+
+# -- models, time, cost -----------------------------------------------------------------
+
+
+def test_models_switch_and_time() -> None:
+    totals = numbers(
+        "a: one ts=2025-01-01T00:00:00Z tokens_in=1 tokens_out=1\n"
+        "# model: claude-opus-4-1 reason=plan\n"
+        "u: next\n"
+        "a: two ts=2025-01-01T00:01:00Z tokens_in=2 tokens_out=2\n",
+        estimate=False,
+    ).totals
+    assert totals.models == ("claude-sonnet-4-5-20250929", "claude-opus-4-1")
+    assert dict(totals.usage_by_model) == {
+        "claude-sonnet-4-5-20250929": Usage(1, 1),
+        "claude-opus-4-1": Usage(2, 2),
+    }
+    assert (totals.first_ts, totals.last_ts, totals.duration_ms) == (
+        "2025-01-01T00:00:00Z",
+        "2025-01-01T00:01:00Z",
+        60_000,
+    )
+
+
+def test_estimate_counts_cache_reads_as_input() -> None:
+    pytest.importorskip("genai_prices")
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    model = "claude-sonnet-4-5-20250929"
+    expected = calc_price(
+        PriceUsage(input_tokens=1000 + 5000, cache_read_tokens=5000, output_tokens=200), model_ref=model
+    ).total_price
+    estimate = estimate_cost([(model, Usage(1000, 200, 5000))])
+    assert estimate.cost_usd == Decimal(str(expected))
+    assert estimate.note is None
+    totals = numbers("a: hi tokens_in=1000 tokens_out=200 tokens_cached=5000\n").totals
+    assert totals.estimated_cost_usd == estimate.cost_usd
+    assert totals.stated_cost_usd is None
+
+
+def test_estimate_prices_each_request_alone() -> None:
+    """Prices have tiers by a request's input: two requests of 150k are not one of 300k."""
+    pytest.importorskip("genai_prices")
+    model = "claude-sonnet-4-5-20250929"
+    one = estimate_cost([(model, Usage(150_000, 10))]).cost_usd
+    two = estimate_cost([(model, Usage(150_000, 10)), (model, Usage(150_000, 10))]).cost_usd
+    assert one is not None and two == 2 * one
+
+
+def test_no_estimate_without_a_known_model() -> None:
+    pytest.importorskip("genai_prices")
+    assert estimate_cost([(None, Usage(1, 1))]).note == "no model named"
+    assert estimate_cost([("no-such-model-xyz", Usage(1, 1))]).note == "no price for model no-such-model-xyz"
+    assert estimate_cost([]).note == "no usage"
+
+
+# -- streaming and documents agree ------------------------------------------------------
+
+
+def test_stream_and_document_agree() -> None:
+    text = HEADER + REAL_SHAPE
+    streamed = read_session(text.encode(), estimate=False)
+    parsed = numbers(REAL_SHAPE, estimate=False)
+    assert streamed == parsed
+    taken: list[object] = []
+    kept = read_session(text, estimate=False, on_call=taken.append)
+    assert kept.calls == () and tuple(taken) == parsed.calls
+
+
+def test_session_id_override_and_empty_header_id() -> None:
+    assert numbers("u: hi\n", session_id="file.bbox").totals.session_id == "file.bbox"
+    header = "---\nformat: bbox/1\nid:\nrepo_sha: 215db51\n---\n"
+    assert numbers("u: hi\n", header=header).totals.session_id == ""
