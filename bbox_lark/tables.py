@@ -27,7 +27,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Document, Event
+from bbox_lark.ast import Diagnostic, Document
+from bbox_lark.numbers import CallRecord, SessionTotals
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 
@@ -77,12 +78,21 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("user_messages", "int64", "`u:` lines."),
         ("calls", "int64", "Calls: a start and its completion count once (rows of `calls`)."),
         ("calls_error", "int64", "Calls whose outcome is `error`."),
-        ("steps", "int64", "Distinct `step=` values."),
-        ("tokens_in", "int64", "Input tokens (DECISIONS §12: each model response once)."),
+        ("calls_pending", "int64", "Calls that were started and never completed."),
+        ("steps", "int64", "Distinct `step=` values on event lines."),
+        ("responses", "int64", "Model responses that state usage (DECISIONS §12)."),
+        ("models", "string", "Every model named (header, `# model:`, `model=`), comma-separated."),
+        ("tokens_in", "int64", "Input tokens, without cache reads (each model response once, §12)."),
         ("tokens_out", "int64", "Output tokens."),
         ("tokens_cached", "int64", "Cache-read tokens (not included in `tokens_in`)."),
-        ("cost_usd", "float64", "The cost the file states (`@end cost=`, `cost_usd`), never estimated."),
-        ("estimated_cost_usd", "float64", "Cost estimated from the usage and a price table."),
+        ("usage_source", "string", "Where the usage was counted: `metrics` (`# metrics`) or `responses`."),
+        (
+            "cost_usd",
+            "float64",
+            "Stated cost (`@end`, closing comment, `# metrics`); never an estimate.",
+        ),
+        ("estimated_cost_usd", "float64", "Cost estimated from the usage with the genai-prices table."),
+        ("estimate_note", "string", "Why there is no estimate (no model named, no price, ...)."),
         ("first_ts", "timestamp", "The earliest valid `ts=`."),
         ("last_ts", "timestamp", "The latest valid `ts=`."),
         ("duration_s", "float64", "`last_ts - first_ts` in seconds."),
@@ -110,14 +120,22 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("key", "string", "The call's `id=` (or `span=`) value; null when it has neither."),
         ("tool", "string", "The name: tool, skill, plan action, subagent type, `server.method`."),
         ("family", "string", "`tool`, `mcp`, `subagent`, `question`, `skill` or `plan`."),
-        ("args", "string", "The call part, shortened to 200 characters."),
+        ("kind", "string", "The start line's kind (`tool_start`, `tool`, `mcp`, ...)."),
+        ("args", "string", "The positional arguments, space-separated, shortened to 200 characters."),
         ("start_line", "int64", "The line that starts (or is) the call."),
-        ("end_line", "int64", "The line that completes it (the start itself for a one-line call)."),
+        ("end_line", "int64", "The completing line; the start for a one-line call; null when pending."),
         ("outcome", "string", "`ok`, `error`, `pending`, `skipped`, `retry` or `unknown` (DECISIONS §12)."),
-        ("latency_ms", "int64", "`latency_ms=` of the call or its completion."),
-        ("tokens_in", "int64", "Usage stated on the call's lines, each model response once."),
-        ("tokens_out", "int64", "Output tokens stated on the call's lines."),
-        ("tokens_cached", "int64", "Cache-read tokens stated on the call's lines."),
+        (
+            "latency_ms",
+            "int64",
+            "`latency_ms=` of the completion or call, else the time between `ts=`s.",
+        ),
+        ("step", "int64", "The start line's `step=`."),
+        ("ts", "timestamp", "The start line's `ts=`."),
+        ("response", "int64", "The model response that made the call (1, 2, ... in the file), if known."),
+        ("tokens_in", "int64", "Usage of that response: shared by its calls (see below)."),
+        ("tokens_out", "int64", "Output tokens of that response."),
+        ("tokens_cached", "int64", "Cache-read tokens of that response."),
     ),
     "diagnostics": _columns(
         _SESSION_KEY,
@@ -131,9 +149,6 @@ TABLES: dict[str, tuple[Column, ...]] = {
 }
 
 TABLE_NAMES = tuple(TABLES)
-
-#: The longest ``args`` kept in ``calls``.
-ARGS_CHARS = 200
 
 Columns = dict[str, list[Any]]
 
@@ -259,6 +274,7 @@ def _session_rows(
     ignore: Iterable[str] | None,
 ) -> SessionRows:
     from bbox_lark.api import parse
+    from bbox_lark.numbers import document_numbers
     from bbox_lark.writepolicy import write_verdict
 
     document = parse(data, max_line=max_line, select=select, ignore=ignore)
@@ -288,9 +304,9 @@ def _session_rows(
             },
         )
 
-    calls = _call_rows(document, events)
-    for call in calls:
-        _append(tables["calls"], {"session_id": sid, "path": shown, **call})
+    numbers = document_numbers(document, session_id=sid)
+    for record in numbers.calls:
+        _append(tables["calls"], {"session_id": sid, "path": shown, **_call_row(record)})
 
     diagnostics = document.diagnostics
     _add_diagnostics(tables["diagnostics"], sid, shown, diagnostics)
@@ -300,9 +316,6 @@ def _session_rows(
     if refusing:
         codes = ", ".join(sorted({d.code for d in refusing}))
         problem = f"not read faithfully ({codes}); the rows hold what could be read"
-    moments = [m for event in events if (m := _utc(event.ts)) is not None]
-    first, last = (min(moments), max(moments)) if moments else (None, None)
-    steps = {step for e in events if e.kind not in ("comment", "unknown") and (step := e.step) is not None}
     header = document.header
     row: dict[str, Any] = {
         "session_id": sid,
@@ -311,17 +324,10 @@ def _session_rows(
         "faithful": not refusing,
         "problem": problem,
         "lines": len(document.header_lines) + len(document.lines),
-        "events": len(events),
         "user_messages": sum(1 for e in events if e.kind == "user"),
-        "calls": len(calls),
-        "calls_error": sum(1 for c in calls if c["outcome"] == "error"),
-        "steps": len(steps),
-        "first_ts": first,
-        "last_ts": last,
-        "duration_s": (last - first).total_seconds() if first is not None and last is not None else None,
         "errors": sum(1 for d in diagnostics if d.severity == "error"),
         "warnings": sum(1 for d in diagnostics if d.severity == "warning"),
-        **_session_numbers(document),
+        **_totals_row(numbers.totals),
     }
     _append(tables["sessions"], row)
     return SessionRows(path, tables, ok=not refusing)
@@ -330,47 +336,53 @@ def _session_rows(
 # -- the numbers (bbox_lark.numbers) ------------------------------------------------------
 
 
-def _call_rows(document: Document, events: list[Event]) -> list[dict[str, Any]]:
-    """The ``calls`` columns after ``session_id`` and ``path``, one dict per call."""
-    from bbox_lark.correlate import FAMILIES, call_key, pair_calls
-
-    pairing = pair_calls(events)
-    ends: dict[int, Event] = {}
-    by_line = {event.line: event for event in events}
-    for completion, start in pairing.completes.items():
-        ends.setdefault(start, by_line[completion])
-    rows = []
-    for call in pairing.calls:
-        end = ends.get(call.line)
-        key = call_key(call)
-        rows.append(
-            {
-                "key": _text(key[1]) if key is not None else None,
-                "tool": _text(call.name),
-                "family": FAMILIES.get(call.kind),
-                "args": _text(call.text[:ARGS_CHARS]),
-                "start_line": call.line,
-                "end_line": end.line if end is not None else (None if _is_open(call) else call.line),
-                "outcome": None,
-                "latency_ms": (end.latency_ms if end is not None else None) or call.latency_ms,
-                "tokens_in": None,
-                "tokens_out": None,
-                "tokens_cached": None,
-            }
-        )
-    return rows
+def _call_row(record: CallRecord) -> dict[str, Any]:
+    """A call's ``calls`` columns after ``session_id`` and ``path``."""
+    usage = record.usage
+    return {
+        "key": _text(record.key),
+        "tool": _text(record.tool),
+        "family": record.family,
+        "kind": record.kind,
+        "args": _text(record.args),
+        "start_line": record.start_line,
+        "end_line": record.end_line,
+        "outcome": record.outcome,
+        "latency_ms": record.latency_ms,
+        "step": record.step,
+        "ts": _utc(record.ts),
+        "response": record.response,
+        "tokens_in": usage.tokens_in if usage is not None else None,
+        "tokens_out": usage.tokens_out if usage is not None else None,
+        "tokens_cached": usage.tokens_cached if usage is not None else None,
+    }
 
 
-def _is_open(call: Event) -> bool:
-    from bbox_lark.correlate import is_start
-
-    return is_start(call)
-
-
-def _session_numbers(document: Document) -> dict[str, Any]:
-    """``tokens_in``, ``tokens_out``, ``tokens_cached``, ``cost_usd`` and
-    ``estimated_cost_usd`` of the session."""
-    return {}
+def _totals_row(totals: SessionTotals) -> dict[str, Any]:
+    """The ``sessions`` columns that :mod:`bbox_lark.numbers` decides."""
+    usage = totals.usage
+    duration = totals.duration_ms
+    return {
+        "events": totals.events,
+        "calls": totals.calls,
+        "calls_error": totals.outcome_count("error"),
+        "calls_pending": totals.outcome_count("pending"),
+        "steps": totals.steps,
+        "responses": totals.responses,
+        "models": _text(", ".join(totals.models)) if totals.models else None,
+        "tokens_in": usage.tokens_in,
+        "tokens_out": usage.tokens_out,
+        "tokens_cached": usage.tokens_cached,
+        "usage_source": totals.usage_source,
+        "cost_usd": float(totals.stated_cost_usd) if totals.stated_cost_usd is not None else None,
+        "estimated_cost_usd": (
+            float(totals.estimated_cost_usd) if totals.estimated_cost_usd is not None else None
+        ),
+        "estimate_note": _text(totals.estimate_note),
+        "first_ts": _utc(totals.first_ts),
+        "last_ts": _utc(totals.last_ts),
+        "duration_s": duration / 1000 if duration is not None else None,
+    }
 
 
 # -- Arrow ----------------------------------------------------------------------------------

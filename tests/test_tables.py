@@ -42,11 +42,12 @@ model: claude-sonnet-4-5
 ---
 @start id=sess-1 ts=2025-12-20T14:44:58Z
 u: deploy to staging, not prod
-t:bash "kubectl apply -f prod.yaml" id=c1 → [running]
+th: checking the manifest tokens_in=10 tokens_out=5 tokens_cached=1000
+t:bash "kubectl apply -f prod.yaml" id=c1 tokens_in=10 tokens_out=12 tokens_cached=1000 → [running]
 o: id=c1 → [err: forbidden] latency_ms=120
 t:read src/main.rs → [186 lines]
 t!:test id=c2 ts=2025-12-20T14:45:10Z
-@end ts=2025-12-20T14:46:00Z
+@end ts=2025-12-20T14:46:00Z cost_usd=0.05
 """
 
 
@@ -108,15 +109,38 @@ def test_a_session_gives_rows_in_every_table() -> None:
     assert session["session_id"] == "sess-1" and session["path"] == "s.bbox"
     assert session["header_model"] == "claude-sonnet-4-5" and session["faithful"] is True
     assert session["calls"] == 3 and session["user_messages"] == 1
-    assert session["duration_s"] == 62.0
+    assert session["calls_error"] == 1 and session["calls_pending"] == 1
+    assert session["duration_s"] == 62.0 and session["responses"] == 1
+    assert (session["tokens_in"], session["tokens_out"], session["tokens_cached"]) == (10, 12, 1000)
+    assert session["cost_usd"] == 0.05 and session["usage_source"] == "responses"
     calls = rows.tables["calls"]
     assert calls["tool"] == ["bash", "read", "test"]
-    assert calls["start_line"] == [9, 11, 12] and calls["end_line"] == [10, 11, None]
+    assert calls["outcome"] == ["error", "ok", "pending"]
+    assert calls["start_line"] == [10, 12, 13] and calls["end_line"] == [11, 12, None]
     assert calls["latency_ms"] == [120, None, None] and calls["key"] == ["c1", None, "c2"]
-    assert calls["args"][0] == '"kubectl apply -f prod.yaml" id=c1'
+    assert calls["args"][0] == "kubectl apply -f prod.yaml"
+    assert calls["response"] == [1, None, None] and calls["tokens_out"] == [12, None, None]
     events = rows.tables["events"]
-    assert events["line"] == list(range(7, 14)) and set(events["session_id"]) == {"sess-1"}
-    assert [rows.count(name) for name in TABLE_NAMES] == [1, 7, 3, len(rows.tables["diagnostics"]["code"])]
+    assert events["line"] == list(range(7, 15)) and set(events["session_id"]) == {"sess-1"}
+    assert [rows.count(name) for name in TABLE_NAMES] == [1, 8, 3, len(rows.tables["diagnostics"]["code"])]
+
+
+def test_the_tables_take_their_numbers_from_the_numbers_module() -> None:
+    from bbox_lark.api import parse
+    from bbox_lark.numbers import document_numbers
+
+    for path in sorted(VALID.glob("*.bbox")):
+        data = path.read_bytes()
+        rows = session_rows(path.name, data, max_line=CORPUS_MAX_LINE)
+        numbers = document_numbers(parse(data, max_line=CORPUS_MAX_LINE))
+        totals = numbers.totals
+        session = {k: v[0] for k, v in rows.tables["sessions"].items()}
+        usage = (totals.usage.tokens_in, totals.usage.tokens_out, totals.usage.tokens_cached)
+        assert (session["tokens_in"], session["tokens_out"], session["tokens_cached"]) == usage, path.name
+        assert session["calls"] == totals.calls == rows.count("calls"), path.name
+        assert rows.tables["calls"]["outcome"] == [c.outcome for c in numbers.calls], path.name
+        stated = totals.stated_cost_usd
+        assert session["cost_usd"] == (float(stated) if stated is not None else None), path.name
 
 
 def test_a_session_without_an_id_is_named_by_its_path() -> None:
