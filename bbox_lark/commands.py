@@ -336,13 +336,23 @@ def stats(
     isolated: Isolated = False,
     exclude: Exclude = None,
     extend_exclude: ExtendExclude = None,
+    jobs: Annotated[
+        str | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Count files in this many processes (a number, or auto: the number of cores,"
+            " the default). The output does not depend on it.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Count lines, events, calls, steps, ids, blobs, redactions, tokens and cost; over
-    several files, each file and the totals."""
-    from bbox_lark.api import parse
+    """Count lines, events, calls and their outcomes, steps, ids, blobs, redactions, usage
+    and cost (stated, and estimated); over several files, each file and the totals."""
+    from bbox_lark.config import ConfigError, cli_overrides
     from bbox_lark.discover import names_one_file
     from bbox_lark.render import stats_group
-    from bbox_lark.stats import Stats, combine_stats, compute_stats, stats_run_json
+    from bbox_lark.stats import Stats, combine_stats, stats_inputs, stats_run_json
 
     inputs = _find_inputs(
         paths,
@@ -352,39 +362,32 @@ def stats(
         extend_exclude=extend_exclude,
         max_line=max_line,
     )
+    try:
+        jobs_value = cli_overrides(jobs=jobs).jobs
+    except ConfigError as error:
+        raise fail_usage(str(error)) from None
+    if jobs_value is None and inputs:  # the configuration's `jobs`, as `check` reads it
+        jobs_value = inputs[0].settings.jobs
     one_file = names_one_file(paths)
     code = EXIT_OK
     results: list[tuple[str, Stats]] = []
     unreadable: list[dict[str, str]] = []
-    for item in inputs:
-        shown = _safe(item.shown)
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
+    for item in stats_inputs(inputs, jobs=jobs_value):
+        shown = _safe("<stdin>" if item.path == "-" else item.path)
+        if item.stats is None:
+            problem = item.problem or "unreadable"
             if one_file:
-                raise fail_usage(str(error)) from None
-            _print_error(str(error))
-            unreadable.append({"path": shown, "error": _safe(str(error))})
+                raise fail_usage(problem)
+            _print_error(problem)
+            unreadable.append({"path": shown, "error": _safe(problem)})
             code = EXIT_USAGE
             continue
-        path = None if item.stdin else Path(item.path)
-        settings = item.settings
-        document = parse(
-            data,
-            path=path,
-            max_line=settings.max_line,
-            select=settings.select,
-            ignore=settings.ignore_for(path),
-        )
-        result = compute_stats(document)
-        results.append((shown, result))
+        results.append((shown, item.stats))
         if not as_json:
             if len(results) > 1:
                 out.print()
-            out.print(stats_group(result, shown))
-        code = max(code, _errors_exit(document.diagnostics, shown))
+            out.print(stats_group(item.stats, shown))
+        code = max(code, _errors_exit(item.errors, shown))
     if one_file and results:
         if as_json:
             shown, result = results[0]

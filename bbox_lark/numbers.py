@@ -43,18 +43,20 @@ the closing ``# tokens=… cost=…`` comment) are reported beside, never added.
 **Cost.** The *stated* cost is the last ``@end`` line's ``cost``/``cost_usd``, else the
 closing summary comment's, else the ``# metrics`` costs summed; it is never replaced. The
 *estimated* cost (:class:`Pricer`) prices the counted usage with the ``genai-prices`` table
-(the ``prices`` extra: ``pip install 'bbox-lark[prices]'``; imported only when an estimate is
-asked for). Usage names follow the writers: ``tokens_in`` excludes cache reads (Anthropic's
-convention, what Claude-based writers write), so the price table, whose input *includes*
-cache reads, is given ``tokens_in + tokens_cached`` as input and ``tokens_cached`` as cache
-reads. Each request (a response, or a step's ``# metrics``) is priced on its own, since
-prices have tiers by a request's input size. Cache *writes* have no writer's name on event
-lines, so the estimate leaves them out (a writer that states a session's cost, as ``@end
-cost_usd=``, may count them: then the two differ). The model of a request is the one in
-force at its first line: the header ``model:``, switched by ``# model: NAME`` comments and
-by ``model=`` fields (``@init model=…``, ``a: … model=…``). No estimate when a model that
-used tokens is unknown (not named, or not in the table): a partial sum would read as the
-whole; :attr:`SessionTotals.estimate_note` says why.
+(the ``prices`` extra: ``pip install 'bbox-lark[prices]'``; imported only when an estimate
+is asked for). Usage names follow the writers: ``tokens_in`` excludes cache reads
+(Anthropic's convention, what Claude-based writers write), so the price table, whose input
+*includes* cache reads, is given ``tokens_in + tokens_cached`` as input and
+``tokens_cached`` as cache reads. Each request (a response, or a step's ``# metrics``) is
+priced on its own, since prices have tiers by a request's input size. Cache *writes* have no
+writer's name on event lines: a writer that leaves them out of ``tokens_in`` leaves them out
+of the estimate too (one that states a session's cost, as ``@end cost_usd=``, may count
+them: then the two differ); the Claude Code importer adds them to ``tokens_in``, priced as
+plain input. The model of a request is the one in force at its first line: the header
+``model:``, switched by ``# model: NAME`` comments and by ``model=`` fields (``@init
+model=…``, ``a: … model=…``). No estimate when a model that used tokens is unknown (not
+named, or not in the table): a partial sum would read as the whole;
+:attr:`SessionTotals.estimate_note` says why.
 
 **Records.** :class:`SessionCounter` reads a session's events in order (in bounded memory:
 the open calls, the current response and one small record per distinct step) and hands out
@@ -75,7 +77,7 @@ from bbox_lark._classes import dataclass
 from bbox_lark.ast import Document, Event
 from bbox_lark.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key, is_start
 from bbox_lark.grammar import vocabulary
-from bbox_lark.values import parse_int, parse_timestamp
+from bbox_lark.values import MAX_INT, parse_int, parse_timestamp
 
 #: How a call can end (DECISIONS §12), in the order reports list them.
 OUTCOMES = ("ok", "error", "pending", "skipped", "retry", "unknown")
@@ -140,8 +142,12 @@ def _decimal(value: object, *, dollar: bool = False) -> Decimal | None:
 
 
 def _count(value: object) -> int | None:
+    """A token count: a whole number up to :data:`~bbox_lark.values.MAX_INT` (a longer one is
+    malformed, as for every typed integer), else None."""
+    if isinstance(value, str) and len(value) > 40:
+        return None
     number = _decimal(value)
-    if number is None or number != number.to_integral_value():
+    if number is None or number != number.to_integral_value() or number > MAX_INT:
         return None
     return int(number)
 

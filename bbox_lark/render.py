@@ -205,9 +205,22 @@ def _number(value: int | Decimal | None) -> str:
     return f"{value:,}"
 
 
+def _outcomes_note(counts: tuple[int, ...]) -> str:
+    """``3 error, 1 pending``: the outcomes other than ok (DECISIONS §12)."""
+    from bbox_lark.numbers import OUTCOMES
+
+    return ", ".join(
+        f"{n:,} {outcome}" for outcome, n in zip(OUTCOMES, counts, strict=True) if n and outcome != "ok"
+    )
+
+
 def _calls(label: str, calls: CallCounts) -> list[tuple[str, str, str]]:
-    rows = [(label, f"{calls.total:,}", f"{calls.open} still open" if calls.open else "")]
-    rows += [(f"  {visible(name)}", f"{count:,}", "") for name, count in calls.by_name]
+    rows = [(label, f"{calls.total:,}", _outcomes_note(calls.outcomes))]
+    per_tool = dict(calls.by_tool)
+    rows += [
+        (f"  {visible(name)}", f"{count:,}", _outcomes_note(per_tool.get(name, ())))
+        for name, count in calls.by_name
+    ]
     return rows
 
 
@@ -295,6 +308,27 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
             _totals_row(tokens, source, totals, "stated")
     title = "Tokens and cost (# metrics once per step; stated totals shown beside, never added)"
     out.append(_section(title, tokens))
+
+    usage = stats.usage
+    if usage.source is not None or stats.cost.stated is not None:
+        cost = stats.cost
+        rows = [
+            (name, _number(value), "")
+            for name, value in (
+                ("tokens_in", usage.usage.tokens_in),
+                ("tokens_out", usage.usage.tokens_out),
+                ("tokens_cached", usage.usage.tokens_cached),
+            )
+        ]
+        sources = {"metrics": "from # metrics", "responses": f"{usage.responses:,} model responses"}
+        rows[0] = (*rows[0][:2], sources.get(usage.source or "", usage.source or ""))
+        rows.append(("stated cost", _number(cost.stated), "as the file states it"))
+        rows.append(
+            ("estimated cost", _number(cost.estimated), cost.estimate_note or "genai-prices list prices")
+        )
+        if stats.models:
+            rows.append(("models", visible(", ".join(stats.models)), ""))
+        out.append(_section("Usage (DECISIONS §12: each model response once)", _grid(rows)))
     return out
 
 

@@ -14,6 +14,8 @@ What is counted, and how:
   and its completion are **one** call, a ``t~`` progress line is no call. Tool calls are
   counted by tool name, MCP calls by ``server.method``, subagents by type; ``open`` counts
   starts that nothing completes.
+  Each call has an **outcome** (:func:`bbox_lark.numbers.call_outcome`: ``ok error pending
+  skipped retry unknown``), counted per family and per tool.
 * **Ids.** Distinct ``id=`` and ``span=`` values on call lines (``t t! t~ o x c q s p``).
 * **Redactions and blobs.** Every marker and pointer in the body, continuations included
   (the comment that states the redaction count is not counted, as in check W018).
@@ -26,22 +28,40 @@ What is counted, and how:
   each count. The totals the file states itself (header ``tokens_total_in``/
   ``tokens_total_out``/``tokens_cached``, the last ``@end`` line's fields, the closing
   summary comment) are reported beside these sums and never added to them.
+* **Usage, models and cost** come from :mod:`bbox_lark.numbers`, which decides every number
+  of a session: usage under the writers' names (``tokens_in``, ``tokens_out``,
+  ``tokens_cached``) from ``# metrics`` or, when a file has none, from the usage stated on
+  event lines (once per model response), which source it used, the models named, the stated
+  cost (``@end``, the summary comment, else ``# metrics``) and beside it the estimated cost
+  (``genai-prices``), the first and last ``ts=`` and the time between them.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
+import contextlib
+import os
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Document, Event
+from bbox_lark.ast import Diagnostic, Document, Event
 from bbox_lark.checks.blobs import iter_blobs
 from bbox_lark.checks.redactions import iter_redactions
-from bbox_lark.correlate import FAMILIES, pair_calls
+from bbox_lark.config import Jobs
+from bbox_lark.correlate import FAMILIES
+from bbox_lark.discover import Input
 from bbox_lark.grammar import vocabulary
-from bbox_lark.numbers import HEADER_TOTALS, Totals, read_totals
-from bbox_lark.values import parse_int
+from bbox_lark.numbers import (
+    OUTCOMES,
+    SessionCounter,
+    SessionTotals,
+    Totals,
+    Usage,
+    document_numbers,
+)
 
 STATS_VERSION = 1
 
@@ -98,17 +118,41 @@ class StepRange:
         return {"min": self.min, "max": self.max, "distinct": self.distinct, "lines": self.lines}
 
 
+Outcomes = tuple[int, ...]
+_NO_OUTCOMES: Outcomes = (0,) * len(OUTCOMES)
+
+
+def _outcomes_json(counts: Outcomes) -> dict[str, int]:
+    return dict(zip(OUTCOMES, counts, strict=True))
+
+
+def _add_outcomes(a: Outcomes, b: Outcomes) -> Outcomes:
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
 @dataclass(frozen=True, slots=True)
 class CallCounts:
     """Calls of one family: a start and its completion count once."""
 
     total: int = 0
-    #: Starts that nothing completes.
+    #: Starts that nothing completes (the ``pending`` outcome).
     open: int = 0
     by_name: Tally = ()
+    #: Calls per outcome (:data:`bbox_lark.numbers.OUTCOMES` order).
+    outcomes: Outcomes = _NO_OUTCOMES
+    #: Per name, the calls per outcome, in ``by_name`` order.
+    by_tool: tuple[tuple[str, Outcomes], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"total": self.total, "open": self.open, "by_name": dict(self.by_name)}
+        return {
+            "total": self.total,
+            "open": self.open,
+            "by_name": dict(self.by_name),
+            "outcomes": _outcomes_json(self.outcomes),
+            "by_tool": {
+                name: {"calls": sum(counts), **_outcomes_json(counts)} for name, counts in self.by_tool
+            },
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +193,55 @@ class MetricsTotals:
         return {**self.totals.to_json(), "seen": self.seen, "counted": self.counted, "skipped": self.skipped}
 
 
+def _decimal_json(value: Decimal | None) -> float | None:
+    return float(value) if value is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """Model usage under the writers' names (:mod:`bbox_lark.numbers`)."""
+
+    usage: Usage = Usage()
+    #: ``metrics`` or ``responses`` (the source counted), None when no usage is stated;
+    #: over several files ``mixed`` when they differ.
+    source: str | None = None
+    #: Model responses found on event lines (each counted once).
+    responses: int = 0
+    #: Counted usage per model in force (``(none)``: before any model was named).
+    by_model: tuple[tuple[str, Usage], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.usage.to_json(),
+            "source": self.source,
+            "responses": self.responses,
+            "by_model": {model: usage.to_json() for model, usage in self.by_model},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """The cost a file states (never replaced) and the estimate beside it, in USD."""
+
+    stated: Decimal | None = None
+    estimated: Decimal | None = None
+    #: Why there is no estimate (or what it leaves out); None when complete.
+    estimate_note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSpan:
+    """The earliest and latest valid ``ts=``; over several files ``duration_ms`` adds up
+    each file's."""
+
+    first_ts: str | None = None
+    last_ts: str | None = None
+    duration_ms: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"first_ts": self.first_ts, "last_ts": self.last_ts, "duration_ms": self.duration_ms}
+
+
 @dataclass(frozen=True, slots=True)
 class Stats:
     """Everything ``bbox-lark stats`` reports. :meth:`to_json` gives the JSON form
@@ -177,6 +270,11 @@ class Stats:
     end_totals: Totals = Totals()
     #: Totals from the last closing summary comment (``# tokens=... cost=...``).
     summary_totals: Totals = Totals()
+    usage: UsageTotals = UsageTotals()
+    cost: Cost = Cost()
+    #: Every model named (header ``model:``, ``# model:``, ``model=``), first appearance first.
+    models: tuple[str, ...] = ()
+    time: TimeSpan = TimeSpan()
 
     def event_count(self, kind: str) -> int:
         return dict(self.events).get(kind, 0)
@@ -205,38 +303,31 @@ class Stats:
                 "end": self.end_totals.to_json(),
                 "summary": self.summary_totals.to_json(),
             },
+            "usage": self.usage.to_json(),
+            "cost_usd": _decimal_json(self.cost.stated),
+            "estimated_cost_usd": _decimal_json(self.cost.estimated),
+            "estimate_note": self.cost.estimate_note,
+            "models": list(self.models),
+            "time": self.time.to_json(),
         }
 
 
 # -- values -----------------------------------------------------------------------------
 
 
-def _metrics_step(event: Event, metrics: Mapping[str, Any]) -> int | None:
-    step = event.step
-    if step is not None:
-        return step
-    return parse_int(metrics.get("step"))
-
-
 def sum_metrics(events: Iterable[Event]) -> MetricsTotals:
-    """Token and cost sums over every ``# metrics`` in ``events``, once per step."""
-    total = Totals()
-    seen = counted = skipped = 0
-    steps: set[int] = set()
+    """Token and cost sums over every ``# metrics`` in ``events``, once per step
+    (:mod:`bbox_lark.numbers` counts them)."""
+    counter = SessionCounter(estimate=False)
     for event in events:
-        metrics = event.metrics
-        if metrics is None:
-            continue
-        seen += 1
-        step = _metrics_step(event, metrics)
-        if step is not None:
-            if step in steps:
-                skipped += 1
-                continue
-            steps.add(step)
-        counted += 1
-        total = total + read_totals(metrics)
-    return MetricsTotals(total, seen, counted, skipped)
+        counter.feed(event)
+    return _metrics_of(counter.finish()[2])
+
+
+def _metrics_of(totals: SessionTotals) -> MetricsTotals:
+    return MetricsTotals(
+        totals.metrics_totals, totals.metrics_seen, totals.metrics_counted, totals.metrics_skipped
+    )
 
 
 # -- the statistics ---------------------------------------------------------------------
@@ -265,10 +356,32 @@ def _line_counts(document: Document) -> LineCounts:
     )
 
 
-def _calls(calls: Iterable[Event], open_starts: Iterable[Event], family: str) -> CallCounts:
-    names = Counter(event.name or "(none)" for event in calls if FAMILIES.get(event.kind) == family)
-    still_open = sum(1 for event in open_starts if FAMILIES.get(event.kind) == family)
-    return CallCounts(total=sum(names.values()), open=still_open, by_name=_tally(names))
+def _calls(totals: SessionTotals, family: str) -> CallCounts:
+    tools = [tool for tool in totals.tools if tool.family == family]
+    names = Counter({tool.tool: tool.calls for tool in tools})
+    outcomes = {tool.tool: tool.outcomes for tool in tools}
+    by_name = _tally(names)
+    summed = _NO_OUTCOMES
+    for counts in outcomes.values():
+        summed = _add_outcomes(summed, counts)
+    return CallCounts(
+        total=sum(names.values()),
+        open=summed[OUTCOMES.index("pending")],
+        by_name=by_name,
+        outcomes=summed,
+        by_tool=tuple((name, outcomes[name]) for name, _ in by_name),
+    )
+
+
+def _usage(totals: SessionTotals) -> UsageTotals:
+    return UsageTotals(
+        usage=totals.usage,
+        source=totals.usage_source,
+        responses=totals.responses,
+        by_model=tuple(
+            (model if model is not None else "(none)", usage) for model, usage in totals.usage_by_model
+        ),
+    )
 
 
 def _header_scalars(fields: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -286,7 +399,7 @@ def compute_stats(document: Document) -> Stats:
         min(steps) if steps else None, max(steps) if steps else None, len(set(steps)), len(steps)
     )
 
-    pairing = pair_calls(events)
+    numbers = document_numbers(document, on_call=lambda _: None).totals
     ids: set[str] = set()
     spans: set[str] = set()
     for event in events:
@@ -304,9 +417,6 @@ def compute_stats(document: Document) -> Stats:
         distinct=len({b.sha256.lower() for b in blob_list if b.sha256}),
     )
 
-    ends = [e for e in events if e.kind == "lifecycle" and e.name == "end"]
-    summaries = [e for e in events if e.kind == "comment" and e.name == "summary"]
-
     return Stats(
         header=_header_scalars(document.header),
         lines=_line_counts(document),
@@ -314,17 +424,21 @@ def compute_stats(document: Document) -> Stats:
         lifecycle=_tally(lifecycle),
         steps=step_range,
         timestamps=sum(1 for event in events if event.ts is not None),
-        tools=_calls(pairing.calls, pairing.open_starts, "tool"),
-        mcp=_calls(pairing.calls, pairing.open_starts, "mcp"),
-        subagents=_calls(pairing.calls, pairing.open_starts, "subagent"),
+        tools=_calls(numbers, "tool"),
+        mcp=_calls(numbers, "mcp"),
+        subagents=_calls(numbers, "subagent"),
         call_ids=len(ids),
         spans=len(spans),
         redactions=Redactions(sum(redaction_kinds.values()), _tally(redaction_kinds)),
         blobs=blobs,
-        metrics=sum_metrics(events),
-        header_totals=read_totals(document.header, HEADER_TOTALS),
-        end_totals=read_totals(ends[-1].fields) if ends else Totals(),
-        summary_totals=read_totals(summaries[-1].fields) if summaries else Totals(),
+        metrics=_metrics_of(numbers),
+        header_totals=numbers.header_totals,
+        end_totals=numbers.end_totals,
+        summary_totals=numbers.summary_totals,
+        usage=_usage(numbers),
+        cost=Cost(numbers.stated_cost_usd, numbers.estimated_cost_usd, numbers.estimate_note),
+        models=numbers.models,
+        time=TimeSpan(numbers.first_ts, numbers.last_ts, numbers.duration_ms),
     )
 
 
@@ -339,10 +453,69 @@ def _sum_tally(tallies: Iterable[Tally]) -> Tally:
 
 
 def _sum_calls(calls: list[CallCounts]) -> CallCounts:
+    by_name = _sum_tally(c.by_name for c in calls)
+    per_tool: dict[str, Outcomes] = {}
+    outcomes = _NO_OUTCOMES
+    for c in calls:
+        outcomes = _add_outcomes(outcomes, c.outcomes)
+        for name, counts in c.by_tool:
+            per_tool[name] = _add_outcomes(per_tool.get(name, _NO_OUTCOMES), counts)
     return CallCounts(
         total=sum(c.total for c in calls),
         open=sum(c.open for c in calls),
-        by_name=_sum_tally(c.by_name for c in calls),
+        by_name=by_name,
+        outcomes=outcomes,
+        by_tool=tuple((name, per_tool[name]) for name, _ in by_name),
+    )
+
+
+def _sum_usage(items: list[UsageTotals]) -> UsageTotals:
+    usage = Usage()
+    by_model: dict[str, Usage] = {}
+    for item in items:
+        usage = usage + item.usage
+        for model, more in item.by_model:
+            by_model[model] = by_model.get(model, Usage()) + more
+    sources = {item.source for item in items if item.source is not None}
+    return UsageTotals(
+        usage=usage,
+        source=sources.pop() if len(sources) == 1 else "mixed" if sources else None,
+        responses=sum(item.responses for item in items),
+        by_model=tuple(by_model.items()),
+    )
+
+
+def _sum_cost(stats: list[Stats]) -> Cost:
+    """Stated costs add up where stated; estimates add up, and the note says how many files
+    with usage have none."""
+    stated = [s.cost.stated for s in stats if s.cost.stated is not None]
+    estimated = [s.cost.estimated for s in stats if s.cost.estimated is not None]
+    missing = sum(1 for s in stats if s.cost.estimated is None and s.usage.source is not None)
+    note = None
+    if missing:
+        note = f"{missing} file(s) with usage have no estimate"
+    elif not estimated:
+        note = "no usage"
+    return Cost(
+        sum(stated, Decimal(0)) if stated else None,
+        sum(estimated, Decimal(0)) if estimated else None,
+        note,
+    )
+
+
+def _sum_time(spans: list[TimeSpan]) -> TimeSpan:
+    from bbox_lark.values import parse_timestamp
+
+    def when(value: str) -> Any:
+        return parse_timestamp(value)
+
+    firsts = [t.first_ts for t in spans if t.first_ts is not None]
+    lasts = [t.last_ts for t in spans if t.last_ts is not None]
+    durations = [t.duration_ms for t in spans if t.duration_ms is not None]
+    return TimeSpan(
+        min(firsts, key=when) if firsts else None,
+        max(lasts, key=when) if lasts else None,
+        sum(durations) if durations else None,
     )
 
 
@@ -357,7 +530,9 @@ def combine_stats(items: Iterable[Stats]) -> Stats:
     """The totals of several files' statistics (``bbox-lark stats`` over several files).
 
     Counts are added up; the step range spans every file (``min`` of the lowest, ``max`` of
-    the highest); token and cost sums and the stated totals are added per source. Values
+    the highest); token and cost sums and the stated totals are added per source, usage and
+    stated and estimated costs are added up (see :func:`_sum_cost`), models are listed once
+    and the durations add up. Values
     that are distinct *per file* (distinct steps, call ids, spans, blob hashes) are added
     too: an id used in two files counts twice. The header is not combined."""
     stats = list(items)
@@ -402,6 +577,10 @@ def combine_stats(items: Iterable[Stats]) -> Stats:
         header_totals=_sum_totals(s.header_totals for s in stats),
         end_totals=_sum_totals(s.end_totals for s in stats),
         summary_totals=_sum_totals(s.summary_totals for s in stats),
+        usage=_sum_usage([s.usage for s in stats]),
+        cost=_sum_cost(stats),
+        models=tuple(dict.fromkeys(model for s in stats for model in s.models)),
+        time=_sum_time([s.time for s in stats]),
     )
 
 
@@ -420,3 +599,92 @@ def stats_run_json(
         "totals": {"files": len(listed), **totals},
         "unreadable": [dict(entry) for entry in unreadable],
     }
+
+
+# -- files, on all cores ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileStats:
+    """One input's statistics (``stats``), or why it could not be read."""
+
+    #: The input's path as given or found (``-``: standard input).
+    path: str
+    stats: Stats | None = None
+    #: The file's error diagnostics (``stats`` exits 1 when there are any).
+    errors: tuple[Diagnostic, ...] = ()
+    #: Why the input could not be read (then ``stats`` is None).
+    problem: str | None = None
+
+
+def file_stats(item: Input) -> FileStats:
+    """Read, parse and count one input (in a worker process with ``--jobs``)."""
+    from bbox_lark.api import parse
+    from bbox_lark.inputs import InputError, read_input
+
+    if item.problem is not None:
+        return FileStats(item.path, problem=item.problem)
+    try:
+        data = read_input(item.path)
+    except InputError as error:
+        return FileStats(item.path, problem=str(error))
+    path = None if item.stdin else Path(item.path)
+    settings = item.settings
+    document = parse(
+        data, path=path, max_line=settings.max_line, select=settings.select, ignore=settings.ignore_for(path)
+    )
+    errors = tuple(d for d in document.diagnostics if d.severity == "error")
+    return FileStats(item.path, compute_stats(document), errors)
+
+
+def stats_inputs(inputs: Iterable[Input], *, jobs: Jobs | None = 1) -> Iterator[FileStats]:
+    """Each input's :class:`FileStats`, in the inputs' order. ``jobs`` > 1 (``"auto"``/None:
+    the cores) counts the files in that many worker processes when the run is large enough
+    (as ``check --jobs``: :func:`bbox_lark.workflow.job_count`,
+    :data:`~bbox_lark.workflow.PARALLEL_MIN_BYTES`); the results are the same whatever the
+    number of jobs. Standard input is read here. At most a few files per worker are in
+    flight, so memory does not grow with the number of files."""
+    from bbox_lark.workflow import PARALLEL_MIN_BYTES, job_count
+
+    items = list(inputs)
+    workers = job_count(jobs)
+    files = [item for item in items if item.problem is None and not item.stdin]
+    if workers <= 1 or len(files) < 2 or _total_size(files) < PARALLEL_MIN_BYTES:
+        for item in items:
+            yield file_stats(item)
+        return
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    window = workers * 4
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        queue: deque[tuple[Input, Future[FileStats] | None]] = deque()
+        todo = iter(items)
+
+        def submit() -> bool:
+            item = next(todo, None)
+            if item is None:
+                return False
+            far = item.problem is None and not item.stdin
+            queue.append((item, pool.submit(file_stats, item) if far else None))
+            return True
+
+        while len(queue) < window and submit():
+            pass
+        while queue:
+            item, future = queue.popleft()
+            if future is None:
+                yield file_stats(item)
+            else:
+                try:
+                    yield future.result()
+                except Exception as error:  # a worker died: this file says so, the run goes on
+                    yield FileStats(item.path, problem=f"{type(error).__name__}: {error}")
+            submit()
+
+
+def _total_size(items: list[Input]) -> int:
+    total = 0
+    for item in items:
+        with contextlib.suppress(OSError):  # an unreadable file is reported when read
+            total += os.stat(item.path).st_size
+    return total

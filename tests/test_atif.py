@@ -203,6 +203,79 @@ def test_real_logs_with_reused_ids_validate() -> None:
     assert reused > 0
 
 
+def test_usage_on_event_lines_gives_step_metrics_and_final_metrics() -> None:
+    """DECISIONS §12: one response's usage, restated on each of its lines, counts once (the
+    largest tokens_out); ATIF's prompt_tokens include the cached tokens; final_metrics are
+    the numbers stats reports, with the stated cost."""
+    text = HEADER + (
+        "u: go\n"
+        "a: I'll look. tokens_in=2 tokens_out=2 tokens_cached=100\n"
+        "t!:read id=A → [running] tokens_in=2 tokens_out=216 tokens_cached=100\n"
+        "o: id=A → [ok]\n"
+        "a: done tokens_in=5 tokens_out=40 tokens_cached=300\n"
+        "@end cost_usd=0.25\n"
+    )
+    trajectory, result = to_atif(text)
+    metrics = [step.get("metrics") for step in trajectory["steps"]]
+    assert metrics == [
+        None,
+        {"prompt_tokens": 102, "completion_tokens": 216, "cached_tokens": 100},
+        {"prompt_tokens": 305, "completion_tokens": 40, "cached_tokens": 300},
+    ]
+    assert trajectory["final_metrics"] == {
+        "total_prompt_tokens": 407,
+        "total_completion_tokens": 256,
+        "total_cached_tokens": 400,
+        "total_cost_usd": 0.25,
+        "total_steps": 3,
+    }
+    from bbox_lark.numbers import document_numbers
+
+    usage = document_numbers(bbox_lark.parse(text), estimate=False).totals.usage
+    assert (usage.input_with_cache, usage.tokens_out, usage.tokens_cached) == (407, 256, 400)
+    back = convert(result.text, "atif", to="bbox", max_line=BIG)
+    assert values(bbox_lark.parse(back.text)) == values(bbox_lark.parse(text))
+
+
+def test_metrics_comments_win_over_event_line_usage() -> None:
+    text = HEADER + (
+        "a: one step=1 tokens_in=9 tokens_out=9 # metrics prompt_tokens=50 completion_tokens=5\n"
+        "a: two step=2 tokens_in=7 tokens_out=7\n"
+    )
+    trajectory, _ = to_atif(text)
+    assert [step.get("metrics") for step in trajectory["steps"]] == [
+        {"prompt_tokens": 50, "completion_tokens": 5},
+        None,
+    ]
+    assert trajectory["final_metrics"]["total_prompt_tokens"] == 50
+
+
+def test_client_version_is_the_agent_version() -> None:
+    header = (
+        "---\nformat: bbox/1\nid: s\nrepo_sha: unknown\nagent: claude-code\nclient_version: 2.0.76\n---\n"
+    )
+    trajectory, _ = to_atif(header + "u: hi\n")
+    assert trajectory["agent"]["version"] == "2.0.76"
+    trajectory, _ = to_atif(header.replace("client_version: 2.0.76\n", "version: 1.0\n") + "u: hi\n")
+    assert trajectory["agent"]["version"] == "1.0"
+
+
+def test_real_logs_carry_step_metrics() -> None:
+    base = EXTERNAL / "rlog-real"
+    if not base.is_dir():
+        pytest.skip("no external corpus")
+    from bbox_lark.numbers import read_session
+
+    for path in sorted(base.glob("*.rlog"))[:5]:
+        trajectory, _ = to_atif(path.read_bytes())
+        with_metrics = [s for s in trajectory["steps"] if s.get("metrics")]
+        totals = read_session(path.read_bytes(), estimate=False).totals
+        assert 0 < len(with_metrics) <= totals.responses  # a step may take several responses
+        final = trajectory["final_metrics"]
+        assert final["total_completion_tokens"] == totals.usage.tokens_out
+        assert sum(s["metrics"]["completion_tokens"] for s in with_metrics) == totals.usage.tokens_out
+
+
 def test_empty_id_leaves_session_id_out_and_comes_back() -> None:
     text = "---\nformat: bbox/1\nid:\nrepo_sha: 215db51\n---\nu: hi\n"
     trajectory, result = to_atif(text)
@@ -634,3 +707,29 @@ def test_blank_lines_between_continuation_lines_come_back_in_place() -> None:
     exported = convert(text, "bbox", to="atif").text
     back = convert(exported, "atif", to="bbox").text
     assert back == text
+
+
+def test_subagent_threads_become_embedded_trajectories() -> None:
+    """A Claude Code session with two subagents (their logs beside it): each subagent's
+    thread is an embedded trajectory the Task's result references by trajectory_id; the
+    document still comes back whole from the parent's records."""
+    path = Path(__file__).parent / "fixtures" / "claude-code-subagents" / "sess-sub.jsonl"
+    text = convert(path.read_bytes(), "claude-code", to="bbox", path=path).text
+    trajectory, result = to_atif(text)
+    embedded = trajectory["subagent_trajectories"]
+    assert [t["trajectory_id"] for t in embedded] == ["a1", "b2"]
+    refs = [
+        ref["trajectory_id"]
+        for step in trajectory["steps"]
+        for r in (step.get("observation") or {}).get("results", ())
+        for ref in r.get("subagent_trajectory_ref") or ()
+    ]
+    assert refs == ["a1", "b2"]
+    steps = len(trajectory["steps"]) + sum(len(t["steps"]) for t in embedded)
+    calls = sum(len(s.get("tool_calls") or ()) for t in [trajectory, *embedded] for s in t["steps"])
+    assert (len(trajectory["steps"]), steps, calls) == (3, 9, 4)
+    assert all(s["step_id"] == n for t in embedded for n, s in enumerate(t["steps"], 1))
+    assert trajectory["agent"]["version"] == "2.0.76"
+    assert trajectory["final_metrics"]["total_completion_tokens"] == 80  # subagents included
+    back = convert(result.text, "atif", to="bbox", max_line=BIG)
+    assert back.text == text

@@ -172,24 +172,47 @@ def test_tool_results_link_to_full_ids_that_share_a_prefix() -> None:
 
 
 def test_usage_is_counted_once_per_message_id() -> None:
+    """One API message split over three records (usage restated, output growing) is one
+    response (DECISIONS §12): its lines carry the usage so far, each counter's largest."""
     result = fixture("usage-once")
-    metrics = [e.metrics for e in events(result.text) if e.kind == "comment" and e.name == "metrics"]
-    assert metrics == [
-        {
-            "prompt": "7",
-            "completion": "12",
-            "cached": "100",
-            "extra.cache_creation_input_tokens": "3",
-            "message_id": "msg_fx_2",
-        },
-        {"prompt": "20", "completion": "2", "message_id": "msg_fx_3"},
+    usage = [
+        (e.kind, e.fields.get("tokens_in"), e.fields.get("tokens_out"), e.fields.get("tokens_cached"))
+        for e in events(result.text)
+        if "tokens_out" in e.fields and e.kind != "comment"  # not the closing summary
     ]
+    assert usage == [
+        ("thinking", "10", "1", "100"),  # input 7 + cache creation 3
+        ("agent", "10", "9", "100"),
+        ("tool_start", "10", "12", "100"),  # after the arrow: no argument of the call
+        ("agent", "20", "2", None),
+    ]
+    call = next(e for e in events(result.text) if e.kind == "tool_start")
+    assert all(f.after_arrow for f in call.field_nodes if f.key.startswith("tokens_"))
     dropped = {e.what: e.lines for e in result.report if e.action == "dropped"}
     assert dropped[claude_code._DUPLICATE_USAGE] == (3, 4)
     assert "largest value of each counter" in claude_code._DUPLICATE_USAGE
-    # `stats` counts each response once.
-    totals = sum_metrics(events(result.text)).totals
-    assert (totals.prompt, totals.completion, totals.cached) == (27, 14, 100)
+    # `stats` (bbox_lark.numbers) counts each response once; the closing summary agrees.
+    from bbox_lark.numbers import Usage, read_session
+
+    totals = read_session(result.text, estimate=False).totals
+    assert (totals.responses, totals.usage_source, totals.usage) == (2, "responses", Usage(30, 14, 100))
+    assert totals.summary_totals.usage == Usage(30, 14, 100)
+    assert sum_metrics(events(result.text)).counted == 0  # no # metrics lines any more
+
+
+def test_a_message_id_seen_again_later_carries_no_usage() -> None:
+    def record(uuid: str, message_id: str, text: str) -> str:
+        message = {"id": message_id, "role": "assistant", "content": [{"type": "text", "text": text}]}
+        message["usage"] = {"input_tokens": 5, "output_tokens": 4}
+        return json.dumps({"type": "assistant", "uuid": uuid, "sessionId": "s", "message": message})
+
+    user = json.dumps(
+        {"type": "user", "uuid": "u", "sessionId": "s", "message": {"role": "user", "content": "hi"}}
+    )
+    result = run("\n".join([record("a", "m1", "one"), user, record("b", "m1", "again")]).encode())
+    lines = [e for e in events(result.text) if e.kind == "agent"]
+    assert [e.fields.get("tokens_in") for e in lines] == ["5", None]
+    assert claude_code._REPEATED_MESSAGE in {e.what for e in result.report}
 
 
 def test_thinking_todos_and_arrows() -> None:
@@ -454,3 +477,83 @@ def test_the_docs_example_is_current() -> None:
     assert "```text\n" + result.text + "```" in page
     for entry in result.fidelity.entries:
         assert f"{entry.stage}: {entry.render()}" in page
+
+
+# -- subagent logs beside a session ------------------------------------------------------
+
+SUBAGENTS = FIXTURES.parent / "claude-code-subagents"
+
+
+def convert_path(path: Path) -> Conversion:
+    return convert(path.read_bytes(), "claude-code", to="bbox", path=path)
+
+
+def test_subagent_logs_beside_the_session_are_read() -> None:
+    """``<session>.jsonl`` beside ``<session>/subagents/agent-<id>.jsonl`` (Claude Code's
+    layout): each subagent's log comes in as ``tid=<agent id>`` lines before its Task's
+    result, and the result names the log."""
+    result = convert_path(SUBAGENTS / "sess-sub.jsonl")
+    assert_sound(result.text)
+    doc = events(result.text)
+    threads = [(e.kind, e.tid) for e in doc if e.kind in ("user", "agent", "tool_start", "observation")]
+    assert threads == [
+        ("user", None),
+        ("user", "a1"),
+        ("tool_start", "a1"),
+        ("observation", "a1"),
+        ("agent", "a1"),
+        ("observation", None),  # the Task's result, after its subagent's lines
+        ("user", "b2"),
+        ("tool_start", "b2"),
+        ("observation", "b2"),
+        ("agent", "b2"),
+        ("observation", None),
+        ("agent", None),
+    ]
+    results = [e for e in doc if e.kind == "observation" and e.tid is None]
+    assert [(e.fields["session_id"], e.fields["path"]) for e in results] == [
+        ("a1", "sess-sub/subagents/agent-a1.jsonl"),
+        ("b2", "sess-sub/subagents/agent-b2.jsonl"),
+    ]
+    from bbox_lark.numbers import Usage, read_session
+
+    totals = read_session(result.text, estimate=False).totals
+    assert totals.calls == 4 and totals.outcome_count("ok") == 4  # 2 Task + 2 Glob
+    # Each message once: parent 10+30 in, 40+12 out; each subagent 5+7 in, 8+6 out.
+    assert totals.usage == Usage(64, 80, 4140)
+    # In memory, without a path, there is nothing beside it: the parent alone.
+    alone = run((SUBAGENTS / "sess-sub.jsonl").read_bytes())
+    assert not [e for e in events(alone.text) if e.tid is not None]
+
+
+def _copy_session(tmp_path: Path) -> Path:
+    import shutil
+
+    shutil.copytree(SUBAGENTS, tmp_path / "s")
+    return tmp_path / "s" / "sess-sub.jsonl"
+
+
+def test_subagent_found_by_its_prompt_or_kept_at_the_end(tmp_path: Path) -> None:
+    session = _copy_session(tmp_path)
+    records = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
+    del records[3]["toolUseResult"]  # task a: found by its prompt ("Find the tests")
+    records[4]["toolUseResult"] = {"status": "completed"}
+    records[2]["message"]["content"][0]["input"]["prompt"] = "something else"  # task b: not found
+    session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = convert_path(session)
+    assert_sound(result.text)
+    doc = events(result.text)
+    linked = [e.fields.get("session_id") for e in doc if e.kind == "observation" and e.tid is None]
+    assert linked == ["a1", None]
+    note = next(e for e in doc if e.kind == "comment" and e.text.startswith("notes: subagent"))
+    assert note.fields == {"session_id": "b2", "path": "sess-sub/subagents/agent-b2.jsonl"}
+    assert [e.tid for e in doc if e.line > note.line and e.kind != "comment"] == ["b2"] * 4
+
+
+def test_a_subagent_log_of_another_session_is_skipped(tmp_path: Path) -> None:
+    session = _copy_session(tmp_path)
+    log = session.with_suffix("") / "subagents" / "agent-a1.jsonl"
+    log.write_text(log.read_text(encoding="utf-8").replace('"fx-sub"', '"other"'), encoding="utf-8")
+    result = convert_path(session)
+    assert not [e for e in events(result.text) if e.tid == "a1"]
+    assert any("another session" in s.message for s in result.skipped)

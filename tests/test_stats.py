@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 import bbox_lark
 from bbox_lark.correlate import pair_calls
 from bbox_lark.grammar import vocabulary
-from bbox_lark.stats import Stats, Totals, compute_stats
+from bbox_lark.numbers import Usage
+from bbox_lark.stats import Stats, Totals, combine_stats, compute_stats
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 
@@ -350,3 +355,98 @@ def test_pairing_matches_correlation_checks(lines: list[str]) -> None:
     assert not calls & set(pairing.completes)
     registering = {e.line for e in document.events if e.prefix in ("t", "t!", "x", "c", "q")}
     assert calls | (registering & set(pairing.completes)) == registering
+
+
+# -- outcomes, usage and cost (bbox_lark.numbers), and all cores --------------------------
+
+
+def test_outcomes_per_tool_in_json() -> None:
+    value = stats_of(
+        "t!:bash id=1 → [running]\no: id=1 → [error] Exit code 1\n"
+        "t:bash → [ok]\nt!:bash id=2\nt:lint → [skip]\n"
+    ).to_json()
+    tool = value["calls"]["tool"]
+    assert tool["by_tool"]["bash"] == {
+        "calls": 3,
+        "ok": 1,
+        "error": 1,
+        "pending": 1,
+        "skipped": 0,
+        "retry": 0,
+        "unknown": 0,
+    }
+    assert tool["outcomes"]["skipped"] == 1
+    assert tool["open"] == 1
+
+
+def test_usage_per_session_under_the_writers_names() -> None:
+    value = stats_of(
+        "a: look tokens_in=2 tokens_out=2 tokens_cached=100\n"
+        "t!:read id=A → [running] tokens_in=2 tokens_out=216 tokens_cached=100\n"
+        "o: id=A → [ok]\n"
+        "@end tokens_in=2 tokens_out=216 cost_usd=0.0330\n"
+    ).to_json()
+    usage = value["usage"]
+    assert (usage["tokens_in"], usage["tokens_out"], usage["tokens_cached"]) == (2, 216, 100)
+    assert (usage["source"], usage["responses"]) == ("responses", 1)
+    assert value["cost_usd"] == 0.033
+    assert value["tokens"]["end"]["prompt"] == 2  # stated, beside
+
+
+def test_combined_usage_and_cost() -> None:
+    one = stats_of("a: x tokens_in=1 tokens_out=2\n@end cost_usd=0.5\n")
+    two = stats_of("# metrics prompt=10 completion=20\n")
+    total = combine_stats([one, two])
+    assert total.usage.usage == Usage(11, 22)
+    assert total.usage.source == "mixed"
+    assert total.cost.stated == Decimal("0.5")
+    assert total.cost.estimated is None  # header has no model: no estimate
+    assert total.cost.estimate_note == "2 file(s) with usage have no estimate"
+
+
+def test_stats_on_all_cores_equals_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``stats --jobs 2`` over the corpus prints exactly what ``--jobs 1`` prints (the
+    pool is used even for a small run: the size threshold is lowered)."""
+    import bbox_lark.workflow
+    from bbox_lark.cli import app
+
+    monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
+    runner = CliRunner()
+    corpus = str(Path(__file__).parent.parent / "corpus")
+    for args in (["--json"], []):
+        one = runner.invoke(app, ["stats", *args, "--jobs", "1", corpus])
+        many = runner.invoke(app, ["stats", *args, "--jobs", "2", corpus])
+        assert "Traceback" not in many.output
+        assert (many.exit_code, many.stdout) == (one.exit_code, one.stdout)
+    valid = corpus + "/valid"  # no findings on stderr: the output is JSON alone
+    value = json.loads(runner.invoke(app, ["stats", "--json", "--jobs", "2", valid]).stdout)
+    assert value == json.loads(runner.invoke(app, ["stats", "--json", "--jobs", "1", valid]).stdout)
+    assert len(value["files"]) > 20
+
+
+def test_stats_inputs_in_pool_keep_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import bbox_lark.workflow
+    from bbox_lark.config import Settings
+    from bbox_lark.discover import Input
+    from bbox_lark.stats import stats_inputs
+
+    monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
+    paths = []
+    for n in range(6):
+        path = tmp_path / f"{n}.bbox"
+        path.write_text(HEADER + "t:read a → [ok]\n" * (n + 1), encoding="utf-8")
+        paths.append(str(path))
+    items = [Input(p, Settings()) for p in paths]
+    items.insert(2, Input(str(tmp_path / "missing.bbox"), Settings()))
+    results = list(stats_inputs(items, jobs=2))
+    assert [r.path for r in results] == [i.path for i in items]
+    assert results[2].stats is None and results[2].problem
+    assert [r.stats.tools.total for r in results if r.stats is not None] == [1, 2, 3, 4, 5, 6]
+
+
+def test_bad_jobs_is_a_usage_error() -> None:
+    from bbox_lark.cli import app
+
+    result = CliRunner().invoke(app, ["stats", "--jobs", "0", "-"], input=HEADER)
+    assert result.exit_code == 2
+    assert "--jobs" in result.output and "Traceback" not in result.output

@@ -44,6 +44,7 @@ from bbox_lark.convert.base import (
     flatten,
     load_json,
 )
+from bbox_lark.numbers import Responses, SessionCounter, Usage, line_usage
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item
@@ -847,6 +848,19 @@ class _Writer:
         self.root: dict[str, Any] = {}
         self.sequence = 0
         self.seen_event = False
+        #: Model usage stated on event lines (DECISIONS §12, :mod:`bbox_lark.numbers`): each
+        #: response's agent step (the first its lines went to) and its final usage.
+        self.responses = Responses()
+        self.response_step: dict[int, dict[str, Any]] = {}
+        self.response_usage: dict[int, Usage] = {}
+        #: True once a ``# metrics`` gave a step its metrics: then they are the numbers.
+        self.stated_metrics = False
+        #: The session's numbers (``final_metrics``).
+        self.counter = SessionCounter(self.header, estimate=False)
+        #: Each step's threads (``tid=`` values, None for the main one), by ``id(step)``.
+        self.step_threads: dict[int, set[str | None]] = {}
+        #: Subagent references whose ``session_id`` may name a thread of this document.
+        self.subagent_refs: list[tuple[dict[str, Any], str]] = []
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -914,8 +928,24 @@ class _Writer:
             return
         self.seen_event = True
         placed, step = self.event(node)
+        self.count_response(node, step)
+        if step is not None and node.kind != "comment":
+            self.step_threads.setdefault(id(step), set()).add(node.tid)
         if self.native or not placed:
             self.keep(node, step)
+
+    def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
+        """Note which agent step a response's usage goes to (its first line's that has one)."""
+        self.counter.feed(event)
+        ended = self.responses.feed(event)
+        if ended is not None:
+            self.response_usage[ended.ordinal] = ended.usage
+        current = self.responses.current
+        if current is None or line_usage(event) is None:
+            return
+        if step is None or step.get("source") != "agent" or current.ordinal in self.response_step:
+            return
+        self.response_step[current.ordinal] = step
 
     def event(self, event: Event) -> tuple[bool, dict[str, Any] | None]:
         """Map one event: whether it has a natural place, and the step it went to."""
@@ -1092,7 +1122,11 @@ class _Writer:
         extra: dict[str, Any] = dict(found.pop("extra", None) or {})
         if "subagent_trajectory_ref" in found:
             result["subagent_trajectory_ref"] = found.pop("subagent_trajectory_ref")
-        elif event.kind == "subagent":
+        elif event.kind == "subagent" or (
+            event.kind == "observation"
+            and tc is not None
+            and (tc.get("extra") or {}).get("kind") == "subagent"
+        ):
             path = event.fields.get("path")
             session = event.fields.get("session_id")
             if isinstance(path, str) and path:
@@ -1101,6 +1135,8 @@ class _Writer:
                     ref["session_id"] = session
                 result["subagent_trajectory_ref"] = [ref]
                 self.report.kept("x: path= (→ subagent_trajectory_ref)", event.line)
+                if isinstance(session, str) and session:
+                    self.subagent_refs.append((ref, session))
             elif isinstance(session, str) and session:
                 extra["session_id"] = session
                 self.report.extra("x: session_id= without path= (no valid reference since v1.7)", event.line)
@@ -1167,6 +1203,7 @@ class _Writer:
             "cost": "cost_usd",
         }
         metrics: dict[str, Any] = step.setdefault("metrics", {})
+        self.stated_metrics = True
         extra: dict[str, Any] = dict(found.pop("extra", None) or {})
         for node in nodes:
             value = node.value
@@ -1201,7 +1238,63 @@ class _Writer:
 
     # -- the document --------------------------------------------------------------------
 
+    def response_metrics(self) -> None:
+        """Steps' metrics from the usage stated on event lines, each response once (DECISIONS
+        §12), when no ``# metrics`` gave any: ATIF's ``prompt_tokens`` include the cached
+        tokens, the writers' ``tokens_in`` does not."""
+        last = self.responses.finish()
+        if last is not None:
+            self.response_usage[last.ordinal] = last.usage
+        if self.stated_metrics or not self.response_step:
+            return
+        per_step: dict[int, tuple[dict[str, Any], Usage]] = {}
+        for ordinal, step in self.response_step.items():
+            usage = self.response_usage.get(ordinal)
+            if usage is None or step.get("llm_call_count") == 0:
+                continue
+            held = per_step.get(id(step))
+            per_step[id(step)] = (step, usage if held is None else held[1] + usage)
+        for step, usage in per_step.values():
+            metrics: dict[str, Any] = {}
+            for name, value in (
+                ("prompt_tokens", usage.input_with_cache),
+                ("completion_tokens", usage.tokens_out),
+                ("cached_tokens", usage.tokens_cached),
+            ):
+                if value is not None:
+                    metrics[name] = value
+            step["metrics"] = metrics
+        self.report.kept("usage on event lines (→ step metrics, each model response once)", 0)
+
+    def final_metrics(self) -> dict[str, Any] | None:
+        """The session's totals (:mod:`bbox_lark.numbers`, the numbers ``stats`` reports) for
+        a document that did not come from ATIF: usage from ``# metrics`` (their prompt
+        tokens as written) or else from event lines (``tokens_in + tokens_cached``, since
+        ATIF's prompt tokens include the cached ones), and the cost the document states
+        (never an estimate)."""
+        totals = self.counter.finish()[2]
+        final: dict[str, Any] = {}
+        if totals.usage_source == "metrics":
+            stated = totals.metrics_totals
+            values = (stated.prompt, stated.completion, stated.cached)
+        else:
+            usage = totals.response_usage
+            values = (usage.input_with_cache, usage.tokens_out, usage.tokens_cached)
+        for name, value in zip(("prompt", "completion", "cached"), values, strict=True):
+            if value is not None:
+                final[f"total_{name}_tokens"] = value
+        if totals.stated_cost_usd is not None:
+            final["total_cost_usd"] = float(totals.stated_cost_usd)
+        if not final:
+            return None
+        final["total_steps"] = len(self.steps)
+        self.report.synthesized(
+            "final_metrics (the session's usage and stated cost, as stats counts them)", 0
+        )
+        return final
+
     def finish(self) -> dict[str, Any]:
+        self.response_metrics()
         if self.reasoning:
             self.new_step("agent", 0)
             self.report.synthesized("agent steps (for th: lines no step followed)", 0)
@@ -1235,6 +1328,8 @@ class _Writer:
                 agent[name] = root.pop(attached)
                 continue
             value = header.get(key)
+            if key == "version" and not (isinstance(value, str) and value):
+                value = header.get("client_version")  # what importers write the client's version as
             if isinstance(value, str) and (value or name != "model_name"):
                 agent[name] = value
             elif name != "model_name":
@@ -1244,10 +1339,17 @@ class _Writer:
             if f"agent_{key}" in root:
                 agent[key] = root.pop(f"agent_{key}")
         out["agent"] = agent
+        embedded = self.embed_subagents(out, version)
         out["steps"] = [self.audio(step, version) for step in self.steps]
+        if embedded:
+            out["subagent_trajectories"] = embedded
         for key in ("notes", "final_metrics", "continued_trajectory_ref", "extra", "subagent_trajectories"):
             if key in root:
                 out[key] = root.pop(key)
+        if self.native and "final_metrics" not in out:  # (the session's, subagents included)
+            final = self.final_metrics()
+            if final is not None:
+                out["final_metrics"] = final
         if self.native:
             extra: dict[str, Any] = out.setdefault("extra", {})
             held: dict[str, Any] = {"header": dict(header)}
@@ -1260,6 +1362,66 @@ class _Writer:
                 if key not in ("format", "id", "repo_sha", SCHEMA_HEADER, "trajectory_id", *_HEADER_KEYS):
                     self.report.dropped(f"header key {key}: (no place in ATIF)", 1)
         return out
+
+    def embed_subagents(self, out: dict[str, Any], version: str) -> list[dict[str, Any]]:
+        """Subagents as embedded trajectories (ATIF ``subagent_trajectories``): the steps
+        whose lines are all of a thread ``tid=T`` that a subagent call's result names
+        (``session_id=T``, as the Claude Code importer writes it) leave the parent for a
+        trajectory ``T`` of their own, and the result's reference gets ``trajectory_id: T``.
+        Their ``extra.bbox`` line records stay in the parent (in the step before), so the
+        document still comes back whole."""
+        if not self.native or "subagent_trajectories" in self.root:
+            return []
+        named = {session for _, session in self.subagent_refs}
+
+        def thread_of(step: dict[str, Any]) -> str | None:
+            tids = self.step_threads.get(id(step), set())
+            only = next(iter(tids)) if len(tids) == 1 else None
+            return only if only in named else None
+
+        if not any(thread_of(step) for step in self.steps) or all(thread_of(step) for step in self.steps):
+            return []  # no subagent thread; or subagent lines alone, which stay the steps
+        threads: dict[str, list[dict[str, Any]]] = {}
+        parent: list[dict[str, Any]] = []
+        waiting: list[dict[str, Any]] = []  # records of moved steps before any parent step
+        for step in self.steps:
+            thread = thread_of(step)
+            if thread is None:
+                if waiting:
+                    self._lines(step)[:0] = waiting
+                    waiting = []
+                parent.append(step)
+                continue
+            threads.setdefault(thread, []).append(step)
+            extra = step.get("extra") or {}
+            held = extra.get(EXTRA_KEY) or {}
+            records = held.pop("lines", [])
+            if parent:
+                self._lines(parent[-1]).extend(records)
+            else:
+                waiting.extend(records)
+            if not held:
+                extra.pop(EXTRA_KEY, None)
+            if not extra:
+                step.pop("extra", None)
+        for number, step in enumerate(parent, 1):
+            step["step_id"] = number
+        self.steps = parent
+        embedded = []
+        for thread, steps in threads.items():
+            for number, step in enumerate(steps, 1):
+                step["step_id"] = number
+            trajectory: dict[str, Any] = {"schema_version": version, "trajectory_id": thread}
+            if "session_id" in out:
+                trajectory["session_id"] = out["session_id"]
+            trajectory["agent"] = dict(out["agent"])
+            trajectory["steps"] = [self.audio(step, version) for step in steps]
+            embedded.append(trajectory)
+        for ref, session in self.subagent_refs:
+            if session in threads:
+                ref["trajectory_id"] = session
+        self.report.kept("subagent threads (tid= lines a subagent result names → subagent_trajectories)", 0)
+        return embedded
 
     def version(self) -> str:
         asked = self.ctx.options.get("atif_version")
@@ -1293,6 +1455,8 @@ class _Writer:
             holder[key] = new
         return step
 
+
+_SUBAGENT = "subagent"
 
 #: What :meth:`_Writer.place` returns for a line that has no natural place in ATIF.
 _UNPLACED: Any = object()
@@ -1347,7 +1511,7 @@ EXPORT_MAPPING = (
         "header `id:`", "`session_id`", note="an empty id: session_id is left out (optional since v1.7)"
     ),
     MappingRow(
-        "header `agent:`, `version:`, `model:`",
+        "header `agent:`, `version:` (else `client_version:`), `model:`",
         "`agent.name`, `.version`, `.model_name`",
         note="no agent/version: `unknown` (synthesized)",
     ),
@@ -1369,13 +1533,28 @@ EXPORT_MAPPING = (
         "`observation.results` of the call's step, with `source_call_id`",
     ),
     MappingRow(
-        "`x:` … `path=`",
+        "`x:` … `path=` (on the `x:` line or the `o:` that completes it)",
         "`subagent_trajectory_ref[].trajectory_path`; a session id alone: `extra.session_id`",
+    ),
+    MappingRow(
+        "`tid=T` lines of a subagent whose result names `session_id=T` (the Claude Code importer's"
+        " subagent logs)",
+        "an embedded trajectory `T` in `subagent_trajectories`, referenced by `trajectory_id`; the"
+        " lines' records stay in the parent's `extra.bbox`",
     ),
     MappingRow("blob pointer result", "the result's `extra.blob` (sha256, bytes, mime)", "extra"),
     MappingRow(
         "`# metrics step=N`, trailing `# metrics`",
         "that agent step's `metrics` (tokens, cost; the rest in `metrics.extra`)",
+    ),
+    MappingRow(
+        "`tokens_in=` `tokens_out=` `tokens_cached=` on event lines (no `# metrics` in the file)",
+        "the agent step's `metrics`, each model response once (DECISIONS §12; `prompt_tokens` ="
+        " `tokens_in + tokens_cached`)",
+    ),
+    MappingRow(
+        "the session's usage and stated cost (`bbox_lark.numbers`, as `stats` counts them)",
+        "`final_metrics` (`total_*_tokens`, `total_cost_usd`, `total_steps`)",
     ),
     MappingRow("`ts=`", "`timestamp`; a malformed one: `extra.bbox.ts`"),
     MappingRow(

@@ -5,14 +5,29 @@ gives every decision with an example, and :data:`FORMAT` ``.import_mapping`` is 
 In short: one JSON record per line; ``user`` text → ``u:``, assistant text → ``a:``,
 thinking → ``th:``, ``tool_use`` → ``t!:Name id=<full id> … → [running]`` (``x:`` for
 subagents, ``c:server.method`` for MCP tools, plus ``td:`` for ``TodoWrite``), its
-``tool_result`` → ``o: id=<full id> → [ok] …`` or ``→ [error] …``, token usage → one
-``# metrics`` per API message id, ``summary`` / ``system`` / file-history snapshots / queue
+``tool_result`` → ``o: id=<full id> → [ok] …`` or ``→ [error] …``, token usage →
+``tokens_in= tokens_out= tokens_cached=`` on the message's lines (DECISIONS §12: one API
+message id is one model response, counted once), ``summary`` / ``system`` / file-history snapshots / queue
 operations → structured comments (``# notes:``, ``@compact``, ``# file-snapshot:``,
-``# queue:``). Multi-line text goes on continuation lines.
+``# queue:``). Multi-line text goes on continuation lines. The subagent logs Claude Code keeps
+beside a session (``<session>/subagents/agent-<id>.jsonl``, :func:`subagent_logs`) are read
+in: each one's records as lines of thread ``tid=<id>``, right before the ``o:`` result of the
+``Task`` call that launched it (found by the result's ``toolUseResult.agentId``, else by the
+call's prompt), and that result names the log (``session_id=<id> path=<log>``).
 
 The reader streams: it holds the nodes of the first few records until the header's values
 are known (at most :data:`LOOKAHEAD` records), the usage of the API message being written
 (one per thread), and bounded maps of recent message ids and open tool calls.
+
+Usage. Claude Code writes one API message as several records (one per content block), each
+restating the message's usage, ``output_tokens`` growing as it streams. Each record's lines
+carry the usage of the message so far, each counter the largest any of its records gave, so
+that :mod:`bbox_lark.numbers` (consecutive lines with equal ``tokens_in`` and
+``tokens_cached`` are one response; its output is the largest ``tokens_out``) counts the
+message once. ``tokens_in`` is ``input_tokens + cache_creation_input_tokens`` (input not
+read from the cache: Anthropic's ``input_tokens`` excludes both cache reads and cache
+writes), ``tokens_cached`` is ``cache_read_input_tokens``. A record of a message id already
+counted, after other messages, carries no usage (reported).
 """
 
 from __future__ import annotations
@@ -20,7 +35,8 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark.ast import Call, Comment, Continuation, Event, Lifecycle, Message, Observation, Result
@@ -64,22 +80,18 @@ _READ_KEYS = frozenset(
     {"type", "timestamp", "sessionId", "cwd", "version", "gitBranch", "slug", "isSidechain", "agentId"}
 )
 _MESSAGE_KEYS = frozenset({"role", "content", "model", "id", "usage", "type"})
-#: usage key → ``# metrics`` key (DECISIONS §10 "Stats" aliases).
-_USAGE = (
-    ("input_tokens", "prompt"),
-    ("output_tokens", "completion"),
-    ("cache_read_input_tokens", "cached"),
-    ("cache_creation_input_tokens", "extra.cache_creation_input_tokens"),
-)
+#: The usage keys this reader reads.
+_USAGE = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _FIELD_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
 _NAME_UNSAFE = re.compile(r"[\s→\"]")
 #: Header values longer than this go on a ``# notes:`` line instead (the header stays small).
 _HEADER_VALUE = 1024
 _DUPLICATE_USAGE = (
-    "API usage repeated by records of one message id"
-    " (merged into one # metrics line: the largest value of each counter)"
+    "API usage restated by records of one message id"
+    " (counted once: each record's lines carry the largest value of each counter so far)"
 )
+_REPEATED_MESSAGE = "API usage of a message id counted before (its lines carry none)"
 
 
 class _Malformed(ValueError):
@@ -126,9 +138,22 @@ def sniff(text: str) -> int:
 # -- the reader --------------------------------------------------------------------------
 
 
+def subagent_logs(path: Path | None) -> dict[str, Path]:
+    """The subagent logs Claude Code keeps beside a session log: ``<session>.jsonl`` beside
+    ``<session>/subagents/agent-<agentId>.jsonl``, by agent id (none for standard input)."""
+    if path is None or path.suffix != ".jsonl":
+        return {}
+    folder = path.with_suffix("") / "subagents"
+    try:
+        found = sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+    except OSError:
+        return {}
+    return {log.name[len("agent-") : -len(".jsonl")]: log for log in found if log.is_file()}
+
+
 def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     """The bbox document of a Claude Code log, record by record (see the module's doc)."""
-    reader = _Reader(ctx)
+    reader = _Reader(ctx, subagent_logs(source.path), source.path)
     held: list[Line] = []
     head_written = False
     for number, raw in enumerate(source.lines(), 1):
@@ -150,8 +175,19 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
 
 
 class _Reader:
-    def __init__(self, ctx: ReadContext) -> None:
+    def __init__(
+        self, ctx: ReadContext, subagents: dict[str, Path] | None = None, path: Path | None = None
+    ) -> None:
         self.ctx = ctx
+        #: Subagent logs beside the session (agent id -> path) not read yet.
+        self.subagents = dict(subagents or {})
+        self.base = path.parent if path is not None else None
+        #: Open subagent calls (``Task``/``Agent`` tool_use ids) -> their ``prompt`` input.
+        self.subagent_calls: OrderedDict[str, str | None] = OrderedDict()
+        #: The thread of the subagent log being read (its lines' ``tid=``), or None.
+        self.forced_tid: str | None = None
+        #: Input line -> (agent id, log path) of the subagent log read for its Task result.
+        self.linked: dict[int, tuple[str, str]] = {}
         self.report = ctx.report
         self.limit = max(64, (ctx.max_line or DEFAULT_MAX_LINE) - 64)
         self.ts_pattern = vocabulary().typed_fields["ts"]
@@ -167,8 +203,8 @@ class _Reader:
         self.counted: OrderedDict[str, None] = OrderedDict()
         #: Open ``t!`` calls (recent ones): id → tool name, for progress records.
         self.open_tools: OrderedDict[str, str] = OrderedDict()
-        self.totals = {"prompt": 0, "completion": 0, "cached": 0}
-        self.wrote_metrics = False
+        self.totals = {"tokens_in": 0, "tokens_out": 0, "tokens_cached": 0}
+        self.wrote_usage = False
         self.synthesized_ids = 0
         self.line_no = 0
 
@@ -260,6 +296,8 @@ class _Reader:
     # -- per-record values -------------------------------------------------------------
 
     def tid(self, record: dict[str, Any]) -> str | None:
+        if self.forced_tid is not None:
+            return self.forced_tid
         if record.get("isSidechain") is not True:
             return None
         agent = record.get("agentId")
@@ -403,7 +441,10 @@ class _Reader:
                 self.report.kept("user messages (u:)", number)
                 out.append(self.message("user", block["text"], fields, number))
             elif kind == "tool_result":
-                out += self.tool_result(block, fields, number, interrupted is True)
+                out += self.subagent_before_result(block, record, number)
+                out += self.tool_result(
+                    block, fields, number, interrupted is True, self.linked.pop(number, None)
+                )
             elif kind == "image":
                 self.report.dropped("image data (a placeholder is written)", number)
                 out.append(Message.build("user", _image(block), fields=fields))
@@ -412,7 +453,12 @@ class _Reader:
         return out
 
     def tool_result(
-        self, block: dict[str, Any], fields: list[tuple[str, str]], number: int, interrupted: bool
+        self,
+        block: dict[str, Any],
+        fields: list[tuple[str, str]],
+        number: int,
+        interrupted: bool,
+        subagent: tuple[str, str] | None = None,
     ) -> list[Line]:
         call = block.get("tool_use_id")
         pairs = list(fields)
@@ -422,6 +468,8 @@ class _Reader:
             self.report.kept("tool_result blocks (o: id=<tool_use id>)", number)
         else:
             self.report.kept("tool_result blocks without a tool_use_id (o: without id=)", number)
+        if subagent is not None:
+            pairs[1:1] = [("session_id", subagent[0]), ("path", subagent[1])]
         if interrupted:
             pairs.append(("interrupted", "true"))
         error = block.get("is_error") is True
@@ -464,8 +512,10 @@ class _Reader:
                 self.report.kept("model changes (# model:)", number)
                 out.append(Comment.build("model: " + _arg(model)))
             self.model = model
-        out += self.account(message, number, tid)
+        flushed, usage = self.account(message, number, tid)
+        out += flushed
         fields = self.fields(record, number, tid)
+        usage_fields = fields + usage
         for index, block in enumerate(content, 1):
             if not isinstance(block, dict):
                 self.report.skip(number, f"assistant record: content block {index} is not an object")
@@ -473,26 +523,29 @@ class _Reader:
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
                 self.report.kept("assistant text blocks (a:)", number)
-                out.append(self.message("agent", block["text"], fields, number))
+                out.append(self.message("agent", block["text"], usage_fields, number))
             elif kind == "thinking" and isinstance(block.get("thinking", ""), str):
                 self.report.kept("thinking blocks (th:)", number)
                 if block.get("signature"):
                     self.report.dropped("thinking signatures", number)
-                out.append(self.message("thinking", block.get("thinking", ""), fields, number))
+                out.append(self.message("thinking", block.get("thinking", ""), usage_fields, number))
             elif kind == "redacted_thinking":
                 self.report.kept("redacted thinking blocks (th: [redacted:thinking])", number)
                 self.report.dropped("redacted thinking data", number)
-                out.append(Message.build("thinking", "[redacted:thinking]", fields=fields))
+                out.append(Message.build("thinking", "[redacted:thinking]", fields=usage_fields))
             elif kind == "tool_use":
-                out += self.tool_use(block, fields, number)
+                out += self.tool_use(block, fields, number, usage)
             else:
                 out.append(self.unknown_block(block, number))
         if not isinstance(message.get("id"), str):
             out += self.flush(tid)
         return out
 
-    def account(self, message: dict[str, Any], number: int, tid: str | None) -> list[Line]:
-        """Hold this message's usage; write the previous message's when a new one starts."""
+    def account(
+        self, message: dict[str, Any], number: int, tid: str | None
+    ) -> tuple[list[Line], list[tuple[str, str]]]:
+        """Hold this message's usage (merged with its earlier records'): the lines a new
+        message ends, and the usage fields for this record's lines."""
         usage = message.get("usage")
         message_id = message.get("id")
         key = tid or ""
@@ -502,53 +555,74 @@ class _Reader:
             out += self.flush(tid)
             held = None
         if not isinstance(usage, dict):
-            return out
-        counts = {k: v for k, v in usage.items() if type(v) is int and v >= 0}
+            return out, []
+        counts = {k: v for k, v in usage.items() if k in _USAGE and type(v) is int and v >= 0}
         for other in usage:
-            if other not in counts and other not in dict(_USAGE):
+            if other not in counts and other not in _USAGE:
                 self.report.dropped(f"`{_short(str(other), 40)}` usage fields", number)
         if not isinstance(message_id, str) or not message_id:
             self.usage[key] = ("", counts, number)
-            return out
+            return out, self.usage_fields(counts, number)
         if message_id in self.counted:
-            self.report.dropped(_DUPLICATE_USAGE, number)
-            return out
+            self.report.dropped(_REPEATED_MESSAGE, number)
+            return out, []
         if held is None:
             self.usage[key] = (message_id, counts, number)
-            return out
+            return out, self.usage_fields(counts, number)
         self.report.dropped(_DUPLICATE_USAGE, number)
         merged = dict(held[1])
         for name, value in counts.items():
             merged[name] = max(merged.get(name, 0), value)
         self.usage[key] = (message_id, merged, held[2])
-        return out
+        return out, self.usage_fields(merged, number)
+
+    @staticmethod
+    def usage_values(counts: dict[str, int]) -> list[tuple[str, int]]:
+        """``tokens_in`` (input not read from the cache: ``input_tokens`` +
+        ``cache_creation_input_tokens``), ``tokens_out``, ``tokens_cached``."""
+        pairs: list[tuple[str, int]] = []
+        if "input_tokens" in counts or "cache_creation_input_tokens" in counts:
+            pairs.append(
+                ("tokens_in", counts.get("input_tokens", 0) + counts.get("cache_creation_input_tokens", 0))
+            )
+        if "output_tokens" in counts:
+            pairs.append(("tokens_out", counts["output_tokens"]))
+        if "cache_read_input_tokens" in counts:
+            pairs.append(("tokens_cached", counts["cache_read_input_tokens"]))
+        return pairs
+
+    def usage_fields(self, counts: dict[str, int], number: int) -> list[tuple[str, str]]:
+        pairs = [(name, str(value)) for name, value in self.usage_values(counts)]
+        if pairs:
+            self.report.kept(
+                "API usage (tokens_in= tokens_out= tokens_cached= on the message's lines)", number
+            )
+        return pairs
 
     def flush(self, tid: str | None) -> list[Line]:
-        """The ``# metrics`` line of the API message held for thread ``tid`` (if any)."""
+        """The API message held for thread ``tid`` ends: its usage joins the totals (once)."""
         held = self.usage.pop(tid or "", None)
         if held is None:
             return []
-        message_id, counts, number = held
-        pairs: list[tuple[str, str]] = []
-        for source_key, key in _USAGE:
-            if source_key in counts:
-                pairs.append((key, str(counts[source_key])))
-                if key in self.totals:
-                    self.totals[key] += counts[source_key]
-        if not pairs:
-            return []
+        message_id, counts, _ = held
+        values = self.usage_values(counts)
+        for name, value in values:
+            self.totals[name] += value
+        if values:
+            self.wrote_usage = True
         if message_id:
-            pairs.append(("message_id", self.clean(message_id, number)))
             self.counted[message_id] = None
             while len(self.counted) > REMEMBERED:
                 self.counted.popitem(last=False)
-        if tid is not None:
-            pairs.append(("tid", tid))
-        self.report.kept("API usage (# metrics, once per message id, at its first record)", number)
-        self.wrote_metrics = True
-        return [Comment.build("metrics", fields=pairs)]
+        return []
 
-    def tool_use(self, block: dict[str, Any], fields: list[tuple[str, str]], number: int) -> list[Line]:
+    def tool_use(
+        self,
+        block: dict[str, Any],
+        fields: list[tuple[str, str]],
+        number: int,
+        usage: Sequence[tuple[str, str]] = (),
+    ) -> list[Line]:
         call = block.get("id")
         if isinstance(call, str) and call.strip():
             call = self.clean(call, number)
@@ -574,6 +648,10 @@ class _Reader:
             self.report.kept("MCP tool_use blocks (c:server.method)", number)
         elif name in SUBAGENT_TOOLS:
             kind, status = "subagent", "launched"
+            prompt = tool_input.get("prompt") if isinstance(tool_input, dict) else None
+            self.subagent_calls[call] = prompt if isinstance(prompt, str) else None
+            while len(self.subagent_calls) > REMEMBERED:
+                self.subagent_calls.popitem(last=False)
             wanted = tool_input.get("subagent_type") if isinstance(tool_input, dict) else None
             head = wanted if isinstance(wanted, str) and wanted.strip() else "task"
             self.report.kept("subagent tool_use blocks (x:)", number)
@@ -586,11 +664,15 @@ class _Reader:
         if safe != head:
             first.append(("extra.name", self.clean(head, number)))
             self.report.extra("tool names that are not one word (extra.name=)", number)
+        # The usage goes after the arrow (it is no argument of the call), as real writers put it.
+        result = Result.build(status, rest=" ".join(f"{k}={v}" for k, v in usage))
         node: Event | None = None
         try:
-            node = Call.build(kind, safe, fields=first + pairs + extra + fields, result=Result.build(status))
+            node = Call.build(kind, safe, fields=first + pairs + extra + fields, result=result)
         except ValueError:
             node = None
+        if node is not None and any(node.fields.get(k) != v for k, v in usage):
+            node = None  # a tool input key named like a usage field would win over it
         if node is None or len(node.raw) > self.limit:
             # Too long for one line: the input as JSON on continuation lines.
             lines = self.text_lines(_json(tool_input), number)
@@ -599,7 +681,7 @@ class _Reader:
                 kind,
                 safe,
                 fields=first + fields,
-                result=Result.build(status),
+                result=result,
                 continuation=self.continuation(lines),
             )
         if kind == "tool_start":
@@ -653,6 +735,73 @@ class _Reader:
             pass
         lines = [piece for item in items for piece in self.text_lines(item, number)]
         return Message.build("todos", "", fields=fields, continuation=self.continuation(lines))
+
+    # -- subagents ----------------------------------------------------------------------
+
+    def subagent_before_result(
+        self, block: dict[str, Any], record: dict[str, Any], number: int
+    ) -> list[Line]:
+        """The lines of the subagent log a ``Task`` result comes from (read from the file
+        beside the session), written before the result; the result then names the log
+        (:attr:`linked`)."""
+        call = block.get("tool_use_id")
+        if not self.subagents or not isinstance(call, str) or call not in self.subagent_calls:
+            return []
+        prompt = self.subagent_calls.pop(call)
+        details = record.get("toolUseResult")
+        agent = details.get("agentId") if isinstance(details, dict) else None
+        if not (isinstance(agent, str) and agent in self.subagents):
+            agent = self.agent_by_prompt(prompt)
+        if agent is None:
+            return []
+        return self.read_subagent(agent, number, link=True)
+
+    def agent_by_prompt(self, prompt: str | None) -> str | None:
+        """The unread subagent log whose first user message is ``prompt`` (for results that
+        do not name their agent id)."""
+        if not prompt:
+            return None
+        for agent, log in self.subagents.items():
+            first = _first_record(log)
+            message = first.get("message") if first is not None else None
+            if isinstance(message, dict) and message.get("content") == prompt:
+                return agent
+        return None
+
+    def read_subagent(self, agent: str, number: int, *, link: bool) -> list[Line]:
+        """A subagent log's records as lines of thread ``tid=<agent id>`` (the report names
+        the session line that brought them in)."""
+        log = self.subagents.pop(agent)
+        shown = self.relative(log)
+        first = _first_record(log)
+        session = first.get("sessionId") if first is not None else None
+        if session is not None and session != self.meta.get("session"):
+            self.report.skip(number, f"subagent log {shown}: another session ({_short(str(session), 60)})")
+            return []
+        out: list[Line] = []
+        saved = (self.forced_tid, self.line_no)
+        self.forced_tid = self.clean(agent, number) if not _NAME_UNSAFE.search(agent) else SIDECHAIN_TID
+        try:
+            with log.open("rb") as lines:
+                for raw in lines:
+                    out += self.line(raw, number)
+            out += self.flush(self.forced_tid)
+        except OSError as error:
+            self.report.skip(number, f"subagent log {shown}: cannot be read ({error.strerror})")
+        finally:
+            self.forced_tid, self.line_no = saved
+        if link:
+            self.linked[number] = (self.clean(agent, number), shown)
+            self.report.kept("subagent logs beside the session (tid= lines before the Task result)", number)
+        return out
+
+    def relative(self, log: Path) -> str:
+        if self.base is not None:
+            try:
+                return log.relative_to(self.base).as_posix()
+            except ValueError:
+                pass
+        return log.as_posix()
 
     # -- other records -----------------------------------------------------------------
 
@@ -772,21 +921,19 @@ class _Reader:
 
     def finish(self) -> list[Line]:
         out: list[Line] = []
+        for agent, log in list(self.subagents.items()):
+            # A subagent no Task result names (a session cut short): its log, at the end.
+            lines = self.read_subagent(agent, self.line_no, link=False)
+            if lines:
+                self.report.kept("subagent logs no Task result names (at the end, tid= lines)", self.line_no)
+                pairs = [("session_id", self.clean(agent, self.line_no)), ("path", self.relative(log))]
+                out.append(Comment.build("notes: subagent", fields=pairs))
+                out += lines
         for tid in list(self.usage):
             out += self.flush(tid or None)
-        if self.wrote_metrics:
-            self.report.synthesized("closing token summary (# tokens_in=… from the # metrics lines)", 0)
-            totals = self.totals
-            out.append(
-                Comment.build(
-                    "",
-                    fields=[
-                        ("tokens_in", str(totals["prompt"])),
-                        ("tokens_out", str(totals["completion"])),
-                        ("tokens_cached", str(totals["cached"])),
-                    ],
-                )
-            )
+        if self.wrote_usage:
+            self.report.synthesized("closing token summary (# tokens_in=…, each message id once)", 0)
+            out.append(Comment.build("", fields=[(name, str(value)) for name, value in self.totals.items()]))
         return out
 
 
@@ -800,6 +947,19 @@ _HANDLER_KEYS: dict[str, frozenset[str]] = {
     "queue-operation": frozenset({"operation", "content"}),
     "progress": frozenset({"toolUseID", "data"}),
 }
+
+
+def _first_record(log: Path) -> dict[str, Any] | None:
+    """The first JSON record of a log, or None."""
+    try:
+        with log.open("rb") as lines:
+            for raw in lines:
+                if raw.strip():
+                    record = json.loads(raw)
+                    return record if isinstance(record, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    return None
 
 
 def _json(value: Any) -> str:
@@ -842,15 +1002,27 @@ IMPORT_MAPPING = (
     MappingRow("`tool_use` block", "`t!:Name id=<full id> key=value … → [running]`"),
     MappingRow("`tool_use` of `mcp__server__method`", "`c:server.method id=… → [running]`"),
     MappingRow("`tool_use` of `Task`", "`x:<subagent_type> id=… → [launched]`"),
+    MappingRow(
+        "`<session>/subagents/agent-<id>.jsonl` beside the log (same `sessionId`)",
+        "its records as `tid=<id>` lines before the Task's result, which gets `session_id=<id>"
+        " path=<log>`; a log no result names: at the end after `# notes: subagent`",
+    ),
     MappingRow("`TodoWrite` input", "`td: [status] content …` after its `t!:TodoWrite` line"),
     MappingRow("tool input keys", "fields; lists and objects as JSON text"),
     MappingRow("tool input keys that cannot be fields", "`extra.input=` (JSON)", "extra"),
     MappingRow("`tool_result` block", "`o: id=<tool_use_id> → [ok] first line`, the rest on continuations"),
     MappingRow("`tool_result` with `is_error: true`", "`o: id=… → [error] first line`"),
     MappingRow("`toolUseResult.interrupted`", "`interrupted=true` on the `o:` line"),
-    MappingRow("`message.usage`", "one `# metrics prompt= completion= cached= message_id=` per message id"),
     MappingRow(
-        "usage repeated by records of one message", "counted once", "dropped", "reported as duplicates"
+        "`message.usage`",
+        "`tokens_in=` (input + cache creation) `tokens_out=` `tokens_cached=` (cache reads) on the"
+        " message's lines (after the arrow on call lines)",
+    ),
+    MappingRow(
+        "usage restated by the records of one message id",
+        "each counter's largest value so far on each record's lines: one response, counted once",
+        "kept",
+        "reported",
     ),
     MappingRow("(end of log)", "`# tokens_in=… tokens_out=… tokens_cached=…`", "synthesized"),
     MappingRow("`summary` record", "`# notes: summary leaf=<leafUuid>` + its text"),
