@@ -1165,7 +1165,7 @@ def export_command(
         raise fail_usage(f"{output}: cannot write: {error.strerror or error}") from None
     for path, why in summary.unreadable:
         _print_error(why if why.startswith(path) else f"{path}: {why}")
-    for path, why in summary.failed:
+    for path, why in (*summary.crashed, *summary.failed):
         err.print(f"! {_safe(path)}: {_safe(why)}", markup=False)
     err.print(_safe(summary.line()), markup=False)
     raise typer.Exit(summary.exit_code)

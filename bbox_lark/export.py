@@ -51,13 +51,16 @@ class ExportSummary:
     rows: dict[str, int]
     #: Files that could not be read at all, as (path, why).
     unreadable: tuple[tuple[str, str], ...] = ()
-    #: Files read, but not faithfully or with a failure inside bbox-lark, as (path, why).
+    #: Files read, but not faithfully, as (path, why).
     failed: tuple[tuple[str, str], ...] = ()
+    #: Files bbox-lark failed on (an ``E016`` finding: a bug to report), as (path, why).
+    crashed: tuple[tuple[str, str], ...] = ()
 
     @property
     def exit_code(self) -> int:
-        """2 when an input could not be read, 1 when a file was not read faithfully, else 0."""
-        if self.unreadable:
+        """2 when an input could not be read or bbox-lark failed on one (as ``check``), 1
+        when a file was not read faithfully, else 0."""
+        if self.unreadable or self.crashed:
             return 2
         return 1 if self.failed else 0
 
@@ -69,6 +72,8 @@ class ExportSummary:
             problems += f"; {len(self.failed)} not read faithfully"
         if self.unreadable:
             problems += f"; {len(self.unreadable)} unreadable"
+        if self.crashed:
+            problems += f"; {len(self.crashed)} failed inside bbox-lark (E016)"
         return f"{self.files} session(s) → {self.out}/ ({self.format}: {tables}){problems}"
 
 
@@ -171,13 +176,20 @@ def iter_rows(inputs: Iterable[Input], jobs: Jobs | None = None) -> Iterator[Ses
     with ProcessPoolExecutor(max_workers=workers) as pool:
         queue: list[tuple[Input, Future[SessionRows] | None]] = []
         todo = iter(items)
+        broken = False  # a worker died: the files not yet sent are read here
 
         def submit() -> bool:
+            nonlocal broken
             item = next(todo, None)
             if item is None:
                 return False
-            usable = item.problem is None and not item.stdin
-            queue.append((item, pool.submit(_rows_of, *_job(item)) if usable else None))
+            future = None
+            if item.problem is None and not item.stdin and not broken:
+                try:
+                    future = pool.submit(_rows_of, *_job(item))
+                except RuntimeError:  # BrokenProcessPool, or the pool shutting down
+                    broken = True
+            queue.append((item, future))
             return True
 
         while len(queue) < window and submit():
@@ -190,7 +202,7 @@ def iter_rows(inputs: Iterable[Input], jobs: Jobs | None = None) -> Iterator[Ses
                 continue
             try:
                 yield future.result()
-            except Exception as error:  # a worker died: this file's rows say so
+            except Exception as error:  # its worker died: this file's rows say so, the run goes on
                 yield unread_rows(item.path, "bbox-lark failed on this file (E016)", [internal_error(error)])
 
 
@@ -214,6 +226,7 @@ def export_inputs(
     files = 0
     unreadable: list[tuple[str, str]] = []
     failed: list[tuple[str, str]] = []
+    crashed: list[tuple[str, str]] = []
     try:
         for name in TABLE_NAMES:
             writers[name] = TableWriter(name, out / f"{name}.{format}", format, batch_rows)
@@ -223,7 +236,9 @@ def export_inputs(
                 writers[name].add(rows.tables[name])
             if not rows.ok:
                 why = rows.tables["sessions"]["problem"][0] or "not read faithfully"
-                (unreadable if rows.unreadable else failed).append((rows.path, why))
+                (unreadable if rows.unreadable else crashed if rows.crashed else failed).append(
+                    (rows.path, why)
+                )
         done = True
     finally:
         for writer in writers.values():
@@ -235,6 +250,7 @@ def export_inputs(
         rows={name: writer.rows for name, writer in writers.items()},
         unreadable=tuple(unreadable),
         failed=tuple(failed),
+        crashed=tuple(crashed),
     )
 
 

@@ -38,8 +38,8 @@ class QueryError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class QueryResult:
-    """The query's answer, and the inputs that could not be read (their ``sessions`` rows
-    say why; they are listed here so the command can say so too)."""
+    """The query's answer, and the inputs that could not be read or that bbox-lark failed
+    on (their ``sessions`` rows say why; they are listed here so the command can say so)."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
@@ -89,7 +89,7 @@ def _memory_views(con: Any, inputs: list[Input], jobs: Jobs | None) -> list[tupl
         for name in TABLE_NAMES:
             for column, values in rows.tables[name].items():
                 columns[name][column].extend(values)
-        if rows.unreadable:
+        if rows.unreadable or rows.crashed:
             unreadable.append((rows.path, rows.tables["sessions"]["problem"][0] or "cannot read"))
     for name in TABLE_NAMES:
         con.register(name, arrow_table(name, columns[name]))
@@ -146,7 +146,7 @@ def query_inputs(
             _parquet_views(con, [folder])
             columns, rows = run_sql(con, sql)
             con.close()  # before its files go
-            return QueryResult(columns, rows, summary.unreadable)
+            return QueryResult(columns, rows, (*summary.unreadable, *summary.crashed))
     finally:
         con.close()
 

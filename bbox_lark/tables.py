@@ -167,6 +167,8 @@ class SessionRows:
     ok: bool = True
     #: True when the file could not be read at all (missing, unreadable).
     unreadable: bool = False
+    #: True when bbox-lark failed on the file (an ``E016`` finding; a bug to report).
+    crashed: bool = False
 
     def count(self, table: str) -> int:
         columns = self.tables[table]
@@ -228,7 +230,7 @@ def unread_rows(path: str, problem: str, diagnostics: Iterable[Diagnostic] = ())
         },
     )
     _add_diagnostics(tables["diagnostics"], _text(path) or "", _text(path) or "", found)
-    return SessionRows(path, tables, ok=False, unreadable=not found)
+    return SessionRows(path, tables, ok=False, unreadable=not found, crashed=bool(found))
 
 
 def _add_diagnostics(columns: Columns, sid: str, path: str, diagnostics: Iterable[Diagnostic]) -> None:

@@ -325,3 +325,34 @@ def test_a_missing_extra_is_a_one_line_hint(tmp_path: Path, command: list[str], 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr == f"error: {command[0]} needs {module}: pip install 'bbox-lark[scale]'\n"
+
+
+@pytest.mark.skipif(
+    __import__("multiprocessing").get_start_method() != "fork", reason="the worker must inherit the patch"
+)
+def test_a_worker_that_dies_never_stops_the_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import bbox_lark.export
+    import bbox_lark.workflow
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for number in range(6):
+        (folder / f"{number}.bbox").write_text(SESSION, encoding="utf-8")
+    real = bbox_lark.export._rows_of
+
+    def dies_on_file_2(path: str, *args: object) -> object:
+        if path.endswith("2.bbox"):
+            os._exit(3)  # what a crash in a worker looks like to the parent
+        return real(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bbox_lark.export, "_rows_of", dies_on_file_2)
+    monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
+    summary = export_tables([str(folder)], tmp_path / "out", jobs=2)
+    sessions = read(tmp_path / "out", "sessions")
+    assert summary.files == len(sessions) == 6  # every file has its row
+    failed = [s for s in sessions if s["problem"] is not None]
+    assert str(folder / "2.bbox") in {s["path"] for s in failed}
+    assert all("E016" in str(s["problem"]) for s in failed) and summary.exit_code == 2
+    assert {d["code"] for d in read(tmp_path / "out", "diagnostics") if d["severity"] == "error"} == {"E016"}
