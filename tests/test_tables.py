@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS_MAX_LINE
+from hypothesis import given
+from printer_support import EXTERNAL, documents, fuzz_settings
 from typer.testing import CliRunner
 
 from bbox_lark.cli import app
@@ -171,6 +173,41 @@ def test_a_failure_inside_bbox_lark_is_the_files_row_not_the_end(monkeypatch: py
     rows = session_rows("x.bbox", SESSION)
     assert rows.tables["sessions"]["problem"] == ["bbox-lark failed on this file (E016)"]
     assert rows.tables["diagnostics"]["code"] == ["E016"]
+
+
+@fuzz_settings(60)
+@given(documents())
+def test_any_document_gives_rows_arrow_can_hold(text: str) -> None:
+    """Whatever the parser accepts (it accepts everything), the rows fit the schema, every
+    line of the body is an event row or a blank/continuation, and each table names one
+    session."""
+    rows = session_rows("any.bbox", text.encode("utf-8", "surrogateescape"))
+    assert rows.count("sessions") == 1
+    for table in TABLE_NAMES:
+        arrow = pa.Table.from_pydict(rows.tables[table], schema=arrow_schema(table))
+        assert set(arrow.column("session_id").to_pylist()) <= set(rows.tables["sessions"]["session_id"])
+    session = {k: v[0] for k, v in rows.tables["sessions"].items()}
+    assert session["events"] == rows.count("events") and session["calls"] == rows.count("calls")
+    assert session["errors"] == rows.tables["diagnostics"]["severity"].count("error")
+
+
+@pytest.mark.skipif(not (EXTERNAL / "rlog-real").is_dir(), reason="the external corpus is not here")
+def test_the_real_logs_export_and_agree_with_stats(tmp_path: Path) -> None:
+    from bbox_lark.api import parse
+    from bbox_lark.numbers import document_numbers
+
+    folder = EXTERNAL / "rlog-real"
+    summary = export_tables([str(folder)], tmp_path / "out")
+    sessions = {s["path"]: s for s in read(tmp_path / "out", "sessions")}
+    assert summary.files == len(sessions) == len(list(folder.glob("*.rlog")))
+    for path in sorted(folder.glob("*.rlog"))[:20]:
+        totals = document_numbers(parse(path.read_bytes())).totals
+        row = sessions[str(path)]
+        assert (row["tokens_in"], row["tokens_out"], row["calls"]) == (
+            totals.usage.tokens_in,
+            totals.usage.tokens_out,
+            totals.calls,
+        )
 
 
 # -- export -----------------------------------------------------------------------------------
