@@ -112,7 +112,10 @@ class TableWriter:
             self.held = 0
 
     def close(self, keep: bool = True) -> None:
-        self.flush()
+        """Write what is held and give the file its name; without ``keep`` (the run was
+        interrupted), drop it instead."""
+        if keep:
+            self.flush()
         self.writer.close()
         if keep:
             os.replace(self.partial, self.path)

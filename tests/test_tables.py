@@ -393,3 +393,17 @@ def test_a_worker_that_dies_never_stops_the_batch(tmp_path: Path, monkeypatch: p
     assert str(folder / "2.bbox") in {s["path"] for s in failed}
     assert all("E016" in str(s["problem"]) for s in failed) and summary.exit_code == 2
     assert {d["code"] for d in read(tmp_path / "out", "diagnostics") if d["severity"] == "error"} == {"E016"}
+
+
+def test_an_interrupted_export_leaves_no_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bbox_lark.export
+
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bbox_lark.export, "iter_rows", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        export_tables([str(tmp_path / "a.bbox")], tmp_path / "out")
+    assert list((tmp_path / "out").iterdir()) == []
