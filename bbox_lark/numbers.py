@@ -114,11 +114,6 @@ _RESPONSE_BREAKS = frozenset({"user", "observation"})
 #: Line kinds that are never part of a response.
 _NOT_RESPONSES = frozenset({"comment", "lifecycle", "unknown"})
 
-#: Result kinds of a call that ended well.
-_OK_KINDS = frozenset(
-    {"ok", "count", "selected", "fields", "text", "blob", "loaded", "auto", "auto_choice", "redacted"}
-)
-
 #: Longest args summary in a :class:`CallRecord`, in characters.
 ARGS_SUMMARY_CHARS = 200
 
@@ -277,19 +272,21 @@ def call_outcome(start: Event, completion: Event | None = None) -> str:
     if result is None:
         return "unknown"
     kind = result.kind
-    if kind in _OK_KINDS:
-        if kind == "text" and result.text[:6].lower() == "error:":
-            return "error"
-        return "ok"
+    # One comparison per result kind that is no success: every other form (a count, a
+    # selection, fields, text, a blob, loaded, auto, a redacted result) is one.
     if kind == "error":
         return "error"
     if kind == "skip":
         return "skipped"
     if kind == "retry":
         return "retry"
+    if kind == "empty":
+        return "unknown"
     if kind in vocabulary().start_statuses:
         return "pending"
-    return "unknown"
+    if kind == "text" and result.text[:6].lower() == "error:":
+        return "error"
+    return "ok"
 
 
 # -- responses --------------------------------------------------------------------------

@@ -6,6 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from printer_support import documents, fuzz_settings
 
 import bbox_lark
 from bbox_lark.numbers import (
@@ -285,3 +288,57 @@ def test_session_id_override_and_empty_header_id() -> None:
     assert numbers("u: hi\n", session_id="file.bbox").totals.session_id == "file.bbox"
     header = "---\nformat: bbox/1\nid:\nrepo_sha: 215db51\n---\n"
     assert numbers("u: hi\n", header=header).totals.session_id == ""
+
+
+# -- properties --------------------------------------------------------------------------
+
+
+@fuzz_settings(60)
+@given(documents())
+def test_streamed_and_parsed_numbers_agree_on_any_document(text: str) -> None:
+    """Differential: the stream (iter_nodes) and the parsed document give the same numbers,
+    every call gets one of the outcomes, and the outcomes add up to the calls."""
+    streamed = read_session(text, estimate=False)
+    parsed = document_numbers(bbox_lark.parse(text), estimate=False)
+    assert streamed == parsed
+    totals = parsed.totals
+    assert sum(totals.outcomes) == totals.calls == len(parsed.calls)
+    assert all(call.outcome in OUTCOMES for call in parsed.calls)
+    assert sum(t.calls for t in totals.tools) == totals.calls
+
+
+_usage_line = st.tuples(
+    st.sampled_from(["a: x", "th: y", "t!:read id=k → [running]", "u: next", "o: id=k → [ok]", "# note"]),
+    st.integers(0, 3),
+    st.integers(0, 50),
+    st.integers(0, 3),
+)
+
+
+@fuzz_settings(100)
+@given(st.lists(_usage_line, max_size=12))
+def test_responses_count_each_once(lines: list[tuple[str, int, int, int]]) -> None:
+    """Against a plain reference of §12's rule: consecutive usage lines with equal tokens_in
+    and tokens_cached, no u:/o: between, are one response; its output is the largest."""
+    body = ""
+    groups: list[list[int]] = []  # per response: [in, cached, largest out]
+    key = None
+    for text, tokens_in, tokens_out, cached in lines:
+        if text.startswith(("u:", "o:")):
+            body += text + "\n"
+            key = None
+            continue
+        if text.startswith("#"):
+            body += text + "\n"
+            continue
+        body += f"{text} tokens_in={tokens_in} tokens_out={tokens_out} tokens_cached={cached}\n"
+        if key == (tokens_in, cached):
+            groups[-1][2] = max(groups[-1][2], tokens_out)
+        else:
+            groups.append([tokens_in, cached, tokens_out])
+            key = (tokens_in, cached)
+    totals = numbers(body, estimate=False).totals
+    assert totals.responses == len(groups)
+    if groups:
+        expected = Usage(sum(g[0] for g in groups), sum(g[2] for g in groups), sum(g[1] for g in groups))
+        assert totals.response_usage == expected

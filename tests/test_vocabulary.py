@@ -187,6 +187,9 @@ ALLOWED = {
     ("checks/header.py", "comment kinds"),
     # The two fields a call key is read from (DECISIONS §6, §9), in order: one definition.
     ("correlate.py", "typed fields"),
+    # The call outcomes of DECISIONS §12 (`ok error pending skipped retry unknown`): a
+    # vocabulary of their own, which shares `ok` and `pending` with the result statuses.
+    ("numbers.py", "status words"),
 }
 #: Words a vocabulary shares with ordinary ones (severities are `error warning info`): a
 #: collection counts for that vocabulary only when it also holds one of its own words.
