@@ -407,3 +407,15 @@ def test_an_interrupted_export_leaves_no_table(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(KeyboardInterrupt):
         export_tables([str(tmp_path / "a.bbox")], tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_read_bbox_without_dask_says_what_to_install(tmp_path: Path) -> None:
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+    code = (
+        "import sys\nsys.modules['dask'] = None\nsys.modules['dask.dataframe'] = None\n"
+        "from bbox_lark.dask import read_bbox\nfrom bbox_lark.tables import MissingExtra\n"
+        f"try:\n    read_bbox({str(tmp_path / 'a.bbox')!r})\n"
+        "except MissingExtra as error:\n    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout == "read_bbox needs dask: pip install 'bbox-lark[scale]'\n", done.stderr
