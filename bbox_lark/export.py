@@ -15,9 +15,8 @@ A file that cannot be read, or that bbox-lark fails on, never stops the run: it 
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,6 +32,9 @@ FORMATS: tuple[Format, ...] = ("parquet", "csv")
 
 #: Rows a table's writer holds before it writes them out (one Parquet row group).
 BATCH_ROWS = 20_000
+#: Files of at least this many bytes are read as a stream, in the parent, when their turn
+#: comes (as ``check`` does with the files it splits): their rows never travel whole.
+STREAM_MIN_BYTES = 8 << 20
 #: Files in flight per worker process: enough to keep the workers busy, few enough that the
 #: rows waiting for their turn stay small.
 IN_FLIGHT_PER_WORKER = 2
@@ -123,12 +125,19 @@ class TableWriter:
             self.partial.unlink(missing_ok=True)
 
 
-def _rows_of(path: str, max_line: int, select: Any, ignore: Any) -> SessionRows:
-    """One file's rows (in a worker process, or here); never raises."""
-    from bbox_lark.tables import session_rows, unread_rows
+#: Where a streamed file's chunks of rows go (:func:`~bbox_lark.tables.stream_session_rows`).
+Emit = Callable[[dict[str, Columns]], None]
+
+
+def _rows_of(path: str, max_line: int, select: Any, ignore: Any, emit: Emit | None = None) -> SessionRows:
+    """One file's rows (in a worker process, or here); never raises. With ``emit``, the file
+    is read as a stream and its ``events`` and ``calls`` rows go there in chunks."""
+    from bbox_lark.tables import session_rows, stream_session_rows, unread_rows
 
     try:
         with open(path, "rb") as file:
+            if emit is not None:
+                return stream_session_rows(path, file, emit, max_line=max_line, select=select, ignore=ignore)
             data = file.read()
     except OSError as error:
         why = "no such file or directory" if isinstance(error, FileNotFoundError) else error.strerror
@@ -136,25 +145,37 @@ def _rows_of(path: str, max_line: int, select: Any, ignore: Any) -> SessionRows:
     return session_rows(path, data, max_line=max_line, select=select, ignore=ignore)
 
 
+def _size(item: Input) -> int:
+    if item.problem is not None or item.stdin:
+        return 0
+    try:
+        return os.stat(item.path).st_size
+    except OSError:
+        return 0
+
+
 def input_bytes(inputs: Iterable[Input]) -> int:
     """The size of the usable files among ``inputs``, in bytes."""
-    total = 0
-    for item in inputs:
-        if item.problem is None and not item.stdin:
-            with contextlib.suppress(OSError):
-                total += os.stat(item.path).st_size
-    return total
+    return sum(_size(item) for item in inputs)
 
 
-def _job(item: Input) -> tuple[Any, ...]:
+def _job(item: Input) -> tuple[str, int, Any, Any]:
     settings = item.settings
     return (item.path, settings.max_line, settings.select, settings.ignore_for(item.path))
 
 
-def iter_rows(inputs: Iterable[Input], jobs: Jobs | None = None) -> Iterator[SessionRows]:
+def iter_rows(
+    inputs: Iterable[Input],
+    jobs: Jobs | None = None,
+    emit: Emit | None = None,
+) -> Iterator[SessionRows]:
     """Each input's rows, in the inputs' order; files spread over ``jobs`` worker processes
     (None or ``"auto"``: every core) with at most a few in flight. Standard input is not a
-    session file here: it is reported unreadable."""
+    session file here: it is reported unreadable.
+
+    With ``emit``, a file of :data:`STREAM_MIN_BYTES` or more is read here, when its turn
+    comes, as a stream: its ``events`` and ``calls`` rows go to ``emit`` in chunks as they
+    are read, and only the rest is yielded, so no whole large file is ever held."""
     from bbox_lark.tables import unread_rows
     from bbox_lark.workflow import PARALLEL_MIN_BYTES, internal_error, job_count
 
@@ -166,7 +187,7 @@ def iter_rows(inputs: Iterable[Input], jobs: Jobs | None = None) -> Iterator[Ses
             return unread_rows(item.path, item.problem)
         if item.stdin:
             return unread_rows(item.path, "-: export reads files, not standard input")
-        return _rows_of(*_job(item))
+        return _rows_of(*_job(item), emit if _size(item) >= STREAM_MIN_BYTES else None)
 
     if workers <= 1 or len(items) < 2 or input_bytes(items) < PARALLEL_MIN_BYTES:
         for item in items:
@@ -187,7 +208,8 @@ def iter_rows(inputs: Iterable[Input], jobs: Jobs | None = None) -> Iterator[Ses
             if item is None:
                 return False
             future = None
-            if item.problem is None and not item.stdin and not broken:
+            large = emit is not None and _size(item) >= STREAM_MIN_BYTES  # read here, streamed
+            if item.problem is None and not item.stdin and not broken and not large:
                 try:
                     future = pool.submit(_rows_of, *_job(item))
                 except RuntimeError:  # BrokenProcessPool, or the pool shutting down
@@ -233,7 +255,12 @@ def export_inputs(
     try:
         for name in TABLE_NAMES:
             writers[name] = TableWriter(name, out / f"{name}.{format}", format, batch_rows)
-        for rows in iter_rows(inputs, jobs):
+
+        def emit(chunk: dict[str, Columns]) -> None:
+            for name, columns in chunk.items():
+                writers[name].add(columns)
+
+        for rows in iter_rows(inputs, jobs, emit):
             files += 1
             for name in TABLE_NAMES:
                 writers[name].add(rows.tables[name])

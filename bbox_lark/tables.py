@@ -22,13 +22,13 @@ a failure, its internal-error diagnostic), so no input silently disappears from 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Document
-from bbox_lark.numbers import CallRecord, SessionTotals
+from bbox_lark.ast import Diagnostic, Event
+from bbox_lark.numbers import CallRecord, SessionCounter, SessionTotals
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 
@@ -207,9 +207,9 @@ def _append(columns: Columns, row: Mapping[str, Any]) -> None:
         values.append(row.get(name))
 
 
-def session_id(document: Document | None, path: str) -> str:
+def session_id(header: Mapping[str, Any], path: str) -> str:
     """The session's id in every table: the header's ``id``, else the path."""
-    value = document.header.get("id") if document is not None else None
+    value = header.get("id")
     return value if isinstance(value, str) and value.strip() else path
 
 
@@ -249,6 +249,10 @@ def _add_diagnostics(columns: Columns, sid: str, path: str, diagnostics: Iterabl
         )
 
 
+#: Rows of ``events`` and ``calls`` a streamed file holds before it hands them on.
+CHUNK_ROWS = 20_000
+
+
 def session_rows(
     path: str,
     data: bytes | str,
@@ -257,82 +261,154 @@ def session_rows(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
 ) -> SessionRows:
-    """Every table's rows for the file at ``path`` whose contents are ``data``. Never
-    raises on bad input; a failure inside bbox-lark gives the file's rows with an
+    """Every table's rows for the file at ``path`` whose contents are ``data``, together.
+    Never raises on bad input; a failure inside bbox-lark gives the file's rows with an
     internal-error finding (``E016``) instead."""
+    tables = {name: empty_columns(name) for name in TABLE_NAMES}
+
+    def take(chunk: dict[str, Columns]) -> None:
+        for name, columns in chunk.items():
+            for column, values in columns.items():
+                tables[name][column].extend(values)
+
+    last = stream_session_rows(path, data, take, max_line=max_line, select=select, ignore=ignore)
+    take(last.tables)
+    last.tables = tables
+    return last
+
+
+def stream_session_rows(
+    path: str,
+    source: Any,
+    emit: Callable[[dict[str, Columns]], None],
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    chunk_rows: int | None = None,
+) -> SessionRows:
+    """The rows of one file read as a stream (``source``: bytes, text, a binary file or
+    lines, as for :func:`bbox_lark.parser.iter_nodes`), in bounded memory: ``events`` and
+    ``calls`` rows go to ``emit`` in chunks of about ``chunk_rows`` (default
+    :data:`CHUNK_ROWS`) as they are read (calls
+    in the order their outcome is decided: at their completion, pending ones at the end);
+    the rows returned are the rest: the last chunk, the ``diagnostics`` and the ``sessions``
+    row. Never raises on bad input; a failure inside bbox-lark ends the file's rows with an
+    ``E016`` finding (what was emitted stays)."""
     from bbox_lark.workflow import internal_error
 
+    reader = _SessionReader(path, emit, chunk_rows or CHUNK_ROWS)
     try:
-        return _session_rows(path, data, max_line, select, ignore)
+        return reader.read(source, max_line, select, ignore)
     except Exception as error:  # a bug in bbox-lark: this file's rows say so, the batch goes on
-        return unread_rows(path, "bbox-lark failed on this file (E016)", [internal_error(error)])
+        rows = unread_rows(path, "bbox-lark failed on this file (E016)", [internal_error(error)])
+        rows.tables["events"], rows.tables["calls"] = reader.events, reader.calls
+        return rows
 
 
-def _session_rows(
-    path: str,
-    data: bytes | str,
-    max_line: int,
-    select: Iterable[str] | None,
-    ignore: Iterable[str] | None,
-) -> SessionRows:
-    from bbox_lark.api import parse
-    from bbox_lark.numbers import document_numbers
-    from bbox_lark.writepolicy import write_verdict
+class _SessionReader:
+    """Rows of one file, made node by node as the checker reads it (:func:`bbox_lark.api.run`
+    hands each node to :meth:`append`)."""
 
-    document = parse(data, max_line=max_line, select=select, ignore=ignore)
-    shown = _text(path) or ""
-    sid = _text(session_id(document, path)) or shown
-    tables = {name: empty_columns(name) for name in TABLE_NAMES}
-    events = document.events
+    def __init__(self, path: str, emit: Callable[[dict[str, Columns]], None], chunk_rows: int) -> None:
+        self.path = path
+        self.shown = _text(path) or ""
+        self.sid = self.shown
+        self.emit = emit
+        self.chunk_rows = chunk_rows
+        self.events = empty_columns("events")
+        self.calls = empty_columns("calls")
+        self.held = 0
+        self.body_lines = 0
+        self.user_messages = 0
+        self.counter: SessionCounter | None = None
 
-    for event in events:
-        result = event.result
+    def read(
+        self, source: Any, max_line: int, select: Iterable[str] | None, ignore: Iterable[str] | None
+    ) -> SessionRows:
+        from bbox_lark.api import checker_for, run
+        from bbox_lark.parser import iter_nodes
+        from bbox_lark.writepolicy import write_verdict
+
+        self.stream = iter_nodes(source, max_line=max_line)
+        diagnostics = list(run(checker_for(None, None, select, ignore), self.stream, self))  # type: ignore[arg-type]
+        head = self.stream.head
+        counter = self._counter()
+        pending, _, totals = counter.finish()
+        for record in pending:
+            self._call(record)
+        tables = {name: empty_columns(name) for name in TABLE_NAMES}
+        tables["events"], tables["calls"] = self.events, self.calls
+        _add_diagnostics(tables["diagnostics"], self.sid, self.shown, diagnostics)
+        refusing = write_verdict(diagnostics).refusing
+        problem = None
+        if refusing:
+            codes = ", ".join(sorted({d.code for d in refusing}))
+            problem = f"not read faithfully ({codes}); the rows hold what could be read"
+        header = head.header_info.fields if head is not None and head.header_info is not None else {}
+        row: dict[str, Any] = {
+            "session_id": self.sid,
+            "path": self.shown,
+            **{f"header_{key}": _string(header.get(key)) for key in HEADER_COLUMNS},
+            "faithful": not refusing,
+            "problem": problem,
+            "lines": (len(head.header_lines) if head is not None else 0) + self.body_lines,
+            "user_messages": self.user_messages,
+            "errors": sum(1 for d in diagnostics if d.severity == "error"),
+            "warnings": sum(1 for d in diagnostics if d.severity == "warning"),
+            **_totals_row(totals),
+        }
+        _append(tables["sessions"], row)
+        return SessionRows(self.path, tables, ok=not refusing)
+
+    def _counter(self) -> SessionCounter:
+        if self.counter is None:
+            from bbox_lark.numbers import SessionCounter
+
+            head = self.stream.head
+            header = head.header_info.fields if head is not None and head.header_info is not None else {}
+            self.sid = _text(session_id(header, self.path)) or self.shown
+            self.counter = SessionCounter(header, session_id=self.sid)
+        return self.counter
+
+    def append(self, node: Any) -> None:
+        """One body line, as the checker reads it."""
+        self.body_lines += 1
+        if not isinstance(node, Event):
+            return
+        counter = self._counter()
+        if node.kind == "user":
+            self.user_messages += 1
+        result = node.result
         _append(
-            tables["events"],
+            self.events,
             {
-                "session_id": sid,
-                "path": shown,
-                "line": event.line,
-                "kind": event.kind,
-                "name": _text(event.name),
-                "step": event.step,
-                "ts": _utc(event.ts),
-                "tid": _string(event.tid),
-                "span": _string(event.span),
-                "id": _string(event.id),
-                "text": _text(event.text),
+                "session_id": self.sid,
+                "path": self.shown,
+                "line": node.line,
+                "kind": node.kind,
+                "name": _text(node.name),
+                "step": node.step,
+                "ts": _utc(node.ts),
+                "tid": _string(node.tid),
+                "span": _string(node.span),
+                "id": _string(node.id),
+                "text": _text(node.text),
                 "result_kind": result.kind if result is not None else None,
                 "result": _text(result.text) if result is not None else None,
             },
         )
+        self.held += 1
+        for record in counter.feed(node):
+            self._call(record)
+        if self.held >= self.chunk_rows:
+            self.emit({"events": self.events, "calls": self.calls})
+            self.events, self.calls = empty_columns("events"), empty_columns("calls")
+            self.held = 0
 
-    numbers = document_numbers(document, session_id=sid)
-    for record in numbers.calls:
-        _append(tables["calls"], {"session_id": sid, "path": shown, **_call_row(record)})
-
-    diagnostics = document.diagnostics
-    _add_diagnostics(tables["diagnostics"], sid, shown, diagnostics)
-
-    refusing = write_verdict(diagnostics).refusing
-    problem = None
-    if refusing:
-        codes = ", ".join(sorted({d.code for d in refusing}))
-        problem = f"not read faithfully ({codes}); the rows hold what could be read"
-    header = document.header
-    row: dict[str, Any] = {
-        "session_id": sid,
-        "path": shown,
-        **{f"header_{key}": _string(header.get(key)) for key in HEADER_COLUMNS},
-        "faithful": not refusing,
-        "problem": problem,
-        "lines": len(document.header_lines) + len(document.lines),
-        "user_messages": sum(1 for e in events if e.kind == "user"),
-        "errors": sum(1 for d in diagnostics if d.severity == "error"),
-        "warnings": sum(1 for d in diagnostics if d.severity == "warning"),
-        **_totals_row(numbers.totals),
-    }
-    _append(tables["sessions"], row)
-    return SessionRows(path, tables, ok=not refusing)
+    def _call(self, record: CallRecord) -> None:
+        _append(self.calls, {"session_id": self.sid, "path": self.shown, **_call_row(record)})
+        self.held += 1
 
 
 # -- the numbers (bbox_lark.numbers) ------------------------------------------------------

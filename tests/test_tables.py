@@ -169,7 +169,7 @@ def test_a_failure_inside_bbox_lark_is_the_files_row_not_the_end(monkeypatch: py
     def broken(*args: object) -> object:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(tables, "_session_rows", broken)
+    monkeypatch.setattr(tables._SessionReader, "read", broken)
     rows = session_rows("x.bbox", SESSION)
     assert rows.tables["sessions"]["problem"] == ["bbox-lark failed on this file (E016)"]
     assert rows.tables["diagnostics"]["code"] == ["E016"]
@@ -419,3 +419,27 @@ def test_read_bbox_without_dask_says_what_to_install(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout == "read_bbox needs dask: pip install 'bbox-lark[scale]'\n", done.stderr
+
+
+def test_a_large_file_is_streamed_into_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bbox_lark.export
+    import bbox_lark.tables
+    from bbox_lark.tables import stream_session_rows
+
+    text = (VALID / "long-session.bbox").read_text(encoding="utf-8")
+    chunks: list[dict[str, list[object]]] = []
+    last = stream_session_rows("x.bbox", text, lambda chunk: chunks.append(chunk), chunk_rows=5)
+    assert len(chunks) > 3 and all(len(c["events"]["line"]) + len(c["calls"]["key"]) >= 5 for c in chunks)
+    whole = session_rows("x.bbox", text)
+    for table, column in (("events", "line"), ("calls", "start_line")):
+        streamed = [value for chunk in [*chunks, last.tables] for value in chunk[table][column]]
+        assert streamed == whole.tables[table][column]
+    assert last.tables["sessions"] == whole.tables["sessions"]
+
+    folder = corpus_copy(tmp_path)
+    export_tables([str(folder)], tmp_path / "whole", jobs=1)
+    monkeypatch.setattr(bbox_lark.export, "STREAM_MIN_BYTES", 0)  # every file streamed
+    monkeypatch.setattr(bbox_lark.tables, "CHUNK_ROWS", 3)
+    export_tables([str(folder)], tmp_path / "streamed", jobs=1)
+    for name in TABLE_NAMES:
+        assert read(tmp_path / "whole", name) == read(tmp_path / "streamed", name)
