@@ -310,34 +310,45 @@ class Response:
 
 class Responses:
     """Groups event lines into model responses (DECISIONS §12), as a stream: :meth:`feed`
-    each event in order; it returns the response that line ended (if any), and
-    :meth:`finish` the last one."""
+    each event in order; it returns the responses that line ended, and :meth:`finish` the
+    ones still open at the end.
 
-    __slots__ = ("_current", "_key", "_ordinal", "model")
+    "Consecutive" is within a thread: lines with a ``tid=`` form responses with the lines of
+    their own thread only (a subagent's lines interleaved with the main agent's, as Claude
+    Code's sidechain records are, neither join nor end the main agent's response). At most
+    :attr:`THREADS` threads have an open response; a further thread ends the oldest one."""
+
+    __slots__ = ("_last", "_open", "_ordinal", "model")
+
+    THREADS = 1024
 
     def __init__(self) -> None:
         self._ordinal = 0
-        self._current: Response | None = None
-        self._key: tuple[int | None, int | None] = (None, None)
+        #: Thread -> its open response and that response's (tokens_in, tokens_cached).
+        self._open: dict[str | None, tuple[Response, tuple[int | None, int | None]]] = {}
+        self._last: str | None = None
+        #: The model in force (the caller switches it: header, ``# model:``, ``model=``).
         self.model: str | None = None
 
-    def feed(self, event: Event) -> Response | None:
-        """Take the next line; return the response it ended, if any. After the call,
-        :attr:`current` is the response this line belongs to (None when it is no response
-        line)."""
+    def feed(self, event: Event) -> tuple[Response, ...]:
+        """Take the next line; return the responses it ended (usually none or one). After
+        the call, :attr:`current` is the open response of this line's thread."""
+        tid = event.tid
+        self._last = tid
         if event.kind in _RESPONSE_BREAKS:
-            ended, self._current = self._current, None
-            return ended
+            held = self._open.pop(tid, None)
+            return (held[0],) if held is not None else ()
         usage = line_usage(event)
         if usage is None:
-            return None
+            return ()
         key = (usage.tokens_in, usage.tokens_cached)
-        current = self._current
-        if current is not None and key == self._key:
+        held = self._open.get(tid)
+        if held is not None and key == held[1]:
+            current = held[0]
             out = current.usage.tokens_out
             if usage.tokens_out is not None and (out is None or usage.tokens_out > out):
                 out = usage.tokens_out
-            self._current = Response(
+            joined = Response(
                 current.ordinal,
                 current.first_line,
                 event.line,
@@ -345,19 +356,32 @@ class Responses:
                 current.model,
                 current.step if current.step is not None else event.step,
             )
-            return None
+            self._open[tid] = (joined, key)
+            return ()
+        ended: list[Response] = []
+        if held is not None:
+            ended.append(self._open.pop(tid)[0])
+        elif len(self._open) >= self.THREADS:
+            oldest = next(iter(self._open))
+            ended.append(self._open.pop(oldest)[0])
         self._ordinal += 1
-        self._key = key
-        self._current = Response(self._ordinal, event.line, event.line, usage, self.model, event.step)
-        return current
+        self._open[tid] = (
+            Response(self._ordinal, event.line, event.line, usage, self.model, event.step),
+            key,
+        )
+        return tuple(ended)
 
     @property
     def current(self) -> Response | None:
-        return self._current
+        """The open response of the last line's thread."""
+        held = self._open.get(self._last)
+        return held[0] if held is not None else None
 
-    def finish(self) -> Response | None:
-        ended, self._current = self._current, None
-        return ended
+    def finish(self) -> tuple[Response, ...]:
+        """The responses still open, in file order."""
+        ended = sorted((held[0] for held in self._open.values()), key=lambda r: r.ordinal)
+        self._open.clear()
+        return tuple(ended)
 
 
 def response_usage(events: Iterable[Event]) -> dict[int, Response]:
@@ -367,14 +391,12 @@ def response_usage(events: Iterable[Event]) -> dict[int, Response]:
     lines: dict[int, int] = {}
     done: dict[int, Response] = {}
     for event in events:
-        ended = responses.feed(event)
-        if ended is not None:
+        for ended in responses.feed(event):
             done[ended.ordinal] = ended
         if responses.current is not None and line_usage(event) is not None:
             lines[event.line] = responses.current.ordinal
-    last = responses.finish()
-    if last is not None:
-        done[last.ordinal] = last
+    for ended in responses.finish():
+        done[ended.ordinal] = ended
     return {line: done[ordinal] for line, ordinal in lines.items()}
 
 
@@ -685,9 +707,7 @@ class SessionCounter:
             record = self._steps[step] = _Step(line, line)
         return record
 
-    def _response_ended(self, response: Response | None) -> None:
-        if response is None:
-            return
+    def _response_ended(self, response: Response) -> None:
         self._response_count += 1
         self._response_usage = self._response_usage + response.usage
         model = response.model
@@ -741,7 +761,8 @@ class SessionCounter:
                 self._switch(model_field)
             if kind == "lifecycle" and event.name == "end":
                 self._end = read_totals(event.fields)
-        self._response_ended(self._responses.feed(event))
+        for ended in self._responses.feed(event):
+            self._response_ended(ended)
         current = self._responses.current
         response = current.ordinal if current is not None and line_usage(event) is not None else None
 
@@ -806,7 +827,8 @@ class SessionCounter:
 
     def finish(self) -> tuple[list[CallRecord], tuple[StepRecord, ...], SessionTotals]:
         """The calls nothing completed, the steps (by step value) and the totals."""
-        self._response_ended(self._responses.finish())
+        for ended in self._responses.finish():
+            self._response_ended(ended)
         pending = [self._record(start, None, response) for start, response in self._open.values()]
         self._open.clear()
         steps = tuple(

@@ -174,6 +174,22 @@ def test_a_different_input_starts_a_new_response() -> None:
     assert (totals.responses, totals.usage) == (2, Usage(3, 8, 20))
 
 
+def test_responses_are_consecutive_within_a_thread() -> None:
+    """A subagent's lines (tid=) interleaved with the main agent's neither join nor split the
+    main agent's response; a u:/o: of one thread ends only that thread's response."""
+    totals = numbers(
+        "th: plan tokens_in=5 tokens_out=1 tokens_cached=100\n"  # main, response 1
+        "u: go tid=sub\n"
+        "a: sub answer tid=sub tokens_in=2 tokens_out=3 tokens_cached=10\n"  # sub, response 2
+        "o: id=x tid=sub → [ok]\n"
+        "a: main text tokens_in=5 tokens_out=9 tokens_cached=100\n"  # main, still response 1
+        "a: sub again tid=sub tokens_in=2 tokens_out=4 tokens_cached=10\n",  # sub, response 3
+        estimate=False,
+    ).totals
+    assert totals.responses == 3
+    assert totals.response_usage == Usage(5 + 2 + 2, 9 + 3 + 4, 100 + 10 + 10)
+
+
 def test_call_records_name_their_response() -> None:
     calls = numbers(REAL_SHAPE, estimate=False).calls
     assert [(c.start_line, c.response) for c in calls] == [(8, 1), (13, 2)]
@@ -342,3 +358,30 @@ def test_responses_count_each_once(lines: list[tuple[str, int, int, int]]) -> No
     if groups:
         expected = Usage(sum(g[0] for g in groups), sum(g[2] for g in groups), sum(g[1] for g in groups))
         assert totals.response_usage == expected
+
+
+def test_streaming_keeps_no_call_history() -> None:
+    """read_session with on_call holds the open calls, not the finished ones: four times
+    the calls take far less than four times the memory (no timing: memory is compared)."""
+    import tracemalloc
+
+    def lines(n: int):  # type: ignore[no-untyped-def]
+        yield HEADER
+        for i in range(n):
+            yield f"t!:bash id=c{i} → [running] tokens_in={i} tokens_out=1\n"
+            yield f"o: id=c{i} → [ok]\n"
+
+    def peak(n: int) -> int:
+        taken: list[int] = []
+        tracemalloc.start()
+        try:
+            totals = read_session(lines(n), estimate=False, on_call=lambda _: taken.append(1)).totals
+            most = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert len(taken) == totals.calls == totals.responses == n
+        return most
+
+    peak(100)  # first use: the grammar and caches load
+    small, large = peak(3000), peak(12000)
+    assert large < 2 * small, (small, large)

@@ -937,8 +937,7 @@ class _Writer:
     def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
         """Note which agent step a response's usage goes to (its first line's that has one)."""
         self.counter.feed(event)
-        ended = self.responses.feed(event)
-        if ended is not None:
+        for ended in self.responses.feed(event):
             self.response_usage[ended.ordinal] = ended.usage
         current = self.responses.current
         if current is None or line_usage(event) is None:
@@ -1242,9 +1241,8 @@ class _Writer:
         """Steps' metrics from the usage stated on event lines, each response once (DECISIONS
         §12), when no ``# metrics`` gave any: ATIF's ``prompt_tokens`` include the cached
         tokens, the writers' ``tokens_in`` does not."""
-        last = self.responses.finish()
-        if last is not None:
-            self.response_usage[last.ordinal] = last.usage
+        for ended in self.responses.finish():
+            self.response_usage[ended.ordinal] = ended.usage
         if self.stated_metrics or not self.response_step:
             return
         per_step: dict[int, tuple[dict[str, Any], Usage]] = {}
