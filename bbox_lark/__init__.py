@@ -43,10 +43,12 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.checks import CheckInfo, registry
     from bbox_lark.convert import Conversion, ConvertError, detect_format
     from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
+    from bbox_lark.export import export_tables
     from bbox_lark.fix import apply_fixes
     from bbox_lark.numbers import call_outcome, document_numbers, read_session
     from bbox_lark.parser import Head, iter_nodes
     from bbox_lark.printer import dumps, emit, format_document
+    from bbox_lark.query import query_tables
     from bbox_lark.redaction import Redacted, redact
     from bbox_lark.report import render as render_report  # `bbox_lark.report` stays the package
     from bbox_lark.secrets import SecretMatch, find_secrets
@@ -93,11 +95,13 @@ __all__ = [
     "document_numbers",
     "dumps",
     "emit",
+    "export_tables",
     "find_secrets",
     "format_document",
     "iter_check",
     "iter_nodes",
     "parse",
+    "query_tables",
     "read_session",
     "redact",
     "registry",
@@ -147,6 +151,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "dumps": ("bbox_lark.printer", "dumps"),
     "emit": ("bbox_lark.printer", "emit"),
     "format_document": ("bbox_lark.printer", "format_document"),
+    "export_tables": ("bbox_lark.export", "export_tables"),
+    "query_tables": ("bbox_lark.query", "query_tables"),
     "Redacted": ("bbox_lark.redaction", "Redacted"),
     "redact": ("bbox_lark.redaction", "redact"),
     "SecretMatch": ("bbox_lark.secrets", "SecretMatch"),

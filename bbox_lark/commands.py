@@ -880,3 +880,131 @@ def report_command(
 
             webbrowser.open(written.resolve().as_uri())
     raise typer.Exit(EXIT_OK)
+
+
+# -- analytics: export, query (docs/analytics.md) ----------------------------------------------
+
+#: ``--jobs`` of ``export`` and ``query``.
+Jobs = Annotated[
+    str | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="Read files in this many processes (a number, or auto: the number of cores, the default).",
+        show_default=False,
+    ),
+]
+
+
+def _analytics_resolver(
+    jobs: str | None, config: Path | None, isolated: bool, exclude: list[str] | None, extend: list[str] | None
+) -> Any:
+    from bbox_lark.config import ConfigError, resolver_from_options
+
+    try:
+        return resolver_from_options(
+            config=config, isolated=isolated, exclude=exclude, extend_exclude=extend, jobs=jobs
+        )
+    except ConfigError as error:
+        raise fail_usage(str(error)) from None
+
+
+class ExportFormat(StrEnum):
+    """``export --format``."""
+
+    parquet = "parquet"
+    csv = "csv"
+
+
+@app.command("export")
+def export_command(
+    paths: Annotated[
+        list[str], typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below), globs.")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Write the tables into this folder.")],
+    output_format: Annotated[
+        ExportFormat, typer.Option("--format", help="parquet (the default) or csv.")
+    ] = ExportFormat.parquet,
+    jobs: Jobs = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    exclude: Exclude = None,
+    extend_exclude: ExtendExclude = None,
+) -> None:
+    """Write the sessions, events, calls and diagnostics tables of many sessions (Parquet or
+    CSV, one file per table). A file that cannot be read still gets its sessions row; exit 1
+    when a file was not read faithfully, 2 when one could not be read."""
+    from bbox_lark.export import export_tables
+    from bbox_lark.tables import MissingExtra
+
+    resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
+    try:
+        summary = export_tables(
+            paths,
+            output,
+            format=output_format.value,
+            jobs=resolver.for_path("-").jobs,
+            resolver=resolver,
+        )
+    except MissingExtra as error:
+        raise fail_usage(str(error)) from None
+    except OSError as error:
+        raise fail_usage(f"{output}: cannot write: {error.strerror or error}") from None
+    for path, why in summary.unreadable:
+        print_error(why if why.startswith(path) else f"{path}: {why}")
+    for path, why in (*summary.crashed, *summary.failed):
+        err.print(f"! {safe(path)}: {safe(why)}", markup=False)
+    err.print(safe(summary.line()), markup=False)
+    raise typer.Exit(summary.exit_code)
+
+
+class QueryFormat(StrEnum):
+    """``query --format``."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+@app.command("query")
+def query_command(
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Session files, directories, globs, or folders written by bbox-lark export."),
+    ],
+    sql: Annotated[
+        str, typer.Option("--sql", help="The query, over the views sessions, events, calls, diagnostics.")
+    ],
+    output_format: Annotated[
+        QueryFormat, typer.Option("--format", help="table (the default), csv or json.")
+    ] = QueryFormat.table,
+    jobs: Jobs = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    exclude: Exclude = None,
+    extend_exclude: ExtendExclude = None,
+) -> None:
+    """Run SQL (DuckDB) over the sessions, events, calls and diagnostics tables of session
+    files, or of folders written by export. Bad SQL: DuckDB's message, exit 2."""
+    from bbox_lark.query import QueryError, find_inputs, query_inputs
+    from bbox_lark.tables import MissingExtra
+
+    resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
+    try:
+        result = query_inputs(find_inputs(paths, resolver), sql, jobs=resolver.for_path("-").jobs)
+    except (MissingExtra, QueryError) as error:
+        raise fail_usage(str(error)) from None
+    for path, why in result.unreadable:
+        print_error(why if why.startswith(path) else f"{path}: {why}")
+    if output_format is QueryFormat.json:
+        write_json(result.to_json())
+    elif output_format is QueryFormat.csv:
+        write_out(result.to_csv())
+    else:
+        from rich.table import Table
+
+        table = Table(*result.columns)
+        for row in result.rows:
+            table.add_row(*("" if value is None else safe(str(value)) for value in row))
+        out.print(table)
+    raise typer.Exit(EXIT_USAGE if result.unreadable else EXIT_OK)

@@ -94,3 +94,13 @@ def test_a_small_run_prints_every_throughput_figure(
     assert "real logs (corpus): 2 file(s)" in shown
     assert shown.count("check, one process") == 2 and shown.count("ratio") >= 3
     assert "all cores (2)" in shown
+
+
+def test_a_small_export_run_prints_both_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pyarrow")
+    args = ["--only", "export", "--export-sessions", "3", "--export-lines", "60", "--jobs", "2"]
+    assert bench.main(args) == 0
+    shown = capsys.readouterr().out
+    assert "3 generated sessions" in shown
+    assert "export, one core" in shown and "export, all cores (2)" in shown
+    assert shown.count("lines/s") == 2 and "MiB" in shown and "exit" not in shown

@@ -531,11 +531,18 @@ def test_terse_calls_keep_their_arguments_and_fields() -> None:
     data = HEADER + 't:grep "pattern x" src id=c1 → [2 files]\nc:github.issues q=ads → [err: denied]\n'
     out = convert(data, "bbox", to="jsonl", style="terse")
     assert records(out.text)[1:] == [
-        {"t": "t", "n": "grep", "a": ["pattern x", "src"], "f": {"id": "c1"}, "r": {"files": 2}},
-        {"t": "c", "s": "github", "m": "issues", "a": {"q": "ads"}, "r": {"err": "denied"}},
+        {
+            "t": "t",
+            "n": "grep",
+            "a": ["pattern x", "src"],
+            "f": {"id": "c1"},
+            "r": {"files": 2},
+            "session": "s",
+        },
+        {"t": "c", "s": "github", "m": "issues", "a": {"q": "ads"}, "r": {"err": "denied"}, "session": "s"},
     ]
     back = bbox_lark.parse(convert(out.text, "jsonl", to="bbox").text).events
-    assert back[0].args == ("pattern x", "src") and back[0].fields == {"id": "c1"}
+    assert back[0].args == ("pattern x", "src") and back[0].fields == {"id": "c1"}  # session: not a field
     assert back[1].name == "github.issues" and back[1].result is not None
     assert back[1].result.message == "denied"
 
@@ -797,3 +804,16 @@ def test_the_docs_report_lines_are_what_the_reader_says() -> None:
     )
     result = convert(data, "jsonl", to="bbox")
     assert "".join(s.render("session.jsonl") + "\n" for s in result.skipped) == shown
+
+
+def test_every_record_names_its_session() -> None:
+    """Records of many sessions put together still say where each came from; a header
+    without an id names none (null); reading ignores the key."""
+    for style in ("full", "terse"):
+        out = convert(HEADER + "u: hi\nt:read a.rs → [ok]\n", "bbox", to="jsonl", style=style)
+        body = records(out.text)[1:]
+        assert body and all(record["session"] == "s" for record in body)
+        unnamed = convert(HEADER.replace("id: s\n", "id:\n") + "u: hi\n", "bbox", to="jsonl", style=style)
+        assert [record["session"] for record in records(unnamed.text)[1:]] == [None]
+        back = bbox_lark.parse(convert(out.text, "jsonl", to="bbox").text)
+        assert all("session" not in event.fields for event in back.events)

@@ -25,6 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CLEAN = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\nu: hi\na: done → [ok]\n"
 
 
+#: The scale extra and the modules that use it: only export, query and bbox_lark.dask load them.
+SCALE = {"pyarrow", "duckdb", "dask", "distributed", "s3fs", "fsspec", "pandas", "bbox_lark.tables"}
+SCALE |= {"bbox_lark.export", "bbox_lark.query", "bbox_lark.dask"}
+
+
 def modules_after(code: str) -> set[str]:
     """The modules loaded in a fresh interpreter after running ``code``."""
     script = f"import json, sys\n{code}\nsys.__stdout__.write('\\n@@' + json.dumps(sorted(sys.modules)))\n"
@@ -40,6 +45,7 @@ def test_importing_the_package_imports_no_subsystem() -> None:
     loaded = modules_after("import bbox_lark")
     heavy = {"yaml", "lark", "rich", "typer", "bbox_lark.api", "bbox_lark.convert", "bbox_lark.fix"}
     heavy |= {"bbox_lark.stats", "bbox_lark.printer", "bbox_lark.checks"}
+    heavy |= SCALE
     assert not heavy & loaded
 
 
@@ -59,7 +65,7 @@ def test_check_on_a_file_imports_only_what_it_uses(tmp_path: Path) -> None:
     loaded = modules_after(code)
     assert "bbox_lark.checks" in loaded and "yaml" in loaded  # it did check the file
     unwanted = {"pydantic", "rich", "rich.console", "bbox_lark.convert", "bbox_lark.stats"}
-    unwanted |= {"bbox_lark.docsgen"}
+    unwanted |= {"bbox_lark.docsgen"} | SCALE
     assert not unwanted & loaded
 
 

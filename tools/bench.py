@@ -13,6 +13,11 @@ across changes; the machine is noisy, so read the ordering, not the third digit.
   (:func:`library_parallel_check`, the pending ``check --jobs``).
 * **Peak memory**: the RSS high-water mark of a fresh ``bbox-lark check FILE`` process on
   generated files of 10k, 100k and 1M lines, and the ratio of the largest to the smallest.
+* **Export** (``bbox-lark export``, the ``scale`` extra): lines/s of a fresh ``bbox-lark
+  export DIR -o OUT`` over ``--export-sessions`` generated sessions (default 3,000) of
+  ``--export-lines`` lines each, with ``--jobs 1`` and with all cores (wall time of the
+  whole process), and the RSS high-water mark of its largest process (the parent or a
+  worker: each holds one file's rows at a time).
 * **Start-up**: CPU time of ``bbox-lark check`` on a 10-line file against
   ``python -c "import lark, yaml"``, many runs each (interleaved), min and median, and the
   ratio (goal <= 1.5). Bytecode caches are warm: ``PYTHONDONTWRITEBYTECODE`` is removed
@@ -27,6 +32,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
     python tools/bench.py --quick              # 100k lines, fewer runs: under a minute
     python tools/bench.py --only startup --startup-runs 60
     python tools/bench.py --corpus DIR --lines 200000 --repeat 5
+    python tools/bench.py --only export --export-sessions 3000
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ except ImportError:  # run with a Python that does not have the project installe
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
-SECTIONS = ("throughput", "memory", "startup")
+SECTIONS = ("throughput", "memory", "startup", "export")
 GOAL_ONE, GOAL_ALL, GOAL_STARTUP = 0.5, 1.0, 1.5
 
 _LINE = re.compile(r"(t!|t~|th|td|[uatosmprxcq]):(\S*)(.*)")
@@ -350,6 +356,39 @@ def memory(folder: Path, sizes: Sequence[int]) -> None:
         print(f"  ratio {sizes[-1]:,} / {sizes[0]:,} lines: {peaks[-1] / peaks[0]:.2f}  (goal <= 1.2)")
 
 
+def export_run(folder: Path, jobs: int) -> tuple[int, float, float]:
+    """A fresh ``bbox-lark export FOLDER -o OUT --jobs JOBS``: its exit code, wall seconds
+    and the peak RSS of its largest process, in MiB."""
+    out = folder.with_name(folder.name + f"-out-{jobs}")
+    command = [*bbox_lark_command(), "export", str(folder), "-o", str(out), "--jobs", str(jobs)]
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS, *command],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=True,
+    )
+    wall = time.perf_counter() - start
+    code, peak_kib = (int(word) for word in done.stdout.split())
+    return code, max(wall, 1e-9), peak_kib / 1024
+
+
+def export(folder: Path, sessions: int, lines: int, jobs: int) -> None:
+    logs = folder / "export-logs"
+    logs.mkdir()
+    total = 0
+    for number in range(sessions):
+        text = generate_session(lines, seed=number)
+        total += count_lines(text)
+        (logs / f"session-{number:05}.bbox").write_text(text, encoding="utf-8")
+    print(f"  {sessions:,} generated sessions, {total:,} lines")
+    for label, count in (("one core", 1), (f"all cores ({jobs})", jobs)):
+        code, wall, peak = export_run(logs, count)
+        failed = "" if code == 0 else f"   (exit {code})"
+        print(f"    export, {label:16} {total / wall:12,.0f} lines/s   peak {peak:7,.1f} MiB{failed}")
+
+
 # -- the run ---------------------------------------------------------------------------------
 
 
@@ -381,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--memory-lines", help="comma-separated sizes for peak memory (default 10000,100000,1000000)"
     )
+    parser.add_argument("--export-sessions", type=int, help="sessions for export (default 3000)")
+    parser.add_argument("--export-lines", type=int, default=300, help="lines per export session")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section")
     parser.add_argument(
         "--quick", action="store_true", help="100k lines, fewer runs, memory up to 100k: under a minute"
@@ -417,6 +458,15 @@ def main(argv: list[str] | None = None) -> int:
         if "startup" in sections:
             print(f"start-up: CPU time of a whole process, {runs} interleaved runs each, warm caches")
             startup(folder, runs)
+        if "export" in sections:
+            sessions = args.export_sessions or (300 if args.quick else 3000)
+            print(
+                "\nexport: wall time of a whole `bbox-lark export` process; peak RSS of its largest process"
+            )
+            try:
+                export(folder, sessions, args.export_lines, jobs)
+            except subprocess.CalledProcessError as error:
+                print(f"  export failed (is the scale extra installed?): {error.stderr.strip()[:200]}")
     return 0
 
 

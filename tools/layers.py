@@ -51,7 +51,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("tools", ("fix", "convert", "stats", "api", "discover", "writer", "testing")),
-    ("workflows", ("workflow", "rewrite", "conversion", "parallel", "stats_run")),
+    (
+        "workflows",
+        ("workflow", "rewrite", "conversion", "parallel", "stats_run", "tables", "export", "query", "dask"),
+    ),
     ("render", ("render", "check_output", "console", "report")),
     ("docs", ("docsgen",)),
     ("cli", ("cli", "commands", "command_options", "__init__")),

@@ -79,7 +79,7 @@ MARKER = '{"record":"header","bbox":"' + RECORD_VERSION + '"'
 _ESCAPED = re.compile("[\ud800-\udfff\x85\u2028\u2029]")
 #: Keys of the terse style (bbox-format-full.md "JSONL ALTERNATIVE") plus ``f`` (fields
 #: beside positional arguments), this module's addition.
-TERSE_KEYS = frozenset({"t", "c", "n", "a", "r", "s", "m", "v", "q", "f"})
+TERSE_KEYS = frozenset({"t", "c", "n", "a", "r", "s", "m", "v", "q", "f", "session"})
 
 
 class RecordError(ValueError):
@@ -128,9 +128,17 @@ def _field_map(nodes: Iterable[Any]) -> dict[str, Any]:
     return found
 
 
-def line_record(node: Line, number: int) -> dict[str, Any]:
-    """The record of one body line (``number``: its line in the bbox document)."""
-    record: dict[str, Any] = {"line": number, "kind": node.kind}
+def session_of(head: Head) -> str | None:
+    """The session a document's records name: its header's ``id``, or None when the header
+    has none (an empty ``id:`` included)."""
+    value = head.header_info.fields.get("id") if head.header_info is not None else None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def line_record(node: Line, number: int, session: str | None = None) -> dict[str, Any]:
+    """The record of one body line (``number``: its line in the bbox document) of the
+    session ``session`` (:func:`session_of`)."""
+    record: dict[str, Any] = {"session": session, "line": number, "kind": node.kind}
     if isinstance(node, Continuation):
         record["owner"] = node.owner
         record["text"] = node.text
@@ -178,10 +186,12 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     style = ctx.options.get("style") or "full"
     report = ctx.report
     number = 1
+    session: str | None = None
     terse = TerseWriter(report) if style == "terse" else None
     for item in flatten(items):
         if isinstance(item, Head):
             number = item.body_start
+            session = session_of(item)
             if terse is not None:
                 out.write(dump(terse.header(item)) + "\n")
                 continue
@@ -192,9 +202,9 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
         if terse is not None:
             record = terse.record(item)
             if record is not None:
-                out.write(dump(record) + "\n")
+                out.write(dump({**record, "session": session}) + "\n")
         else:
-            out.write(dump(line_record(item, number)) + "\n")
+            out.write(dump(line_record(item, number, session)) + "\n")
             report.kept(category(item), item.line)
         number += 1
 

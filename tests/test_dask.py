@@ -1,0 +1,125 @@
+"""``bbox_lark.dask.read_bbox`` on real engines: a ``distributed.LocalCluster`` with two
+worker processes, and a local S3 server (moto's server mode) read through s3fs.
+
+The counts are compared with ``bbox-lark export`` of the same files, and the columns and
+dtypes with the exported Parquet files read by Dask: the two ways of reading agree.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bbox_lark.export import export_tables
+from bbox_lark.tables import TABLE_NAMES, TABLES
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("pyarrow")
+
+ROOT = Path(__file__).resolve().parent.parent
+VALID = ROOT / "corpus" / "valid"
+FILES = ("spec-full-call-ids-steps-metrics.bbox", "correlation-families.bbox", "long-session.bbox")
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("logs")
+    for name in FILES:
+        shutil.copy(VALID / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def exported(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out")
+    export_tables([str(logs)], out, jobs=1)
+    return out
+
+
+def test_one_partition_per_file_with_the_parquet_dtypes(logs: Path, exported: Path) -> None:
+    from bbox_lark.dask import read_bbox
+
+    for table in TABLE_NAMES:
+        frame = read_bbox(str(logs), table=table)
+        parquet = dd.read_parquet(str(exported / f"{table}.parquet"), dtype_backend="pyarrow")
+        assert frame.npartitions == len(FILES)
+        assert list(frame.columns) == list(parquet.columns) == [c.name for c in TABLES[table]]
+        assert frame.dtypes.to_dict() == parquet.dtypes.to_dict()
+        computed = frame.compute()
+        assert computed.dtypes.to_dict() == parquet.dtypes.to_dict()  # the meta tells the truth
+        assert len(computed) == len(parquet)
+
+
+def test_globs_and_lists(logs: Path) -> None:
+    from bbox_lark.dask import read_bbox
+
+    assert read_bbox(str(logs / "*.bbox"), "sessions").npartitions == len(FILES)
+    listed = [str(logs / FILES[0]), str(logs / FILES[1])]
+    assert len(read_bbox(listed, "sessions")) == 2
+    with pytest.raises(FileNotFoundError):
+        read_bbox(str(logs / "nothing-*.rlog"))
+    with pytest.raises(ValueError, match="table must be one of"):
+        read_bbox(str(logs), table="steps")
+
+
+def test_on_a_local_cluster_with_two_worker_processes(logs: Path, exported: Path) -> None:
+    from bbox_lark.dask import read_bbox
+
+    expected = {
+        table: len(dd.read_parquet(str(exported / f"{table}.parquet")).compute()) for table in TABLE_NAMES
+    }
+    outcomes = dd.read_parquet(str(exported / "calls.parquet")).compute().groupby("outcome").size().to_dict()
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        counts = {table: int(read_bbox(str(logs), table).shape[0].compute()) for table in TABLE_NAMES}
+        per_outcome = read_bbox(str(logs), "calls").groupby("outcome").size().compute().to_dict()
+        assert len(client.scheduler_info()["workers"]) == 2
+    assert counts == expected
+    assert per_outcome == outcomes
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    moto_server = pytest.importorskip("moto.server")
+    port = _free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+def test_against_a_local_s3_server(logs: Path, exported: Path, s3_endpoint: str) -> None:
+    s3fs = pytest.importorskip("s3fs")
+    from bbox_lark.dask import read_bbox
+
+    options = {"key": "testing", "secret": "testing", "client_kwargs": {"endpoint_url": s3_endpoint}}
+    fs = s3fs.S3FileSystem(**options)
+    fs.mkdir("logs")
+    for name in FILES:
+        fs.put(str(logs / name), f"logs/2025/{name}")
+    frame = read_bbox("s3://logs/2025/*.bbox", "sessions", storage_options=options)
+    sessions = frame.compute(scheduler="sync")
+    assert sorted(sessions["path"]) == sorted(f"s3://logs/2025/{name}" for name in FILES)
+    local = dd.read_parquet(str(exported / "sessions.parquet"), dtype_backend="pyarrow").compute()
+    assert sorted(sessions["calls"]) == sorted(local["calls"])
+    whole = read_bbox("s3://logs", "events", storage_options=options)  # a folder: every file below
+    assert whole.npartitions == len(FILES)
+    assert len(whole) == len(dd.read_parquet(str(exported / "events.parquet")))
