@@ -4,7 +4,7 @@ embedded trajectories, and what the chosen ``schema_version`` cannot hold."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bbox_lark.convert.atif.tables import (
     DEFAULT_VERSION,
@@ -15,9 +15,6 @@ from bbox_lark.convert.atif.tables import (
 )
 from bbox_lark.convert.atif.writer import TrajectoryWriter
 from bbox_lark.numbers import Usage
-
-if TYPE_CHECKING:
-    pass
 
 
 def response_metrics(writer: TrajectoryWriter) -> None:

@@ -6,14 +6,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bbox_lark.ast import BlankLine, Continuation
 from bbox_lark.convert.atif.tables import ATTACH_MARK, TEXT_MARK
-
-if TYPE_CHECKING:
-    pass
-
 
 _ATTACH = re.compile(r"\+([A-Za-z_][A-Za-z0-9_]*)(?: (.*))?\Z", re.S)
 

@@ -20,11 +20,7 @@ or the ``atif`` models (issue 16 allows that when the reason is written down; he
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    pass
-
+from typing import Any
 
 # -- the structure of a trajectory (what the atif package's models check) ---------------
 

@@ -3,15 +3,7 @@ renders)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from bbox_lark.convert.base import (
-    MappingRow,
-)
-
-if TYPE_CHECKING:
-    pass
-
+from bbox_lark.convert.base import MappingRow
 
 #: The versions the writer writes (``--atif-version``), newest last.
 VERSIONS = ("ATIF-v1.7", "ATIF-v1.8")

@@ -14,9 +14,7 @@ from bbox_lark.convert.atif.tables import (
     EXTRA_KEY,
     SCHEMA_HEADER,
 )
-from bbox_lark.convert.base import (
-    WriteContext,
-)
+from bbox_lark.convert.base import WriteContext
 from bbox_lark.numbers import Responses, SessionCounter, Usage, line_usage
 
 if TYPE_CHECKING:
