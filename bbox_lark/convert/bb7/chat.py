@@ -7,7 +7,7 @@ import bisect
 import contextlib
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bbox_lark.convert.base import (
     RefusedInputError,
@@ -16,9 +16,6 @@ from bbox_lark.convert.base import (
     load_json,
 )
 from bbox_lark.convert.bb7.tables import CURRENT_VERSION, VERSIONS
-
-if TYPE_CHECKING:
-    pass
 
 _WS = re.compile(r"[ \t\n\r]*")
 

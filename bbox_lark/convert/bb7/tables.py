@@ -3,14 +3,7 @@ data."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from bbox_lark.convert.base import (
-    MappingRow,
-)
-
-if TYPE_CHECKING:
-    pass
+from bbox_lark.convert.base import MappingRow
 
 #: The chat versions BB-7 has written: 0 and 1 hold legacy ``content``, 2 is parts only.
 VERSIONS = (0, 1, 2)

@@ -4,14 +4,8 @@ table, as data."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from bbox_lark.convert.base import (
-    MappingRow,
-)
-
-if TYPE_CHECKING:
-    pass
+from bbox_lark.convert.base import MappingRow
 
 NAME = "claude-code"
 EXTENSIONS = (".jsonl",)

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bbox_lark.convert.claude_code.tables import UNSAFE
-
-if TYPE_CHECKING:
-    pass
 
 
 class Malformed(ValueError):
