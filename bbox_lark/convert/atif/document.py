@@ -13,7 +13,7 @@ from bbox_lark.convert.atif.tables import (
     SCHEMA_HEADER,
     VERSIONS,
 )
-from bbox_lark.convert.atif.writer import TrajectoryWriter
+from bbox_lark.convert.atif.writer import TrajectoryWriter, json_number
 from bbox_lark.numbers import Usage
 
 
@@ -62,8 +62,9 @@ def final_metrics(writer: TrajectoryWriter) -> dict[str, Any] | None:
     for name, value in zip(("prompt", "completion", "cached"), values, strict=True):
         if value is not None:
             final[f"total_{name}_tokens"] = value
-    if totals.stated_cost_usd is not None:
-        final["total_cost_usd"] = float(totals.stated_cost_usd)
+    cost = None if totals.stated_cost_usd is None else json_number(str(totals.stated_cost_usd), True)
+    if cost is not None:  # JSON has no infinity: a cost of 1e400 stays in the step's extra
+        final["total_cost_usd"] = cost
     if not final:
         return None
     final["total_steps"] = len(writer.steps)

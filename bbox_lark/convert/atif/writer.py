@@ -445,7 +445,7 @@ class TrajectoryWriter:
             value = node.value
             target = names.get(METRIC_ALIASES.get(node.key, ""))
             if target is not None and target not in metrics and isinstance(value, str):
-                parsed = _number(value.removeprefix("$"), target == "cost_usd")
+                parsed = json_number(value.removeprefix("$"), target == "cost_usd")
                 if parsed is not None:
                     metrics[target] = parsed
                     continue
@@ -477,7 +477,7 @@ class TrajectoryWriter:
 _UNPLACED: Any = object()
 
 
-def _number(text: str, real: bool) -> int | float | None:
+def json_number(text: str, real: bool) -> int | float | None:
     """The number ``text`` holds, or None (then it travels as text): JSON has no infinity
     or NaN (``1e400``, ``nan``), and ``int()`` refuses more than 4,300 digits."""
     import math
