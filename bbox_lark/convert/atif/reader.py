@@ -68,7 +68,7 @@ def _step_lines(text: str, steps: list[Any]) -> list[int]:
 
 def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     """A trajectory as a bbox document: rebuilt from its ``extra.bbox`` records when it was
-    written from bbox, else mapped the natural way (see the module's docstring)."""
+    written from bbox, else mapped the natural way (see the package's docstring)."""
     data, text = _load(source)
     problems = trajectory_problems(data)
     if problems:

@@ -8,7 +8,7 @@ or the ``atif`` models (issue 16 allows that when the reason is written down; he
   agent: required (and 2 more)`` and a skipped step ``steps[3].tool_calls[0].arguments: must
   be an object``, in the order of the key tables, and the tests and snapshots assert them.
   ``jsonschema`` words its errors its own way (``'agent' is a required property``), reports
-  them in the order its validators run, and has no message for the rules below that a schema
+  them in the order its validators run, and has no message for the rules listed next that a schema
   cannot state the same way; the ``atif`` models raise Pydantic's messages.
 - It checks what the converter relies on beyond types: a step's ``step_id`` sequence in
   embedded trajectories, unique ``trajectory_id`` values, agent-only keys on other sources,

@@ -105,7 +105,7 @@ def sniff(text: str) -> int:
 
 
 def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
-    """The bbox document of a Claude Code log, record by record (see the module's doc)."""
+    """The bbox document of a Claude Code log, record by record (see the package's docstring)."""
     reader = ClaudeCodeReader(ctx, subagent_logs(source.path), source.path)
     held: list[Line] = []
     head_written = False

@@ -71,7 +71,7 @@ __all__ = [
 
 
 def sniff(text: str) -> int:
-    """10 when the first line is this module's header record (``{"record": "header",
+    """10 when the first line is this format's header record (``{"record": "header",
     "bbox": "1", …}``), else 0: other JSON Lines files (Claude Code sessions, the terse
     style without its header) are never claimed."""
     first = text.removeprefix(BOM).lstrip(" \t\r\n").split("\n", 1)[0]

@@ -11,12 +11,12 @@ EXTENSION = ".jsonl"
 #: The line endings a record's ``eol`` may hold.
 EOLS = ("\n", "\r\n", "")
 STYLES = ("full", "terse")
-#: The start of every header record this module writes (what the sniffer looks for first).
+#: The start of every header record this format writes (what the sniffer looks for first).
 MARKER = '{"record":"header","bbox":"' + RECORD_VERSION + '"'
 
 
 #: Keys of the terse style (bbox-format-full.md "JSONL ALTERNATIVE") plus ``f`` (fields
-#: beside positional arguments), this module's addition.
+#: beside positional arguments), this format's addition.
 TERSE_KEYS = frozenset({"t", "c", "n", "a", "r", "s", "m", "v", "q", "f"})
 
 

@@ -479,7 +479,7 @@ def _plain_yaml(value: Any) -> bool:
 
 
 def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
-    """The session's header, then a call line per event (see the module's docstring)."""
+    """The session's header, then a call line per event (see the package's docstring)."""
     from bbox_lark.lightbox import SCHEMA_VERSION, Status, verify_bytes
 
     report = ctx.report
