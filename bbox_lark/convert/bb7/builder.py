@@ -1,23 +1,8 @@
-"""BB-7 ``chat.json`` (the bb7.nvim chat file, ``bb7-spec.md``) → bbox/1; read only.
-
-The whole file is read (it is one JSON document), migrated as BB-7 migrates it on load
-(a legacy v0/v1 message's non-empty ``content`` becomes one ``text`` part when the message
-has no parts), then yielded as a document stream built from values. The mapping, what is
-dropped and what is synthesized are in ``docs/formats/bb7.md`` and :data:`MAPPING`.
-
-- A file that is not UTF-8 or not JSON (a JSON cut in the middle included), that is not a
-  BB-7 chat (no ``messages`` list), or whose ``version`` this reader does not know is refused
-  as a whole (:class:`~bbox_lark.convert.base.RefusedInputError`, exit 2), with the JSON line
-  and column.
-- A message of an unknown shape (not an object, an unknown role, ``parts`` not a list) or a
-  part of an unknown type is skipped with its JSON line, column and index (exit 1); the rest
-  is converted.
-"""
+"""A migrated BB-7 chat as a bbox document stream: the header, each message's parts and context
+events as lines, the chat's context files and draft."""
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -25,244 +10,31 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark.convert.base import (
-    REPO_SHA,
-    Format,
     Input,
-    MappingRow,
     ReadContext,
-    RefusedInputError,
-    clean_json,
     importer_header,
     json_type,
-    load_json,
+)
+from bbox_lark.convert.bb7.chat import Locator, chat_version, load_chat, migrate_message
+from bbox_lark.convert.bb7.tables import (
+    ACTIONS,
+    CHAT_KEYS,
+    FORK_WARNINGS,
+    LINE_LIMIT,
+    MESSAGE_KEYS,
+    PART_KEYS,
+    PART_TYPES,
+    ROLE_KINDS,
+    TITLE_LIMIT,
+    USAGE_METRICS,
+    ZERO_TIME,
 )
 
 if TYPE_CHECKING:
     from bbox_lark.ast import Event
     from bbox_lark.convert.base import Fidelity, Item
 
-#: The chat versions BB-7 has written: 0 and 1 hold legacy ``content``, 2 is parts only.
-VERSIONS = (0, 1, 2)
-#: BB-7's current chat version (what a v0/v1 chat is migrated to).
-CURRENT_VERSION = 2
-#: Message roles BB-7 writes, and the line kind of a message's text.
-ROLE_KINDS = {"user": "user", "assistant": "agent"}
-#: Part types of ``bb7-spec.md`` (``chat.json``), each with the construct its report row names.
-PART_TYPES = ("text", "thinking", "code", "file", "context_event", "raw")
-#: Context-event actions: the tool name of each (``t:<name>``) and who did it. The list is the
-#: spec's plus ``UserPartialApplyFile``, which BB-7 writes too (``internal/state/types.go``).
-ACTIONS: dict[str, tuple[str, str]] = {
-    "AssistantWriteFile": ("write", "assistant"),
-    "UserWriteFile": ("update-file", "user"),
-    "UserApplyFile": ("apply", "user"),
-    "UserPartialApplyFile": ("partial-apply", "user"),
-    "UserSaveAs": ("save-as", "user"),
-    "UserRejectOutput": ("reject-output", "user"),
-    "UserSetReadOnly": ("set-readonly", "user"),
-    "UserAddFile": ("add-file", "user"),
-    "UserAddSection": ("add-section", "user"),
-    "UserRemoveFile": ("remove-file", "user"),
-    "UserRemoveSection": ("remove-section", "user"),
-}
-#: Context-event actions written as ``# notes: fork-warning …`` comments, with their issue.
-FORK_WARNINGS = {"ForkWarningModified": "modified", "ForkWarningDeleted": "deleted"}
-#: Known keys of the chat object, of a message, of a part, of a context file reference.
-CHAT_KEYS = frozenset(
-    {
-        "version",
-        "id",
-        "name",
-        "created",
-        "model",
-        "reasoning_effort",
-        "global",
-        "draft",
-        "context_files",
-        "messages",
-    }
-)
-MESSAGE_KEYS = frozenset(
-    {
-        "role",
-        "model",
-        "parts",
-        "content",
-        "timestamp",
-        "output_files",
-        "usage",
-        "reasoning_effort",
-        "context_snapshot",
-    }
-)
-PART_KEYS = frozenset(
-    {
-        "type",
-        "content",
-        "language",
-        "path",
-        "added",
-        "action",
-        "readonly",
-        "external",
-        "version",
-        "prev_version",
-        "original_path",
-        "start_line",
-        "end_line",
-    }
-)
-#: ``usage`` keys and their ``# metrics`` names (``duration`` is seconds, written in ms).
-USAGE_METRICS = {
-    "prompt_tokens": "prompt_tokens",
-    "completion_tokens": "completion_tokens",
-    "cached_tokens": "cached_tokens",
-    "total_tokens": "total_tokens",
-    "cost": "cost_usd",
-    "duration": "latency_ms",
-}
-#: A chat name longer than this is cut in the header (which stays small, docs/reference.md#importers).
-TITLE_LIMIT = 200
-#: Text lines longer than this are broken (a bbox line over the limit is an error, E003).
-LINE_LIMIT = 100_000
-#: Go's zero time: BB-7 writes it for a message without a timestamp.
-ZERO_TIME = "0001-01-01T00:00:00Z"
-
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-# -- reading the JSON ------------------------------------------------------------------------
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    """The 1-based line and column of ``offset`` in ``text``."""
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
-def _decode(data: bytes) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        before = data[: error.start].decode("utf-8", "replace")
-        line, col = _position(before, len(before))
-        raise RefusedInputError(
-            f"not UTF-8 text (byte {error.start}, line {line}, column {col}): a BB-7 chat is UTF-8 JSON"
-        ) from None
-    return text.removeprefix("\ufeff")
-
-
-class _Locator:
-    """The JSON line and column of each message and part (``json`` keeps no positions): a
-    walk of the object's ``messages`` array that reads every other value with the decoder."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.offsets: dict[tuple[int, ...], int] = {}
-        self._breaks: list[int] | None = None
-        self._decoder = json.JSONDecoder()
-        # The text is valid JSON (it was loaded first); a failure leaves positions unknown (0).
-        with contextlib.suppress(ValueError, IndexError, RecursionError):
-            self._object(_WS.match(text, 0).end(), ())  # type: ignore[union-attr]
-
-    def at(self, *path: int) -> tuple[int, int]:
-        offset = self.offsets.get(path)
-        if offset is None:
-            return 0, 0
-        if self._breaks is None:  # where each line starts, found once (not per message)
-            self._breaks = [found.start() for found in re.finditer("\n", self.text)]
-        line = bisect.bisect_left(self._breaks, offset)
-        start = self._breaks[line - 1] + 1 if line else 0
-        return line + 1, offset - start + 1
-
-    def _skip(self, i: int) -> int:
-        return _WS.match(self.text, i).end()  # type: ignore[union-attr]
-
-    def _value(self, i: int, path: tuple[int, ...], key: str | None) -> int:
-        i = self._skip(i)
-        here = (path == () and key == "messages") or (len(path) == 1 and key == "parts")
-        if here and self.text.startswith("[", i):
-            return self._array(i, path)
-        if len(path) == 1 and key is None and self.text.startswith("{", i):
-            return self._object(i, path)
-        return int(self._decoder.raw_decode(self.text, i)[1])
-
-    def _object(self, i: int, path: tuple[int, ...]) -> int:
-        i = self._skip(i + 1)
-        if self.text.startswith("}", i):
-            return i + 1
-        while True:
-            key, i = self._decoder.raw_decode(self.text, i)
-            i = self._skip(i) + 1  # the colon
-            i = self._skip(self._value(i, path, str(key)))
-            if self.text.startswith(",", i):
-                i = self._skip(i + 1)
-                continue
-            return i + 1
-
-    def _array(self, i: int, path: tuple[int, ...]) -> int:
-        i = self._skip(i + 1)
-        index = 0
-        if self.text.startswith("]", i):
-            return i + 1
-        while True:
-            self.offsets[(*path, index)] = i
-            i = self._skip(self._value(i, (*path, index), None))
-            index += 1
-            if self.text.startswith(",", i):
-                i = self._skip(i + 1)
-                continue
-            return i + 1
-
-
-def _chat_version(chat: dict[str, Any]) -> int:
-    version = chat.get("version")
-    if version is None:  # absent: BB-7 reads a v0 chat (Go's zero value)
-        return 0
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise RefusedInputError(f"chat version {json.dumps(version)} is not an integer")
-    if version not in VERSIONS:
-        known = ", ".join(str(v) for v in VERSIONS)
-        raise RefusedInputError(f"unknown BB-7 chat version {version} (this reader knows {known})")
-    return version
-
-
-def load_chat(data: bytes | str) -> tuple[dict[str, Any], _Locator, int]:
-    """The chat object of a ``chat.json``, its locator and how many characters were replaced;
-    :class:`RefusedInputError` for a file that is not a BB-7 chat."""
-    text = data if isinstance(data, str) else _decode(data)
-    value = load_json(text, "a BB-7 chat")
-    if not isinstance(value, dict):
-        raise RefusedInputError(
-            f"not a BB-7 chat: the JSON is {json_type(value, article=True)}, not an object"
-        )
-    if not isinstance(value.get("messages"), list) and value.get("messages", 0) is not None:
-        what = "has no messages list" if "messages" not in value else "has messages that are not a list"
-        raise RefusedInputError(f"not a BB-7 chat: the JSON object {what}")
-    _chat_version(value)
-    chat, replaced = clean_json(value)  # without recursion: any nesting json loads is fine
-    return chat, _Locator(text), replaced
-
-
-# -- migration -------------------------------------------------------------------------------
-
-
-def migrate_message(message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` as BB-7 loads it (``Message.UnmarshalJSON``): a non-empty legacy
-    ``content`` string becomes one ``text`` part when the message has no parts; the
-    ``content`` key is gone either way (a v2 message has none)."""
-    migrated = {key: value for key, value in message.items() if key != "content"}
-    content = message.get("content")
-    if isinstance(content, str) and content and not message.get("parts"):
-        migrated["parts"] = [{"type": "text", "content": content}]
-    return migrated
-
-
-def migrate_chat(chat: dict[str, Any]) -> dict[str, Any]:
-    """``chat`` migrated to version 2 (``migrateChat``): every message migrated, the version
-    bumped. Messages that are not objects are left as they are."""
-    messages = [migrate_message(m) if isinstance(m, dict) else m for m in chat.get("messages") or []]
-    return {**chat, "version": max(CURRENT_VERSION, _chat_version(chat)), "messages": messages}
 
 
 # -- building lines ------------------------------------------------------------------------
@@ -288,7 +60,7 @@ def _one_line(value: str) -> str:
 class _Builder:
     """Turns one chat into a document stream, filling in the fidelity report."""
 
-    def __init__(self, chat: dict[str, Any], locator: _Locator, ctx: ReadContext) -> None:
+    def __init__(self, chat: dict[str, Any], locator: Locator, ctx: ReadContext) -> None:
         self.chat = chat
         self.locator = locator
         self.ctx = ctx
@@ -402,7 +174,7 @@ class _Builder:
         if chat.get("global") is True:
             fields["extra.global"] = "true"
             report.kept("global chat flags (header extra.global)", 1)
-        fields["extra.bb7_version"] = str(_chat_version(chat))
+        fields["extra.bb7_version"] = str(chat_version(chat))
         report.kept("chat versions (header extra.bb7_version)", 1)
         for key in sorted(set(chat) - CHAT_KEYS):
             report.dropped(f"unknown chat fields ({_one_line(key)[:60]})", 1)
@@ -754,66 +526,3 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
         ctx.report.note("dropped", "NUL characters and unpaired surrogates (written as U+FFFD)", 0, replaced)
     yield head
     yield from builder.body()
-
-
-# -- the format ------------------------------------------------------------------------------
-
-_ATIF = re.compile(r'"schema_version"\s*:\s*"ATIF')
-_MESSAGES = re.compile(r'"messages"\s*:\s*\[')
-
-
-def sniff(text: str) -> int:
-    """3 for a JSON object with a ``messages`` array and BB-7's own keys (``context_files``,
-    or messages with ``role`` and ``parts``/``content``); 0 for anything else (ATIF's
-    ``schema_version: "ATIF…"`` included)."""
-    start = text.lstrip("\ufeff \t\r\n")
-    if not start.startswith("{") or _ATIF.search(text) or not _MESSAGES.search(text):
-        return 0
-    if '"context_files"' in text:
-        return 3
-    if '"role"' in text and ('"parts"' in text or '"content"' in text):
-        return 2
-    return 0
-
-
-MAPPING = (
-    MappingRow("chat id", "header id", note="synthesized (imported-<uuid>) when absent or empty"),
-    MappingRow("(no repo sha in a chat)", "header repo_sha", "synthesized", "unknown, or --repo-sha"),
-    MappingRow("chat model", "header model"),
-    MappingRow("chat name", "header extra.title", note=f"cut at {TITLE_LIMIT} characters"),
-    MappingRow("chat created", "header extra.created"),
-    MappingRow("chat version", "header extra.bb7_version", note="the version read, before migration"),
-    MappingRow("chat reasoning_effort / global", "header extra.reasoning_effort / extra.global"),
-    MappingRow("legacy message content (v0/v1)", "one text part", note="as BB-7 migrates it"),
-    MappingRow("user text part", "u: (more lines: continuation lines)"),
-    MappingRow("assistant text part", "a: (more lines: continuation lines)"),
-    MappingRow("system text part", '@notify "first line" (more lines: continuation lines)'),
-    MappingRow("thinking part", "th:"),
-    MappingRow("code / raw part", "u:/a: extra.part=code extra.language=…, the text on continuation lines"),
-    MappingRow("file part", "t:write PATH extra.part=file"),
-    MappingRow("context event AssistantWriteFile", "t:write PATH version=… prev_version=… added=true"),
-    MappingRow("context event User* (add, remove, apply …)", "t:add-file PATH … by=user (see docs)"),
-    MappingRow("context event ForkWarningModified / Deleted", "# notes: fork-warning modified path=…"),
-    MappingRow("message timestamp", "ts= on each line of the message", note="Go's zero time dropped"),
-    MappingRow("message model (a switch)", "# model: NAME before the message"),
-    MappingRow("user context_snapshot", "# file-snapshot: files=[path:10-50@id, …]"),
-    MappingRow("assistant output_files", "output_files=[…] on the message's first line"),
-    MappingRow("assistant usage", "inline # metrics (prompt_tokens, cost_usd, latency_ms …)"),
-    MappingRow("message reasoning_effort", "extra.reasoning_effort= on the message's first line"),
-    MappingRow("chat context_files", "# file-snapshot: context files=[…] readonly=[…] external=[…]"),
-    MappingRow("chat draft", "# notes: draft (unsent input), the text on continuation lines"),
-    MappingRow("unknown fields, empty parts, trailing whitespace", "—", "dropped", "each reported"),
-)
-
-FORMAT = Format(
-    name="bb7",
-    description="BB-7 chat.json (bb7.nvim), read only; docs/formats/bb7.md",
-    extensions=(".json",),
-    sniff=sniff,
-    read=read,
-    write=None,
-    fidelity="read only: messages, parts, context events, models and timestamps; see docs/formats/bb7.md",
-    lossless=False,
-    options=(REPO_SHA,),
-    import_mapping=MAPPING,
-)
