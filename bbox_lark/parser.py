@@ -21,8 +21,8 @@ from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Line, SourceFault, Unknown
 from bbox_lark.grammar import build_lark, compiled, plain_parser
 from bbox_lark.header import MAX_HEADER_BYTES, read_header
+from bbox_lark.shape import LineShaper, LineToken, Parts, build_line
 from bbox_lark.source import DEFAULT_MAX_LINE, LineReader, Source
-from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
 
 _SURROGATES = re.compile("[\udc80-\udcff]")
 
