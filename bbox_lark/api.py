@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Document, Line
+from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.checks import Checker
 from bbox_lark.parser import Head, NodeStream, iter_nodes
 from bbox_lark.printer import format_document
@@ -76,8 +76,6 @@ def build_document(header: dict[str, Any] | None, lines: Iterable[Line], *, bom:
     Each event's continuation lines come from its ``continuation``; line numbers are given
     in order, from the first body line."""
     from dataclasses import replace as _replace
-
-    from bbox_lark.ast import Event
 
     head = Head.build(header, bom=bom) if header is not None else Head(bom, (), None, 1)
     body: list[Line] = []

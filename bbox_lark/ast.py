@@ -475,7 +475,7 @@ class Unknown(Event):
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """What :func:`iter_nodes` yields first: the header block, read before any body line."""
+    """What :func:`bbox_lark.iter_nodes` yields first: the header block, read before any body line."""
 
     #: True when the text started with a byte order mark.
     bom: bool
