@@ -10,10 +10,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
-from bbox_lark.ast import Diagnostic, Document, Line
+from bbox_lark._classes import dataclass
+from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.checks import Checker
 from bbox_lark.parser import Head, NodeStream, iter_nodes
-from bbox_lark.source import DEFAULT_MAX_LINE, Source
+from bbox_lark.printer import format_document
+from bbox_lark.source import DEFAULT_MAX_LINE, Source, decode
 
 
 def checker_for(
@@ -74,8 +76,6 @@ def build_document(header: dict[str, Any] | None, lines: Iterable[Line], *, bom:
     Each event's continuation lines come from its ``continuation``; line numbers are given
     in order, from the first body line."""
     from dataclasses import replace as _replace
-
-    from bbox_lark.ast import Event
 
     head = Head.build(header, bom=bom) if header is not None else Head(bom, (), None, 1)
     body: list[Line] = []
@@ -160,3 +160,31 @@ def check(
     and its nodes are not kept."""
     checker = checker_for(path, blobs, select, ignore)
     return list(run(checker, iter_nodes(text, max_line=max_line, attach=False)))
+
+
+@dataclass(frozen=True, slots=True)
+class Formatted:
+    """One text before and after :func:`format_document`, with the input's diagnostics."""
+
+    #: The input, parsed and checked.
+    document: Document
+    old: str
+    new: str
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """The input's error diagnostics (``fmt`` does not rewrite a file that has any,
+        unless forced)."""
+        return [d for d in self.document.diagnostics if d.severity == "error"]
+
+
+def format_text(
+    data: str | bytes, *, path: str | Path | None = None, max_line: int = DEFAULT_MAX_LINE
+) -> Formatted:
+    """Parse and check ``data`` (``path`` locates its blob folder) and format it."""
+    document = parse(data, path=path, max_line=max_line)
+    return Formatted(document, decode(data), format_document(document))

@@ -473,6 +473,41 @@ class Unknown(Event):
         return build_unknown(cls, text, continuation)
 
 
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What :func:`bbox_lark.iter_nodes` yields first: the header block, read before any body line."""
+
+    #: True when the text started with a byte order mark.
+    bom: bool
+    header_lines: tuple[HeaderLine, ...]
+    header_info: Header | None
+    #: Line number of the first body line.
+    body_start: int
+
+    @classmethod
+    def build(cls, fields: dict[str, Any], *, bom: bool = False) -> Head:
+        """The head of a header with these keys, in order (values: strings, numbers, lists and
+        maps of them; None writes an empty value), as block YAML between ``---`` fences.
+        Importers keep the header small (docs/reference.md#importers): large structures go in body lines
+        or blobs."""
+        import yaml
+
+        from bbox_lark.parser import iter_nodes
+
+        text = "---\n"
+        for key, value in fields.items():
+            if value is None:
+                text += f"{key}:\n"
+                continue
+            text += yaml.safe_dump(
+                {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=False, width=1 << 30
+            )
+        text += "---\n"
+        head = next(iter_nodes(text))
+        assert isinstance(head, Head)
+        return cls(bom, head.header_lines, head.header_info, head.body_start)
+
+
 Line = Event | Continuation | BlankLine
 
 

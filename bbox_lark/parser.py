@@ -19,10 +19,13 @@ from lark.parsers.lalr_analysis import Shift
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Line, SourceFault, Unknown
+
+# Read here by the importers and the workflows; a node, so it lives with the nodes.
+from bbox_lark.ast import Head as Head
 from bbox_lark.grammar import build_lark, compiled, plain_parser
 from bbox_lark.header import MAX_HEADER_BYTES, read_header
+from bbox_lark.shape import LineShaper, LineToken, Parts, build_line
 from bbox_lark.source import DEFAULT_MAX_LINE, LineReader, Source
-from bbox_lark.transform import LineShaper, LineToken, Parts, build_line
 
 _SURROGATES = re.compile("[\udc80-\udcff]")
 
@@ -222,39 +225,6 @@ HEADER_LOOKAHEAD = 16 * MAX_HEADER_BYTES
 #: Lines parsed between two young-generation garbage collections while a document is read
 #: (the cyclic collector is off inside the reader: its pause is per batch, not per file).
 GC_BATCH = 50_000
-
-
-@dataclass(frozen=True, slots=True)
-class Head:
-    """What :func:`iter_nodes` yields first: the header block, read before any body line."""
-
-    #: True when the text started with a byte order mark.
-    bom: bool
-    header_lines: tuple[HeaderLine, ...]
-    header_info: Header | None
-    #: Line number of the first body line.
-    body_start: int
-
-    @classmethod
-    def build(cls, fields: dict[str, Any], *, bom: bool = False) -> Head:
-        """The head of a header with these keys, in order (values: strings, numbers, lists and
-        maps of them; None writes an empty value), as block YAML between ``---`` fences.
-        Importers keep the header small (docs/reference.md#importers): large structures go in body lines
-        or blobs."""
-        import yaml
-
-        text = "---\n"
-        for key, value in fields.items():
-            if value is None:
-                text += f"{key}:\n"
-                continue
-            text += yaml.safe_dump(
-                {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=False, width=1 << 30
-            )
-        text += "---\n"
-        head = next(iter_nodes(text))
-        assert isinstance(head, Head)
-        return cls(bom, head.header_lines, head.header_info, head.body_start)
 
 
 class NodeStream(Iterator[Head | Line]):

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import (
     BlankLine,
     Continuation,
-    Diagnostic,
     Document,
     Event,
     Field,
@@ -35,7 +33,9 @@ from bbox_lark.ast import (
     Result,
 )
 from bbox_lark.grammar import compiled, terminal_pattern, vocabulary
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode
+from bbox_lark.parser import parse_line
+from bbox_lark.scan import needs_quotes, render_arg, render_value
+from bbox_lark.source import BOM
 
 #: The canonical result arrow.
 ARROW = "→"
@@ -69,36 +69,6 @@ def format_document(document: Document) -> str:
     return "".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Formatted:
-    """One text before and after :func:`format_document`, with the input's diagnostics."""
-
-    #: The input, parsed and checked.
-    document: Document
-    old: str
-    new: str
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        """The input's error diagnostics (``fmt`` does not rewrite a file that has any,
-        unless forced)."""
-        return [d for d in self.document.diagnostics if d.severity == "error"]
-
-
-def format_text(
-    data: str | bytes, *, path: str | Path | None = None, max_line: int = DEFAULT_MAX_LINE
-) -> Formatted:
-    """Parse and check ``data`` (``path`` locates its blob folder) and format it."""
-    from bbox_lark.api import parse
-
-    document = parse(data, path=path, max_line=max_line)
-    return Formatted(document, decode(data), format_document(document))
-
-
 def format_line(node: Line) -> str:
     """One body line in canonical form (without its line ending)."""
     if isinstance(node, Continuation):
@@ -110,8 +80,6 @@ def format_line(node: Line) -> str:
     canonical = canonical_line(node)
     if canonical == node.raw:
         return canonical
-    from bbox_lark.parser import parse_line
-
     if line_signature(parse_line(canonical)) != line_signature(node):
         return node.raw
     return canonical
@@ -392,7 +360,6 @@ def layout_line(
 def field_text(node: Field, *, arrow: bool = True) -> str:
     """``key=value`` as a node built from values writes it (the value quoted as the node
     says, or when it would not read back bare)."""
-    from bbox_lark.scan import needs_quotes, render_value
 
     value = node.value
     quoted = node.quoted or (isinstance(value, str) and needs_quotes(value, arrow=arrow))
@@ -425,7 +392,6 @@ def emit_line(event: Event) -> str:
         return event.text if _is_fence(stripped) and not _is_fence(event.text) else stripped
     if event.kind == "comment":
         return "# " + event.text if event.text else "#"
-    from bbox_lark.scan import render_arg
 
     if event.kind == "lifecycle":
         head = "@" + (event.name or "")

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
+from bbox_lark.api import Formatted
 from bbox_lark.discover import FoundInput
 from bbox_lark.fix.framework import Fixer, FixOutcome
-from bbox_lark.printer import Formatted
 from bbox_lark.source import encode, shown_text
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, read_inputs, write_file
 from bbox_lark.writepolicy import WriteVerdict, write_verdict
@@ -79,8 +79,8 @@ def fmt_inputs(
     Otherwise a file is rewritten in place when it changed and the write policy allows it
     (``force`` writes a refused one); standard input's text is handed back in
     :attr:`Formatting.output`, for standard output."""
+    from bbox_lark.api import format_text
     from bbox_lark.fix.framework import unified_diff
-    from bbox_lark.printer import format_text
 
     for read in read_inputs(inputs):
         item = read.item

@@ -1,31 +1,24 @@
-"""From Lark's view of one line to a typed AST node.
-
-:class:`LineShaper` is passed to Lark as an inline transformer, so no parse tree is ever
-built: each rule's callback turns its tokens into a small tuple. :func:`build_line` then
-makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
+"""Nodes from values: ``Call.build`` and friends, ``with_`` (docs/design.md, "Nodes you can
+build"). A builder writes its node's line (:mod:`bbox_lark.printer`) and reads it back once
+with the parser (:func:`bbox_lark.parser.parse_line`) as a check, so this module sits above
+both; the parse path itself is :mod:`bbox_lark.shape`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from functools import cache
 from typing import Any, TypeVar, cast
 
-from lark import Token, Transformer
-
 from bbox_lark.ast import (
-    BlankLine,
     Call,
     Comment,
     Continuation,
     Event,
     Field,
     Lifecycle,
-    Line,
     Message,
     Observation,
     QuoteFault,
@@ -33,290 +26,19 @@ from bbox_lark.ast import (
     Unknown,
 )
 from bbox_lark.grammar import compiled, vocabulary
-from bbox_lark.printer import ARROW
-from bbox_lark.scan import classify_result, quote, quoted_at, scan_items, unquote
+from bbox_lark.parser import parse_line
+from bbox_lark.printer import ARROW, emit_line, field_text, layout_line, node_values
+from bbox_lark.scan import UNWRITABLE, quote, render_arg, scan_items
+from bbox_lark.shape import comment_node, field_dict
 
-
-class LineToken(str):
-    """A token of one line: its text, terminal name and 0-based offset in the line.
-
-    Lark's ``Token`` carries much more (lines, end positions) and costs several times as much
-    to make; one line needs none of it. Lark's own tokens (from the fallback path) have the
-    same two attributes, so callbacks accept either.
-    """
-
-    __slots__ = ("start_pos", "type")
-    type: str
-    start_pos: int
-
-    @classmethod
-    def make(cls, kind: str, text: str, pos: int) -> LineToken:
-        token = cls(text)
-        token.type = kind
-        token.start_pos = pos
-        return token
-
-
-# Parts of a line, as the shaper hands them over:
-#   ("blank",) ("continuation",) ("unknown",)
-#   ("comment", comment kind or None, column of the body, body text)
-#   ("event", line kind, head token, (call text, result, metrics) tokens or None)
-#   ("lifecycle", "lifecycle", primitive token, (call text, result, metrics))
-Parts = tuple[Any, ...]
-
-
-class LineShaper(Transformer[Token, Parts]):
-    """Inline transformer: one callback per line rule of ``grammar/bbox.lark``.
-
-    Each prefixed alternative of ``line`` is aliased to its line kind (``tool``,
-    ``user``, ...); :meth:`__getattr__` answers for every kind the grammar names, so a new
-    prefix is a change to the grammar alone."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in vocabulary().head_kinds.values():
-
-            def event(children: list[Any]) -> Parts:
-                return ("event", name, children[0], children[1])
-
-            return event
-        raise AttributeError(name)
-
-    def blank(self, _children: list[Any]) -> Parts:
-        return ("blank",)
-
-    def continuation(self, _children: list[Any]) -> Parts:
-        return ("continuation",)
-
-    def unknown(self, _children: list[Any]) -> Parts:
-        return ("unknown",)
-
-    def call_tail(self, children: list[Token]) -> Parts:
-        text = result = metrics = None
-        for token in children:
-            kind = token.type
-            if kind == "RESULT" or kind == "FREE_RESULT":
-                result = token
-            elif kind == "METRICS":
-                metrics = token
-            else:
-                text = token
-        return (text, result, metrics)
-
-    free_tail = call_tail
-
-    def primitive(self, children: list[Token]) -> Token:
-        return children[0]
-
-    unknown_primitive = primitive
-
-    def lifecycle(self, children: list[Any]) -> Parts:
-        return ("lifecycle", "lifecycle", children[0], children[1])
-
-    def comment_keyword(self, children: list[Token]) -> Token:
-        return children[0]
-
-    def comment_body(self, children: list[Token]) -> Parts:
-        return tuple(children)
-
-    def comment(self, children: list[Any]) -> Parts:
-        body = children[-1] if len(children) > 1 and not _is_ws(children[-1]) else None
-        if body is None:
-            return ("comment", None, len(children[0]) + 1, "")
-        if isinstance(body, str):
-            # A lone keyword (`# metrics`, `# model:`) is still a structured comment.
-            kind = vocabulary().comment_kinds.get(getattr(body, "type", ""))
-            return ("comment", kind, (getattr(body, "start_pos", 0) or 0) + 1, str(body))
-        keyword = body[0]
-        text = "".join(body)
-        return ("comment", vocabulary().comment_kinds[keyword.type], (keyword.start_pos or 0) + 1, text)
-
-
-def _is_ws(child: Any) -> bool:
-    return isinstance(child, str) and getattr(child, "type", None) == "WS"
-
-
-def _field_dict(nodes: list[Field]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for node in nodes:
-        if node.key not in fields:
-            value = node.value
-            fields[node.key] = list(value) if isinstance(value, tuple) else value
-    return fields
-
-
-def build_line(parts: Parts, raw: str, line: int, eol: str) -> Line:
-    """The AST node for one body line."""
-    what = parts[0]
-    if what == "event" or what == "lifecycle":
-        return _build_event(parts, raw, line, eol)
-    if what == "comment":
-        return _build_comment(parts, raw, line, eol)
-    if what == "blank":
-        return BlankLine(line, raw, eol)
-    if what == "continuation":
-        return Continuation(line, raw, eol)
-    return Unknown("unknown", line, raw, eol, text=raw)
-
-
-def _build_comment(parts: Parts, raw: str, line: int, eol: str) -> Comment:
-    _, name, body_col, body = parts
-    text = body.rstrip()
-    nodes: list[Field] = []
-    if "=" in text:
-        start = 0
-        if name is not None and name not in vocabulary().field_comment_kinds:
-            # Skip the keyword itself ("metrics", "budget:", ...).
-            start = len(text.split(None, 1)[0])
-        nodes = scan_items(text[start:], body_col + start, free_text=True, want_args=False).fields
-    fields = _field_dict(nodes)
-    metrics = fields if name == "metrics" else None
-    return Comment(
-        "comment",
-        line,
-        raw,
-        eol,
-        prefix="#",
-        name=name,
-        text=text,
-        text_col=body_col,
-        fields=fields,
-        field_nodes=tuple(nodes),
-        metrics=metrics,
-        metric_nodes=tuple(nodes) if name == "metrics" else (),
-    )
-
-
-_NAME = re.compile(r"\s*([^\s→]+)")
-
-
-def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], list[QuoteFault]]:
-    """The text after an arrow (``raw``, at column ``col``): its typed result, the fields
-    it holds and its unclosed quotes."""
-    after: list[Field] = []
-    faults: list[QuoteFault] = []
-    if "=" in raw:
-        scan = scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
-        after, faults = scan.fields, scan.faults
-    result = classify_result(raw, col, line, after)
-    if result.kind == "blob" and after:
-        # A blob pointer's own attributes are not fields of the event.
-        head_end = result.col + len(result.head)
-        after = [f for f in after if f.col >= head_end]
-    return result, after, faults
-
-
-def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
-    what, kind, head, (text_token, result_token, metrics_token) = parts
-    spaced = False
-    leading_args: list[Any] = []
-    text_start = text_token.start_pos if text_token is not None else len(raw)
-    call = str(text_token) if text_token is not None else ""
-    if what == "lifecycle":
-        prefix, name, name_col = "@", head[1:], 2
-    else:
-        prefix, _, name = str(head).partition(":")
-        name_col = len(prefix) + 2
-        if kind == "mode":
-            stripped = name.lstrip()
-            name_col += len(name) - len(stripped)
-            name = stripped
-        elif name == "" and prefix in vocabulary().named_prefixes and call.strip():
-            # `t: read ...`: a space before the name (warned about by a check).
-            match = _NAME.match(call)
-            if match is not None and match[1].startswith('"'):
-                # `t: "read a.rs"`: the quote opens a string (docs/reference.md#quotes). The name is the
-                # string's first word if the string closes (the rest of it is the first
-                # argument); an unclosed one is E012 (from the item scanner) and no name.
-                quoted = quoted_at(call, match.start(1))
-                match = None
-                if quoted is not None:
-                    words = unquote(quoted[0]).split(None, 1)
-                    if words:
-                        name, spaced = words[0], True
-                        inside = quoted[0][1:]
-                        name_col = text_start + quoted.start() + 2 + len(inside) - len(inside.lstrip())
-                        if len(words) > 1:
-                            leading_args.append(words[1])
-                        call = call[quoted.end() :]
-                        text_start += quoted.end()
-            if match is not None:
-                name, name_col, spaced = match[1], text_start + match.start(1) + 1, True
-                call = call[match.end() :]
-                text_start += match.end()
-        if not name:
-            name, name_col = None, None
-    free = prefix in vocabulary().free_text_prefixes
-    nodes: list[Field] = []
-    args: list[Any] = list(leading_args)
-    faults: list[QuoteFault] = []
-    text = call.strip()
-    text_col = text_start + 1 + (len(call) - len(call.lstrip())) if text else len(raw) + 1
-    if call and (not free or "=" in call):
-        scan = scan_items(call, text_start + 1, free_text=free, want_args=not free)
-        nodes, args, faults = scan.fields, leading_args + scan.args, scan.faults
-    result = None
-    arrow_text = arrow_col = None
-    if result_token is not None:
-        arrow_text = "→" if result_token.startswith("→") else "->"
-        arrow_col = result_token.start_pos + 1
-        result_raw = result_token[len(arrow_text) :]
-        result, after, after_faults = read_result(result_raw, arrow_col + len(arrow_text), line)
-        faults.extend(after_faults)
-        nodes.extend(after)
-    metrics = None
-    metric_nodes: tuple[Field, ...] = ()
-    if metrics_token is not None:
-        offset = metrics_token.index("metrics") + len("metrics")
-        found = scan_items(
-            metrics_token[offset:], metrics_token.start_pos + 1 + offset, free_text=True, want_args=False
-        ).fields
-        metric_nodes = tuple(found)
-        metrics = _field_dict(found)
-    return node_class(kind)(
-        kind,
-        line,
-        raw,
-        eol,
-        prefix=prefix,
-        name=name,
-        name_col=name_col,
-        spaced_name=spaced,
-        text=text,
-        text_col=text_col,
-        fields=_field_dict(nodes),
-        field_nodes=tuple(nodes),
-        args=tuple(args),
-        arrow=arrow_text,
-        arrow_col=arrow_col,
-        result=result,
-        metrics=metrics,
-        metric_nodes=metric_nodes,
-        quote_faults=tuple(faults),
-    )
-
+# The importers read these here; they belong to the parse path (:mod:`bbox_lark.shape`).
+from bbox_lark.shape import node_class as node_class
+from bbox_lark.shape import read_result as read_result
+from bbox_lark.text import decode, text_of
 
 # -- nodes from values (``Call.build`` and friends; docs/design.md "Nodes you can build") --
 
 E = TypeVar("E", bound=Event)
-
-
-@cache
-def _classes() -> dict[str, type[Event]]:
-    vocab = vocabulary()
-    classes: dict[str, type[Event]] = {}
-    for prefix, kind in vocab.prefix_kinds.items():
-        if prefix in vocab.free_text_prefixes:
-            classes[kind] = Message
-        else:
-            classes[kind] = Call
-    classes[vocab.prefix_kinds["o"]] = Observation
-    classes.update(comment=Comment, lifecycle=Lifecycle, unknown=Unknown)
-    return classes
-
-
-def node_class(kind: str) -> type[Event]:
-    """The node class of a line kind (:class:`~bbox_lark.ast.Call` for ``tool``, ...)."""
-    return _classes().get(kind, Event)
 
 
 def _kind(kind: str, cls: type[Event]) -> tuple[str, str]:
@@ -341,8 +63,6 @@ def _checked(node: E) -> E:
     an unknown line) can hold what the line grammar reads otherwise (an arrow, an unclosed
     quote that a later quote closes, `` # metrics``): that is a ValueError, not a node that
     would print something else."""
-    from bbox_lark.parser import parse_line
-    from bbox_lark.printer import emit_line, node_values
 
     text = emit_line(node)
     again = parse_line(text, 0, node.eol)
@@ -388,7 +108,6 @@ def _field_pairs(fields: Any) -> list[tuple[str, Any, bool]]:
 
 
 def _fields_text(pairs: list[tuple[str, Any, bool]], *, arrow: bool = True) -> list[str]:
-    from bbox_lark.printer import field_text
 
     return [field_text(Field(k, v, "", 0, 0, q), arrow=arrow) for k, v, q in pairs]
 
@@ -461,7 +180,6 @@ def _finish(
     except ValueError:
         if result is None or result.kind != "text" or result.text.startswith('"') or _REFUSING_TEXT.get():
             raise
-    from bbox_lark.text import text_of
 
     written, _, _ = read_result(quote(text_of(result)), 1, 0)
     return _laid_out(
@@ -497,7 +215,6 @@ def _laid_out(
     *,
     free: bool = False,
 ) -> E:
-    from bbox_lark.printer import layout_line
 
     metric_texts = _fields_text(metrics, arrow=False) if metrics is not None else None
     result_text = _result_text(result)
@@ -532,13 +249,13 @@ def _laid_out(
             name_col=len(prefix) + 2 if name is not None and kind != "lifecycle" else (2 if name else None),
             text=text,
             text_col=layout.words[0] + 1 if words else len(layout.text) + 1,
-            fields=_field_dict(nodes),
+            fields=field_dict(nodes),
             field_nodes=tuple(nodes),
             args=args,
             arrow=ARROW if read is not None else None,
             arrow_col=layout.arrow + 1 if layout.arrow is not None else None,
             result=read,
-            metrics=_field_dict(list(metric_nodes)) if metrics is not None else None,
+            metrics=field_dict(list(metric_nodes)) if metrics is not None else None,
             metric_nodes=metric_nodes,
             continuation=_continuation(continuation),
             quote_faults=tuple(faults),
@@ -560,8 +277,6 @@ def build_message(
     back as the same values (with ``exact``: when :func:`bbox_lark.text_of` gives ``text``
     back, no ``key=value`` in it is read as a field and it holds no character of
     :data:`~bbox_lark.scan.UNWRITABLE`), else as written text (a quoted string)."""
-    from bbox_lark.scan import UNWRITABLE
-    from bbox_lark.text import decode, text_of
 
     kind, prefix = _kind(kind, cls)
     pairs = _field_pairs(fields)
@@ -618,7 +333,6 @@ def build_call(
     metrics: Any,
     continuation: Any,
 ) -> E:
-    from bbox_lark.scan import render_arg
 
     kind, prefix = _kind(kind, cls)
     vocab = vocabulary()
@@ -665,7 +379,7 @@ def _comment_kind(text: str) -> str | None:
 
 def build_comment(cls: type[E], text: str, fields: Any, continuation: Any) -> E:
     full = " ".join([_one_line(text, "a comment"), *_fields_text(_field_pairs(fields), arrow=False)]).strip()
-    node = _build_comment(("comment", _comment_kind(full), 3 if full else 2, full), "", 0, "\n")
+    node = comment_node(("comment", _comment_kind(full), 3 if full else 2, full), "", 0, "\n")
     return _checked(cast(E, replace(node, source=None, continuation=_continuation(continuation))))
 
 
@@ -699,7 +413,6 @@ def _refused(what: str) -> None:
 def _line_safe(text: str) -> bool:
     """True when ``text`` can stand in a line as written: one line, no character a line
     cannot hold (:data:`bbox_lark.scan.UNWRITABLE`), nothing that starts a metrics comment."""
-    from bbox_lark.scan import UNWRITABLE
 
     return (
         "\n" not in text
@@ -740,7 +453,6 @@ def build_result(
     rest: str,
 ) -> Result:
     """The typed result of ``kind`` from its values (``Result.build``)."""
-    from bbox_lark.text import decode, text_of
 
     vocab = vocabulary()
     if kind not in vocab.result_kinds:

@@ -104,3 +104,20 @@ def test_a_small_export_run_prints_both_figures(capsys: pytest.CaptureFixture[st
     assert "3 generated sessions" in shown
     assert "export, one core" in shown and "export, all cores (2)" in shown
     assert shown.count("lines/s") == 2 and "MiB" in shown and "exit" not in shown
+
+
+def test_the_stages_table_counts_every_line_and_grows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = bench.generate_session(300)
+    lines = bench.count_lines(text)
+    assert bench.stage_split(text) == bench.stage_driver(text) == lines
+    assert bench.stage_build(text) > 0
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.rlog").write_text(text, encoding="utf-8")
+    assert bench.main(["--only", "stages", "--corpus", str(corpus), "--lines", "300", "--repeat", "1"]) == 0
+    shown = capsys.readouterr().out
+    for name, _ in bench.STAGES:
+        assert shown.count(name) == 2  # real logs and the generated session
+    assert "re classifier (baseline)" in shown and "µs/line" in shown

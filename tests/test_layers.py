@@ -27,47 +27,19 @@ def load_layers() -> ModuleType:
 layers = load_layers()
 REPORT = layers.report()
 
-#: The core circle (nodes importing the parser, transformer and printer inside functions):
-#: the "Core v3" issue takes it apart.
-CORE = {
-    "api",
-    "ast",
-    "checks",
-    "checks.blobs",
-    "checks.comments",
-    "checks.correlation",
-    "checks.fields",
-    "checks.header",
-    "checks.lines",
-    "checks.redactions",
-    "checks.runner",
-    "checks.secrets",
-    "checks.session",
-    "checks.source",
-    "checks.suppressions",
-    "correlate",
-    "header",
-    "parser",
-    "printer",
-    "scan",
-    "source",
-    "text",
-    "transform",
-}
+#: The core circle: the nodes' entry points that build, print and parse (``Call.build``,
+#: ``with_``, ``with_source``, the ``raw`` of a built node) still reach up into the builders,
+#: the printer and the parser; the "Core v3" issue takes the rest apart.
+CORE = {"ast", "header", "parser", "printer", "scan", "shape", "source", "text", "transform"}
 
 #: Known circles, each a set of modules (a known circle may lose members, never gain one).
 KNOWN_CIRCLES: list[set[str]] = [CORE]
 
-#: Known upward arrows: the core's (Core v3).
+#: Known upward arrows: the nodes' entry points (Core v3).
 KNOWN_UPWARD = {
+    ("ast", "parser"),
     ("ast", "printer"),
-    ("header", "ast"),
-    ("parser", "ast"),
-    ("parser", "transform"),
-    ("printer", "api"),
-    ("scan", "ast"),
-    ("source", "ast"),
-    ("transform", "printer"),
+    ("ast", "transform"),
 }
 
 #: ``check --jobs`` settles a file's parts with the check families' own state: it is check

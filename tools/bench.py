@@ -11,6 +11,8 @@ across changes; the machine is noisy, so read the ordering, not the third digit.
   >= 1.0 with all cores. All cores: ``multiprocessing`` over the files for the real logs;
   over chunks of one big file only once the library can check a file on several cores
   (:func:`library_parallel_check`, the pending ``check --jobs``).
+* **Stages**: CPU µs per line of splitting, the LALR driver, building the nodes and every
+  check, each including the ones before it (interleaved run by run), beside the baseline.
 * **Peak memory**: the RSS high-water mark of a fresh ``bbox-lark check FILE`` process on
   generated files of 10k, 100k and 1M lines, and the ratio of the largest to the smallest.
 * **Export** (``bbox-lark export``, the ``scale`` extra): lines/s of a fresh ``bbox-lark
@@ -31,6 +33,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
     python tools/bench.py                      # everything: about 3 minutes here
     python tools/bench.py --quick              # 100k lines, fewer runs: under a minute
     python tools/bench.py --only startup --startup-runs 60
+    python tools/bench.py --only stages        # µs per line: split, driver, build, checks
     python tools/bench.py --corpus DIR --lines 200000 --repeat 5
     python tools/bench.py --only export --export-sessions 3000
 """
@@ -38,6 +41,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -59,7 +63,7 @@ except ImportError:  # run with a Python that does not have the project installe
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
-SECTIONS = ("throughput", "memory", "startup", "export")
+SECTIONS = ("throughput", "stages", "memory", "startup", "export")
 GOAL_ONE, GOAL_ALL, GOAL_STARTUP = 0.5, 1.0, 1.5
 
 _LINE = re.compile(r"(t!|t~|th|td|[uatosmprxcq]):(\S*)(.*)")
@@ -262,6 +266,74 @@ def throughput(
         )
 
 
+# -- where the time goes: the stages of one process, each run over the same text -----------
+
+
+def stage_split(text: str) -> int:
+    """Splitting into lines with the byte-level checks (E001-E003), as the parser reads them."""
+    from bbox_lark.source import LineReader
+
+    return sum(1 for _ in LineReader().lines(text))
+
+
+def stage_driver(text: str) -> int:
+    """Splitting, then the LALR driver on each line (tokens and reductions, no nodes)."""
+    from bbox_lark.parser import line_driver
+    from bbox_lark.source import LineReader
+
+    parse = line_driver().parse
+    count = 0
+    for raw, _eol, oversized in LineReader().lines(text):
+        if raw and not oversized:
+            # A header line or text the grammar has no line for raises: not a body line.
+            with contextlib.suppress(Exception):
+                parse(raw)
+        count += 1
+    return count
+
+
+def stage_build(text: str) -> int:
+    """Splitting, the driver and building every node (:func:`bbox_lark.iter_nodes`)."""
+    return sum(1 for _ in bbox_lark.iter_nodes(text))
+
+
+#: The stages, each including the ones before it; ``check`` is the last.
+STAGES: tuple[tuple[str, Callable[[str], int]], ...] = (
+    ("split (lines, byte checks)", stage_split),
+    ("scan/driver (LALR, tokens)", stage_driver),
+    ("build (nodes)", stage_build),
+    ("checks (bbox_lark.check)", bbox_check),
+)
+
+
+def stage_times(texts: Sequence[str], repeat: int) -> dict[str, float]:
+    """µs per line of each cumulative stage and of the regex baseline (CPU time, best of
+    ``repeat``); the stages are interleaved run by run so that load falls on all alike."""
+    lines = sum(count_lines(text) for text in texts)
+    bbox_check(SMALL_FILE)
+    runs: list[tuple[str, Callable[[str], int]]] = [("re classifier", regex_classify), *STAGES]
+    best = dict.fromkeys((name for name, _ in runs), float("inf"))
+    for _ in range(max(1, repeat)):
+        for name, function in runs:
+            best[name] = min(best[name], best_times(function, texts, 1)[0])
+    return {name: seconds / lines * 1e6 for name, seconds in best.items()}
+
+
+def stages(label: str, texts: Sequence[str], repeat: int) -> None:
+    """Print the per-stage table: µs per line, cumulative and the stage's own share."""
+    micros = stage_times(texts, repeat)
+    baseline = micros.pop("re classifier")
+    print(f"  {label}: {sum(count_lines(text) for text in texts):,} lines")
+    print(f"    {'re classifier (baseline)':30} {baseline:7.2f} µs/line")
+    before = 0.0
+    for name, total in micros.items():
+        print(
+            f"    {name:30} {total:7.2f} µs/line   own {total - before:6.2f}   ratio {baseline / total:5.3f}"
+        )
+        before = total
+    print(f"    (a ratio of {GOAL_ONE} allows {baseline / GOAL_ONE:.2f} µs/line in all)")
+
+
 # -- child processes: peak memory and start-up --------------------------------------------
 
 
@@ -450,6 +522,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  real logs: {args.corpus} not found, skipped")
             if lines > 0:
                 throughput("generated clean session", [generate_session(lines)], min(repeat, 2), jobs)
+            print()
+        if "stages" in sections:
+            print(
+                f"stages: CPU µs per line, each row includes the ones above (best of {repeat}, interleaved)"
+            )
+            if args.corpus.is_dir():
+                paths = sorted(p for p in args.corpus.iterdir() if p.is_file())
+                texts = [p.read_text(encoding="utf-8", errors="surrogateescape") for p in paths]
+                stages(f"real logs ({args.corpus.name})", texts, repeat)
+            if lines > 0:
+                stages("generated clean session", [generate_session(min(lines, 200_000))], repeat)
             print()
         if "memory" in sections and sizes:
             print("peak memory: RSS high-water mark of a fresh `bbox-lark check FILE` (generated)")

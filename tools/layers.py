@@ -27,19 +27,23 @@ MAX_LINES = 800
 
 #: The stages, lowest first; a module may import from its own stage and the ones below.
 #: A module is placed by its longest matching name (``convert.base`` before ``convert``).
+#: The nodes (``ast``) are the lowest stage above the foundation: everything that reads, prints
+#: or builds lines imports them, and they import none of it (the "Core v3" issue). The
+#: printer and the builders from values (``transform``, which prints a node's line and reads
+#: it back as a check) sit above the parser.
 #: ``lightbox`` (the Lightbox format's own rules: hash chain, fields) sits below the converter
 #: that uses it; ``render``/``check_output`` present what the workflows return, and
 #: ``docsgen`` writes pages from everything below it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("_classes", "grammar", "values", "ansi", "globs", "atomic", "blobs", "secrets")),
+    ("nodes", ("ast",)),
     ("source", ("source", "inputs")),
-    ("parser", ("parser", "header", "scan")),
-    ("nodes", ("transform", "ast", "text")),
+    ("parser", ("parser", "header", "scan", "shape", "text")),
+    ("printer", ("printer", "transform")),
     (
         "rules",
         (
             "checks",
-            "printer",
             "correlate",
             "numbers",
             "redaction",
@@ -48,6 +52,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "writepolicy",
             "pygments_lexer",
             "lightbox",
+            "redaction",
         ),
     ),
     ("tools", ("fix", "convert", "stats", "api", "discover", "writer", "testing")),

@@ -20,179 +20,23 @@ for every code.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Document, Event, Line, SourceFault
-from bbox_lark.secrets import mask_secrets
-
-if TYPE_CHECKING:
-    from bbox_lark.parser import Head
-
-SEVERITIES = ("error", "warning", "info")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckInfo:
-    """What a diagnostic code means."""
-
-    code: str
-    name: str
-    severity: str
-    #: One line: what the check finds.
-    summary: str
-    #: Why it matters.
-    rationale: str
-    #: A document that makes this check (and no other) report.
-    bad: str
-    #: The same document made right: no check reports anything.
-    good: str
-    #: The check module's family (``header``, ``lines``, ...).
-    family: str = ""
-    #: A retired code: kept so it is never reused.
-    retired: bool = False
-    #: Reported by the runner, not by a rule (an internal error): no document triggers it,
-    #: so ``bad`` describes the situation instead of being an example to run.
-    internal: bool = False
-    #: One line: what to do about a finding (a command to run, what to write instead);
-    #: empty when there is nothing to do. Shown by ``check --output-format full``, SARIF and
-    #: JUnit output, and ``explain``.
-    fix: str = ""
-
-
-@dataclass(slots=True)
-class Context:
-    """What a rule sees besides the nodes: the header, where the file came from, and where
-    to report."""
-
-    head: Head
-    path: Path | None = None
-    blobs: Path | None = None
-    found: list[Diagnostic] = field(default_factory=list)
-    #: Values that are not secrets though they look like one (``allowed-secrets``).
-    allowed_secrets: frozenset[str] = frozenset()
-
-    def report(self, code: str, line: int, col: int, message: str) -> None:
-        info = REGISTRY[code]
-        message = mask_secrets(message)  # a message that quotes a value never leaks a secret
-        self.found.append(Diagnostic(code, info.severity, line, col, printable(message), info.name))
-
-
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\udc80-\udcff\n\t]")
-
-
-def printable(text: str) -> str:
-    """A message safe to print on one line: invalid bytes (lone surrogates from
-    ``surrogateescape``), control characters and line breaks are shown as escapes."""
-    if not _UNPRINTABLE.search(text):
-        return text
-
-    def escape(match: re.Match[str]) -> str:
-        char = match[0]
-        code = ord(char)
-        if 0xDC80 <= code <= 0xDCFF:
-            return f"\\x{code - 0xDC00:02x}"
-        return {"\n": "\\n", "\t": "\\t"}.get(char, f"\\x{code:02x}")
-
-    return _UNPRINTABLE.sub(escape, text)
-
-
-def shorten(text: str, limit: int = 100) -> str:
-    """``text`` for a message: a long value is cut, with its length given."""
-    if len(text) <= limit:
-        return text
-    return f"{text[: limit - 20]}… ({len(text):,} characters)"
-
-
-class Rule:
-    """A check: it declares the codes it can report, sees the header (:meth:`start`), then
-    each body line's node in file order (:meth:`node`), and reports what only the whole file
-    shows at the end (:meth:`finish`). A rule keeps only the state it needs between nodes:
-    nothing proportional to the file beyond its findings (see each rule's notes).
-
-    Nodes come as :func:`bbox_lark.parser.iter_nodes` gives them with ``attach=False``: an
-    event without its ``continuation`` tuple, each continuation with its ``owner`` line.
-    Rules are registered with :func:`rule`; a new instance checks each file. A run skips a
-    rule none of whose :attr:`codes` is selected."""
-
-    #: Every code the rule can report (by default: its family's codes).
-    codes: ClassVar[frozenset[str]] = frozenset()
-    #: The family module (``header``, ``lines``, ...).
-    family: ClassVar[str] = ""
-    #: What a rule's findings depend on, for a file checked in parts (``check --jobs``):
-    #: ``line``: each node alone (and the header): each part runs the rule; ``file``:
-    #: state that parts can add up (:meth:`merge`); ``sequence``: the nodes in order: the
-    #: parts send the nodes it :meth:`wants`, slimmed to their kind, names, result kind,
-    #: comment text and the fields named in :attr:`keys`, and the rule runs over them.
-    scope: ClassVar[str] = "sequence"
-    #: ``sequence`` rules: the fields they read.
-    keys: ClassVar[frozenset[str]] = frozenset()
-
-    def wants(self, node: Line) -> bool:
-        """``sequence`` rules: whether :meth:`node` needs this node (False: it would do
-        nothing with it)."""
-        return True
-
-    def merge(self, part: Rule) -> None:
-        """``file`` rules: add the state of the next part of the file."""
-        raise NotImplementedError
-
-    def start(self, ctx: Context) -> None:
-        """The header has been read (``ctx.head``); no body line yet."""
-
-    def node(self, node: Line, ctx: Context) -> None:
-        """One body line, in file order."""
-
-    def fault(self, fault: SourceFault, ctx: Context) -> None:
-        """A byte-level problem of a line (E001-E003), before that line's node."""
-
-    def finish(self, ctx: Context) -> None:
-        """The end of the file."""
-
-
-REGISTRY: dict[str, CheckInfo] = {}
-RULES: list[type[Rule]] = []
-
-
-def describe(
-    code: str,
-    name: str,
-    severity: str,
-    summary: str,
-    rationale: str,
-    bad: str,
-    good: str,
-    *,
-    family: str,
-    fix: str = "",
-    internal: bool = False,
-) -> None:
-    """Register a diagnostic code."""
-    if code in REGISTRY:
-        raise ValueError(f"diagnostic code {code} registered twice")
-    if severity not in SEVERITIES:
-        raise ValueError(f"unknown severity {severity!r}")
-    REGISTRY[code] = CheckInfo(
-        code, name, severity, summary, rationale, bad, good, family, fix=fix, internal=internal
-    )
-
-
-R = TypeVar("R", bound=type[Rule])
-
-
-def rule(cls: R) -> R:
-    """Register a rule class. Without its own ``codes`` it reports its family's codes (those
-    registered by :func:`describe` with ``family=cls.family`` before it)."""
-    if not cls.codes:
-        cls.codes = frozenset(code for code, info in REGISTRY.items() if info.family == cls.family)
-    if not cls.codes:
-        raise ValueError(f"rule {cls.__name__} declares no codes")
-    RULES.append(cls)
-    return cls
+from bbox_lark.ast import Diagnostic, Document, Event, Head, Line, SourceFault
+from bbox_lark.checks.base import CLEAN_HEADER as CLEAN_HEADER
+from bbox_lark.checks.base import REGISTRY as REGISTRY
+from bbox_lark.checks.base import RULES as RULES
+from bbox_lark.checks.base import SEVERITIES as SEVERITIES
+from bbox_lark.checks.base import CheckInfo as CheckInfo
+from bbox_lark.checks.base import Context as Context
+from bbox_lark.checks.base import Rule as Rule
+from bbox_lark.checks.base import describe as describe
+from bbox_lark.checks.base import example as example
+from bbox_lark.checks.base import printable as printable
+from bbox_lark.checks.base import rule as rule
+from bbox_lark.checks.base import shorten as shorten
 
 
 def active_rules(enabled: Callable[[str], bool]) -> list[type[Rule]]:
@@ -211,8 +55,6 @@ def run_checks(
 ) -> list[Diagnostic]:
     """Every diagnostic for an already parsed ``document``, sorted by position then code
     (:class:`Checker` over its nodes; ``bbox_lark.check`` reads and checks in one pass)."""
-    from bbox_lark.parser import Head
-
     checker = Checker(path=path, blobs=blobs, select=select, ignore=ignore)
     head = Head(document.bom, document.header_lines, document.header_info, document.body_start)
     checker.start(head)
@@ -371,12 +213,3 @@ def _load_families() -> None:
     )
 
     _loaded = True
-
-
-# A header that makes no check report: the examples build on it.
-CLEAN_HEADER = "---\nformat: bbox/1\nid: sess_demo\nrepo_sha: 215db51\nrunner: local\n---\n"
-
-
-def example(body: str, header: str = CLEAN_HEADER) -> str:
-    """A complete example document: the clean header plus ``body``."""
-    return header + body

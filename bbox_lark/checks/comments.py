@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
-from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_elapsed
 
 FAMILY = "comments"

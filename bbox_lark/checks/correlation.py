@@ -7,7 +7,7 @@ The pairing itself (what opens a call, what completes it, which key it goes by) 
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
-from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
 from bbox_lark.correlate import (
     AMBIGUOUS,
     DEFERRED,

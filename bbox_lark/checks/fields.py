@@ -6,7 +6,7 @@ import bisect
 from array import array
 
 from bbox_lark.ast import Event, Field, Line
-from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
 from bbox_lark.grammar import vocabulary
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 

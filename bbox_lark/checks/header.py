@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
 
 FAMILY = "header"
 

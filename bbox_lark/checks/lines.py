@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Event, Line
-from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
 from bbox_lark.grammar import vocabulary
 
 FAMILY = "lines"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Field, Line
-from bbox_lark.checks import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
 from bbox_lark.scan import iter_redactions, line_redactions, states_redaction_count
 from bbox_lark.values import parse_int
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bbox_lark.checks import describe, example
+from bbox_lark.checks.base import describe, example
 
 FAMILY = "runner"
 

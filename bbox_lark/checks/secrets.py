@@ -11,7 +11,7 @@ leak the secret into CI logs, SARIF or JSON. Values a config lists in ``allowed-
 from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Line
-from bbox_lark.checks import Context, Rule, describe, example, rule
+from bbox_lark.checks.base import Context, Rule, describe, example, rule
 from bbox_lark.secrets import ERROR, SecretMatch, find_secrets, might_hold_secrets
 
 FAMILY = "secrets"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
-from bbox_lark.checks import Context, Rule, describe, example, rule
+from bbox_lark.checks.base import Context, Rule, describe, example, rule
 
 FAMILY = "session"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import SourceFault
-from bbox_lark.checks import CLEAN_HEADER, Context, Rule, describe, example, rule
+from bbox_lark.checks.base import CLEAN_HEADER, Context, Rule, describe, example, rule
 
 FAMILY = "source"
 

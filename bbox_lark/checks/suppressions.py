@@ -28,7 +28,7 @@ from dataclasses import field
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document, Event, Line
-from bbox_lark.checks import REGISTRY, describe, example, printable
+from bbox_lark.checks.base import REGISTRY, describe, example, printable
 
 FAMILY = "suppressions"
 

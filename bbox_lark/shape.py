@@ -1,0 +1,310 @@
+"""From Lark's view of one line to a typed AST node (the parse path; building nodes from
+values is :mod:`bbox_lark.transform`, above the parser).
+
+:class:`LineShaper` is passed to Lark as an inline transformer, so no parse tree is ever
+built: each rule's callback turns its tokens into a small tuple. :func:`build_line` then
+makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from lark import Token, Transformer
+
+from bbox_lark.ast import (
+    BlankLine,
+    Call,
+    Comment,
+    Continuation,
+    Event,
+    Field,
+    Lifecycle,
+    Line,
+    Message,
+    Observation,
+    QuoteFault,
+    Result,
+    Unknown,
+)
+from bbox_lark.grammar import vocabulary
+from bbox_lark.scan import classify_result, quoted_at, scan_items, unquote
+
+
+class LineToken(str):
+    """A token of one line: its text, terminal name and 0-based offset in the line.
+
+    Lark's ``Token`` carries much more (lines, end positions) and costs several times as much
+    to make; one line needs none of it. Lark's own tokens (from the fallback path) have the
+    same two attributes, so callbacks accept either.
+    """
+
+    __slots__ = ("start_pos", "type")
+    type: str
+    start_pos: int
+
+    @classmethod
+    def make(cls, kind: str, text: str, pos: int) -> LineToken:
+        token = cls(text)
+        token.type = kind
+        token.start_pos = pos
+        return token
+
+
+# Parts of a line, as the shaper hands them over:
+#   ("blank",) ("continuation",) ("unknown",)
+#   ("comment", comment kind or None, column of the body, body text)
+#   ("event", line kind, head token, (call text, result, metrics) tokens or None)
+#   ("lifecycle", "lifecycle", primitive token, (call text, result, metrics))
+Parts = tuple[Any, ...]
+
+
+class LineShaper(Transformer[Token, Parts]):
+    """Inline transformer: one callback per line rule of ``grammar/bbox.lark``.
+
+    Each prefixed alternative of ``line`` is aliased to its line kind (``tool``,
+    ``user``, ...); :meth:`__getattr__` answers for every kind the grammar names, so a new
+    prefix is a change to the grammar alone."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in vocabulary().head_kinds.values():
+
+            def event(children: list[Any]) -> Parts:
+                return ("event", name, children[0], children[1])
+
+            return event
+        raise AttributeError(name)
+
+    def blank(self, _children: list[Any]) -> Parts:
+        return ("blank",)
+
+    def continuation(self, _children: list[Any]) -> Parts:
+        return ("continuation",)
+
+    def unknown(self, _children: list[Any]) -> Parts:
+        return ("unknown",)
+
+    def call_tail(self, children: list[Token]) -> Parts:
+        text = result = metrics = None
+        for token in children:
+            kind = token.type
+            if kind == "RESULT" or kind == "FREE_RESULT":
+                result = token
+            elif kind == "METRICS":
+                metrics = token
+            else:
+                text = token
+        return (text, result, metrics)
+
+    free_tail = call_tail
+
+    def primitive(self, children: list[Token]) -> Token:
+        return children[0]
+
+    unknown_primitive = primitive
+
+    def lifecycle(self, children: list[Any]) -> Parts:
+        return ("lifecycle", "lifecycle", children[0], children[1])
+
+    def comment_keyword(self, children: list[Token]) -> Token:
+        return children[0]
+
+    def comment_body(self, children: list[Token]) -> Parts:
+        return tuple(children)
+
+    def comment(self, children: list[Any]) -> Parts:
+        body = children[-1] if len(children) > 1 and not _is_ws(children[-1]) else None
+        if body is None:
+            return ("comment", None, len(children[0]) + 1, "")
+        if isinstance(body, str):
+            # A lone keyword (`# metrics`, `# model:`) is still a structured comment.
+            kind = vocabulary().comment_kinds.get(getattr(body, "type", ""))
+            return ("comment", kind, (getattr(body, "start_pos", 0) or 0) + 1, str(body))
+        keyword = body[0]
+        text = "".join(body)
+        return ("comment", vocabulary().comment_kinds[keyword.type], (keyword.start_pos or 0) + 1, text)
+
+
+def _is_ws(child: Any) -> bool:
+    return isinstance(child, str) and getattr(child, "type", None) == "WS"
+
+
+def field_dict(nodes: list[Field]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for node in nodes:
+        if node.key not in fields:
+            value = node.value
+            fields[node.key] = list(value) if isinstance(value, tuple) else value
+    return fields
+
+
+def build_line(parts: Parts, raw: str, line: int, eol: str) -> Line:
+    """The AST node for one body line."""
+    what = parts[0]
+    if what == "event" or what == "lifecycle":
+        return _build_event(parts, raw, line, eol)
+    if what == "comment":
+        return comment_node(parts, raw, line, eol)
+    if what == "blank":
+        return BlankLine(line, raw, eol)
+    if what == "continuation":
+        return Continuation(line, raw, eol)
+    return Unknown("unknown", line, raw, eol, text=raw)
+
+
+def comment_node(parts: Parts, raw: str, line: int, eol: str) -> Comment:
+    _, name, body_col, body = parts
+    text = body.rstrip()
+    nodes: list[Field] = []
+    if "=" in text:
+        start = 0
+        if name is not None and name not in vocabulary().field_comment_kinds:
+            # Skip the keyword itself ("metrics", "budget:", ...).
+            start = len(text.split(None, 1)[0])
+        nodes = scan_items(text[start:], body_col + start, free_text=True, want_args=False).fields
+    fields = field_dict(nodes)
+    metrics = fields if name == "metrics" else None
+    return Comment(
+        "comment",
+        line,
+        raw,
+        eol,
+        prefix="#",
+        name=name,
+        text=text,
+        text_col=body_col,
+        fields=fields,
+        field_nodes=tuple(nodes),
+        metrics=metrics,
+        metric_nodes=tuple(nodes) if name == "metrics" else (),
+    )
+
+
+_NAME = re.compile(r"\s*([^\s→]+)")
+
+
+def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], list[QuoteFault]]:
+    """The text after an arrow (``raw``, at column ``col``): its typed result, the fields
+    it holds and its unclosed quotes."""
+    after: list[Field] = []
+    faults: list[QuoteFault] = []
+    if "=" in raw:
+        scan = scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
+        after, faults = scan.fields, scan.faults
+    result = classify_result(raw, col, line, after)
+    if result.kind == "blob" and after:
+        # A blob pointer's own attributes are not fields of the event.
+        head_end = result.col + len(result.head)
+        after = [f for f in after if f.col >= head_end]
+    return result, after, faults
+
+
+def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
+    what, kind, head, (text_token, result_token, metrics_token) = parts
+    spaced = False
+    leading_args: list[Any] = []
+    text_start = text_token.start_pos if text_token is not None else len(raw)
+    call = str(text_token) if text_token is not None else ""
+    if what == "lifecycle":
+        prefix, name, name_col = "@", head[1:], 2
+    else:
+        prefix, _, name = str(head).partition(":")
+        name_col = len(prefix) + 2
+        if kind == "mode":
+            stripped = name.lstrip()
+            name_col += len(name) - len(stripped)
+            name = stripped
+        elif name == "" and prefix in vocabulary().named_prefixes and call.strip():
+            # `t: read ...`: a space before the name (warned about by a check).
+            match = _NAME.match(call)
+            if match is not None and match[1].startswith('"'):
+                # `t: "read a.rs"`: the quote opens a string (docs/reference.md#quotes). The name is the
+                # string's first word if the string closes (the rest of it is the first
+                # argument); an unclosed one is E012 (from the item scanner) and no name.
+                quoted = quoted_at(call, match.start(1))
+                match = None
+                if quoted is not None:
+                    words = unquote(quoted[0]).split(None, 1)
+                    if words:
+                        name, spaced = words[0], True
+                        inside = quoted[0][1:]
+                        name_col = text_start + quoted.start() + 2 + len(inside) - len(inside.lstrip())
+                        if len(words) > 1:
+                            leading_args.append(words[1])
+                        call = call[quoted.end() :]
+                        text_start += quoted.end()
+            if match is not None:
+                name, name_col, spaced = match[1], text_start + match.start(1) + 1, True
+                call = call[match.end() :]
+                text_start += match.end()
+        if not name:
+            name, name_col = None, None
+    free = prefix in vocabulary().free_text_prefixes
+    nodes: list[Field] = []
+    args: list[Any] = list(leading_args)
+    faults: list[QuoteFault] = []
+    text = call.strip()
+    text_col = text_start + 1 + (len(call) - len(call.lstrip())) if text else len(raw) + 1
+    if call and (not free or "=" in call):
+        scan = scan_items(call, text_start + 1, free_text=free, want_args=not free)
+        nodes, args, faults = scan.fields, leading_args + scan.args, scan.faults
+    result = None
+    arrow_text = arrow_col = None
+    if result_token is not None:
+        arrow_text = "→" if result_token.startswith("→") else "->"
+        arrow_col = result_token.start_pos + 1
+        result_raw = result_token[len(arrow_text) :]
+        result, after, after_faults = read_result(result_raw, arrow_col + len(arrow_text), line)
+        faults.extend(after_faults)
+        nodes.extend(after)
+    metrics = None
+    metric_nodes: tuple[Field, ...] = ()
+    if metrics_token is not None:
+        offset = metrics_token.index("metrics") + len("metrics")
+        found = scan_items(
+            metrics_token[offset:], metrics_token.start_pos + 1 + offset, free_text=True, want_args=False
+        ).fields
+        metric_nodes = tuple(found)
+        metrics = field_dict(found)
+    return node_class(kind)(
+        kind,
+        line,
+        raw,
+        eol,
+        prefix=prefix,
+        name=name,
+        name_col=name_col,
+        spaced_name=spaced,
+        text=text,
+        text_col=text_col,
+        fields=field_dict(nodes),
+        field_nodes=tuple(nodes),
+        args=tuple(args),
+        arrow=arrow_text,
+        arrow_col=arrow_col,
+        result=result,
+        metrics=metrics,
+        metric_nodes=metric_nodes,
+        quote_faults=tuple(faults),
+    )
+
+
+@cache
+def _classes() -> dict[str, type[Event]]:
+    vocab = vocabulary()
+    classes: dict[str, type[Event]] = {}
+    for prefix, kind in vocab.prefix_kinds.items():
+        if prefix in vocab.free_text_prefixes:
+            classes[kind] = Message
+        else:
+            classes[kind] = Call
+    classes[vocab.prefix_kinds["o"]] = Observation
+    classes.update(comment=Comment, lifecycle=Lifecycle, unknown=Unknown)
+    return classes
+
+
+def node_class(kind: str) -> type[Event]:
+    """The node class of a line kind (:class:`~bbox_lark.ast.Call` for ``tool``, ...)."""
+    return _classes().get(kind, Event)
