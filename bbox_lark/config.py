@@ -224,9 +224,20 @@ def split_option(values: Iterable[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+#: The highest ``max-line`` taken: 16 Mi characters. Parsing a line costs memory in
+#: proportion to its length (about 90 bytes per character of a line of short ``k=v`` fields
+#: for ``check``, more for ``fmt`` and ``convert``: docs/design.md, "Long lines and memory"),
+#: so a limit raised without bound would let one line take every byte of the machine.
+MAX_LINE_CAP = 16 * 1024 * 1024
+
+
 def check_max_line(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"{name}: must be an integer of at least 1, not {_show(value)}")
+    if value > MAX_LINE_CAP:
+        raise ConfigError(
+            f"{name}: at most {MAX_LINE_CAP:,} characters (a longer line costs gigabytes), not {value:,}"
+        )
     return value
 
 

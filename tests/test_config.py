@@ -226,6 +226,12 @@ BAD_FILES = [
     ("bbox-lark.toml", "max-line = 0\n", "bbox-lark.toml: max-line: must be an integer of at least 1, not 0"),
     (
         "bbox-lark.toml",
+        "max-line = 16777217\n",
+        "bbox-lark.toml: max-line: at most 16,777,216 characters (a longer line costs gigabytes),"
+        " not 16,777,217",
+    ),
+    (
+        "bbox-lark.toml",
         "max-line = true\n",
         "bbox-lark.toml: max-line: must be an integer of at least 1, not true",
     ),
@@ -343,6 +349,10 @@ def test_an_unreadable_or_undecodable_file(project: Path, monkeypatch: pytest.Mo
         ),
         (["--max-line", "0"], "--max-line: must be an integer of at least 1, not 0"),
         (["--max-line", "-3"], "--max-line: must be an integer of at least 1, not -3"),
+        (
+            ["--max-line", "100000000"],
+            "--max-line: at most 16,777,216 characters (a longer line costs gigabytes), not 100,000,000",
+        ),
         (["--blobs", "nowhere"], "--blobs nowhere: no such directory"),
         (["--blobs", "logs/a.bbox"], "--blobs logs/a.bbox: not a directory"),
         (["--exclude", "a\\"], "--exclude: \"a\\\\\": invalid pattern (Invalid git pattern: 'a\\\\')"),
