@@ -192,10 +192,32 @@ class Writer:
             default_blobs = None
         folder = Path(blobs) if blobs is not None else default_blobs
         self.blobs: BlobStore | None = BlobStore(folder) if folder is not None else None
+        if appending and self.path is not None:
+            self._resume(self.path)
         if not appending:
             self._write_header(fields)
         if start:
             self.lifecycle("start", id=str(fields["id"]))
+
+    def _resume(self, path: Path) -> None:
+        """Before appending to ``path``: the call ids it already holds are taken (a new id never
+        repeats one) and, with ``auto_step``, steps go on from its highest. Read as a stream;
+        a file that cannot be read is appended to all the same (its ids are then unknown)."""
+        from bbox_lark.parser import iter_nodes
+
+        try:
+            with open(path, "rb") as existing:
+                for node in iter_nodes(existing):
+                    if not isinstance(node, Event):
+                        continue
+                    call_id = node.fields.get("id")
+                    if isinstance(call_id, str):
+                        self._used_ids.add(call_id)
+                    step = node.step
+                    if isinstance(step, int):
+                        self._step = max(self._step, step)
+        except (OSError, ValueError):
+            pass
 
     # -- lines ---------------------------------------------------------------------------
 

@@ -315,6 +315,21 @@ def test_appending_after_rotate_writes_no_second_header(tmp_path: Path) -> None:
     assert [text_of(e) for e in _events(text)] == ["part one", "part two"]
 
 
+def test_appending_keeps_ids_unique_and_steps_going_on(tmp_path: Path) -> None:
+    path = tmp_path / "s.bbox"
+    with Writer(path, HEADER, auto_step=True, end=False) as log:
+        log.call("read", "a.rs").finish()
+        log.call("read", "b.rs", id="call_2").finish()
+        log.lifecycle("rotate")
+    with Writer(path, HEADER, auto_step=True, start=False) as log:
+        log.call("read", "c.rs").finish()
+        log.agent("done")
+    events = [e for e in _events(path.read_text()) if e.kind in ("tool", "agent")]
+    ids = [e.id for e in events if e.kind == "tool"]
+    assert ids == ["call_1", "call_2", "call_3"]
+    assert [e.step for e in events] == [1, 2, 3, 4]
+
+
 def test_call_ids_are_unique_even_when_some_are_given() -> None:
     out = io.StringIO()
     with Writer(out, HEADER, redact=False) as log:
