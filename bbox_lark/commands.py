@@ -430,11 +430,14 @@ def fmt_command(
 
 def _fixer_flags() -> tuple[CommandOption, ...]:
     """One ``--NAME`` flag per registered fixer (``bbox_lark.fix.FIXERS``), passed to ``fix``
-    in ``**chosen``: a new fixer needs no change here."""
+    in ``**chosen``: a new fixer needs no change here. The help is shown as Rich markup,
+    so a description's ``[redacted:KIND]`` is escaped to show as written."""
+    from rich.markup import escape
+
     from bbox_lark.fix import FIXERS
 
     return tuple(
-        CommandOption(name.replace("-", "_"), (f"--{name}",), "flag", fixer.description)
+        CommandOption(name.replace("-", "_"), (f"--{name}",), "flag", escape(fixer.description))
         for name, fixer in FIXERS.items()
     )
 
@@ -557,7 +560,7 @@ def redact_command(
     exclude: Exclude = None,
     extend_exclude: ExtendExclude = None,
 ) -> None:
-    """Replace each secret with [redacted:KIND] (docs/fix.md): `fix --redact`, with the
+    """Replace each secret with \\[redacted:KIND] (docs/fix.md): `fix --redact`, with the
     same dry run (a diff, secrets masked), --write, --output and refusals."""
     discovery: dict[str, Any] = {
         "max_line": max_line,

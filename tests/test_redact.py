@@ -332,3 +332,12 @@ def test_the_library_convert_takes_redact() -> None:
     done = bbox_lark.convert_text(EXAMPLE.read_bytes(), to="jsonl", redact=True)
     assert done.redacted and done.secrets["private_key"] == 1
     assert secrets_in(done.text) == []
+
+
+@pytest.mark.parametrize("command", [["redact", "--help"], ["fix", "--help"]])
+def test_the_help_shows_the_redaction_marker(command: list[str]) -> None:
+    """Help is Rich markup: an unescaped ``[redacted:KIND]`` was taken for a style tag and
+    vanished ("Replace each secret with  (docs/fix.md)")."""
+    result = runner.invoke(app, command, env={"COLUMNS": "300", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    assert "[redacted:KIND]" in result.output
