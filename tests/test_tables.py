@@ -7,6 +7,7 @@ all say the same (the Dask side is in ``tests/test_dask.py``).
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -208,6 +209,65 @@ def test_the_real_logs_export_and_agree_with_stats(tmp_path: Path) -> None:
             totals.usage.tokens_out,
             totals.calls,
         )
+
+
+@pytest.mark.skipif(not (EXTERNAL / "rlog-real").is_dir(), reason="the external corpus is not here")
+def test_stats_export_and_report_give_the_same_numbers_for_the_real_logs(tmp_path: Path) -> None:
+    """One source of numbers, checked end to end through each command's own output (not
+    against ``bbox_lark.numbers``, which all three call): ``stats --json``, the exported
+    ``sessions`` rows and the report's header card agree for every real log."""
+    from bbox_lark.report import render
+
+    folder = EXTERNAL / "rlog-real"
+    result = CliRunner().invoke(app, ["stats", str(folder), "--json"])
+    assert result.exit_code in (0, 1), result.output
+    files = json.loads(result.stdout)["files"]
+    export_tables([str(folder)], tmp_path / "out")
+    rows = {s["path"]: s for s in read(tmp_path / "out", "sessions")}
+    assert len(files) == len(rows) == len(list(folder.glob("*.rlog")))
+    for stats in files:
+        row = rows[stats["path"]]
+        families = stats["calls"].values()
+        usage = stats["usage"]
+        assert (
+            sum(f["total"] for f in families),
+            sum(f["outcomes"]["error"] for f in families),
+            sum(f["outcomes"]["pending"] for f in families),
+            usage["tokens_in"],
+            usage["tokens_out"],
+            usage["tokens_cached"],
+            usage["responses"],
+            stats["cost_usd"],
+            stats["estimated_cost_usd"],
+            stats["lines"]["total"],
+        ) == (
+            row["calls"],
+            row["calls_error"],
+            row["calls_pending"],
+            row["tokens_in"],
+            row["tokens_out"],
+            row["tokens_cached"],
+            row["responses"],
+            row["cost_usd"],
+            row["estimated_cost_usd"],
+            row["lines"],
+        ), stats["path"]
+    biggest = sorted(rows.values(), key=lambda r: int(str(r["lines"])))[-3:]
+    for row in biggest:
+        out = io.StringIO()
+        render(str(row["path"]), out)
+        card = dict(re.findall(r"<dt>([^<]*)</dt><dd>([^<]*)</dd>", out.getvalue()))
+        assert card["lines"] == f"{row['lines']:,}"
+        assert card["calls"].split(" ")[0] == f"{row['calls']:,}"
+        assert (f"{row['calls_error']} failed" in card["calls"]) == bool(row["calls_error"])
+        source = row["usage_source"]
+        for column in ("tokens_in", "tokens_out", "tokens_cached"):
+            if row[column] is not None:
+                assert card[f"{column} ({source})"] == f"{row[column]:,}", (row["path"], column)
+        if row["cost_usd"] is not None:
+            assert card["cost (stated)"] == f"${row['cost_usd']}"
+        if row["estimated_cost_usd"] is not None:
+            assert card["cost (estimated)"] == f"${row['estimated_cost_usd']:.4f}"
 
 
 # -- export -----------------------------------------------------------------------------------
