@@ -862,6 +862,7 @@ def report_command(
     """Write a self-contained HTML page of one session: header card, timeline, failed calls,
     calls by tool, usage chart, findings at their lines. It loads nothing and opens from disk."""
     from bbox_lark.convert import ConvertError
+    from bbox_lark.convert.base import Skipped
     from bbox_lark.report import OutputError, default_output, write_report
 
     max_line = _max_line(max_line)
@@ -870,8 +871,9 @@ def report_command(
     target = default_output(file) if output is None else None if str(output) == "-" else output
     if open_ and target is None:
         raise fail_usage("--open needs a file: give -o OUT.html")
+    skipped: list[Skipped] = []
     try:
-        written = write_report(file, target, from_=from_, max_line=max_line)
+        written = write_report(file, target, from_=from_, max_line=max_line, on_skipped=skipped.append)
     except (ConvertError, OutputError) as error:
         raise fail_usage(safe(str(error))) from None
     except OSError as error:
@@ -882,6 +884,12 @@ def report_command(
             import webbrowser
 
             webbrowser.open(written.resolve().as_uri())
+    if skipped:  # as convert says it: records the importer could not read are not on the page
+        shown = safe(file if file != "-" else "<stdin>")
+        for record in skipped:
+            err.print(safe(record.render(shown)), markup=False)
+        err.print(f"! {shown}: {len(skipped)} record(s) skipped (not on the page)", markup=False)
+        raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_OK)
 
 

@@ -307,3 +307,23 @@ def test_report_usage_errors(
     assert message in done.output
     assert "Traceback" not in done.output
     assert not list(tmp_path.glob("*.html"))
+
+
+def test_records_the_importer_skipped_are_named_and_exit_1(tmp_path: Path) -> None:
+    """A record the conversion could not read is not on the page: ``report`` says so, as
+    ``convert`` does (its line, then a count), and exits 1; it used to exit 0 in silence."""
+    good = (ROOT / "tests" / "fixtures" / "claude-code" / "tool-ids.jsonl").read_bytes()
+    source = tmp_path / "cut.jsonl"
+    source.write_bytes(good.rstrip(b"\n") + b'\n{"type": "user", "message": \n')
+    cut = good.rstrip(b"\n").count(b"\n") + 2
+    target = tmp_path / "cut.html"
+    done = runner.invoke(app, ["report", str(source), "-o", str(target)])
+    assert done.exit_code == 1, done.output
+    assert f"{source}:{cut}: skipped: not a JSON record" in done.stderr
+    assert "1 record(s) skipped (not on the page)" in done.stderr
+    assert_self_contained(target.read_text(encoding="utf-8"))
+    whole = runner.invoke(
+        app,
+        ["report", str(ROOT / "tests" / "fixtures" / "claude-code" / "tool-ids.jsonl"), "-o", str(target)],
+    )
+    assert whole.exit_code == 0 and "skipped" not in whole.stderr

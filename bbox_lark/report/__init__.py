@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, TextIO
 
@@ -23,6 +23,7 @@ from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
     from bbox_lark.convert import Input
+    from bbox_lark.convert.base import Skipped
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
 
@@ -38,15 +39,18 @@ def render(
     from_: str | None = None,
     name: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
+    on_skipped: Callable[[Skipped], None] | None = None,
 ) -> None:
     """Write the HTML report of ``source`` to ``out``.
 
     ``source`` is a path (``-`` for standard input) or the input's bytes. ``from_`` names
     its format (detected like ``convert`` does when None); a format other than bbox is
     converted to bbox first, into a temporary file. ``name`` titles the page when the
-    header has no ``id``. Raises :class:`bbox_lark.convert.ConvertError` when the format
-    cannot be told or read, and :class:`OSError` when the input cannot be read."""
-    with _bbox_file(source, from_, max_line) as path:
+    header has no ``id``. ``on_skipped`` is called with each record the conversion could not
+    read (it is not on the page, so the caller says so). Raises
+    :class:`bbox_lark.convert.ConvertError` when the format cannot be told or read, and
+    :class:`OSError` when the input cannot be read."""
+    with _bbox_file(source, from_, max_line, on_skipped) as path:
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
         write_page(path, out, title=title, max_line=max_line)
 
@@ -65,6 +69,7 @@ def write_report(
     *,
     from_: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
+    on_skipped: Callable[[Skipped], None] | None = None,
 ) -> Path | None:
     """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
     atomically (nothing is left behind when reading fails), or to standard output when
@@ -76,7 +81,7 @@ def write_report(
     from bbox_lark.atomic import AtomicWriter
 
     if output is None:
-        render(source, sys.stdout, from_=from_, max_line=max_line)
+        render(source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped)
         return None
     try:
         writer = AtomicWriter(output)
@@ -85,7 +90,7 @@ def write_report(
     with writer:
         text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
         try:
-            render(source, text, from_=from_, max_line=max_line)
+            render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped)
             text.flush()
         finally:
             text.detach()
@@ -109,7 +114,12 @@ def write_page(path: Path, out: TextIO, *, title: str, max_line: int = DEFAULT_M
 
 
 @contextlib.contextmanager
-def _bbox_file(source: str | Path | bytes, from_: str | None, max_line: int) -> Iterator[Path]:
+def _bbox_file(
+    source: str | Path | bytes,
+    from_: str | None,
+    max_line: int,
+    on_skipped: Callable[[Skipped], None] | None = None,
+) -> Iterator[Path]:
     """A bbox file holding ``source``: the file itself when it is one, else a temporary
     copy (standard input, bytes) or conversion (another format), removed afterwards."""
     from bbox_lark.convert import Input, convert_stream, detect_format, get_format
@@ -140,9 +150,14 @@ def _bbox_file(source: str | Path | bytes, from_: str | None, max_line: int) -> 
                 import io
 
                 text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
-                convert_stream(source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False)
+                conversion = convert_stream(
+                    source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False
+                )
                 text.flush()
                 text.detach()
+                if on_skipped is not None:
+                    for skipped in conversion.skipped:
+                        on_skipped(skipped)
         yield Path(temporary)
     finally:
         with contextlib.suppress(OSError):
