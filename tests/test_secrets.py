@@ -91,6 +91,17 @@ def test_the_corpus_files_hold_the_secrets_they_report() -> None:
     assert {d.code for d in bbox_lark.check(S002_FILE.read_text(encoding="utf-8"))} == {"S002"}
 
 
+def test_the_s001_corpus_file_covers_every_provider_kind() -> None:
+    """The test above compares the scanner with the check built on it, so a secret both miss
+    passes it. This one holds the corpus file to the table: every provider row (an error)
+    has a finding in it, every finding is S001 and says its kind."""
+    diagnostics = bbox_lark.check(S001_FILE.read_text(encoding="utf-8"))
+    assert {d.code for d in diagnostics} == {"S001"}
+    providers = {row.kind for row in PATTERNS if row.severity == "error"}
+    named = {kind for kind in providers for d in diagnostics if kind in d.message}
+    assert named == providers
+
+
 @pytest.mark.parametrize("output_format", ["concise", "full", "json", "sarif", "github", "junit", "text"])
 def test_no_check_output_shows_a_secret_whole(output_format: str) -> None:
     from typer.testing import CliRunner
