@@ -46,6 +46,11 @@ from bbox_lark.blobs import FOLDER_NAME, BlobStore, StoredBlob
 #: text: a screenful of tool output stays in the log, a whole file does not).
 DEFAULT_BLOB_THRESHOLD = 4096
 
+#: Bytes with no blob store to go to (a stream target without ``blobs=``) are written inline
+#: as text, each byte that is not UTF-8 as a lone surrogate (``\\u{dcXX}`` in written text), so
+#: ``text_of(...).encode("utf-8", "surrogateescape")`` gives the bytes back exactly.
+_BYTES_INLINE = "surrogateescape"
+
 #: The mime types of blobs the Writer makes from bytes and from text.
 BINARY = "application/octet-stream"
 TEXT = "text/plain"
@@ -117,7 +122,8 @@ class Writer:
 
     ``redact``: secrets become ``[redacted:KIND]`` (header values too) and ``# redactions=N``
     is written at close. ``blobs``: the blob folder (default ``.bbox-blobs/`` beside a path
-    target; a stream target without ``blobs`` keeps everything inline, bytes as text).
+    target; a stream target without ``blobs`` keeps everything inline, bytes as text that
+    reads back to the same bytes: :data:`_BYTES_INLINE`).
     ``blob_threshold``: results and arguments longer than this go to the blob store.
     ``auto_step``: every message and call gets ``step=N``, counting up. ``clock``: every
     event gets ``ts=`` and a ``# t=HH:MM:SS`` mark is written whenever ``mark_every``
@@ -417,13 +423,14 @@ class Writer:
             size = int(value.size) if value.size and value.size.isdigit() else None
             return Result.build("blob", sha256=value.sha256, size=size, mime=value.mime)
         if isinstance(value, BaseException):
-            message = self._redacted(f"{type(value).__name__}: {value}".rstrip(": ").strip())
-            return Result.build("error", message=message or type(value).__name__)
+            said = str(value)  # kept as it is (written text carries any whitespace)
+            message = self._redacted(f"{type(value).__name__}: {said}" if said else type(value).__name__)
+            return Result.build("error", message=message)
         if isinstance(value, (bytes, bytearray, memoryview)):
             stored = self._store(bytes(value), BINARY)
             if stored is not None:
                 return Result.build("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
-            value = bytes(value).decode("utf-8", "replace")
+            value = bytes(value).decode("utf-8", "surrogateescape")  # lossless: see _BYTES_INLINE
         text = self._redacted(str(value))
         if len(text) > self.blob_threshold:
             stored = self._store(text, TEXT)
@@ -438,7 +445,8 @@ class Writer:
                 out.append(value.raw)
             elif isinstance(value, (bytes, bytearray, memoryview)):
                 stored = self._store(bytes(value), BINARY)
-                out.append(stored.pointer if stored is not None else bytes(value).decode("utf-8", "replace"))
+                inline = bytes(value).decode("utf-8", "surrogateescape")  # lossless: see _BYTES_INLINE
+                out.append(stored.pointer if stored is not None else inline)
             elif isinstance(value, (list, tuple)):
                 out.append(tuple(self._redacted(str(v)) for v in value))
             else:

@@ -66,8 +66,8 @@ def test_any_text_reads_back_exactly(text: str, other: str) -> None:
     assert [o.id for o in observed] == ["call_1", "call_3"] or [o.id for o in observed] == ["call_1"]
     assert observed[0].result is not None and text_of(observed[0].result) == text
     assert failed.result is not None
-    # Parenthesised: ``assert x == y or "RuntimeError"`` held for any x (a non-empty string).
-    assert text_of(failed.result) == (f"RuntimeError: {text}".rstrip(": ").strip() or "RuntimeError")
+    # An exception's text is kept exactly (only an empty one leaves the type alone).
+    assert text_of(failed.result) == (f"RuntimeError: {text}" if text else "RuntimeError")
     assert _problems(document) == []
     assert format_document(parse(document)) == document
 
@@ -329,6 +329,18 @@ def test_appending_keeps_ids_unique_and_steps_going_on(tmp_path: Path) -> None:
     ids = [e.id for e in events if e.kind == "tool"]
     assert ids == ["call_1", "call_2", "call_3"]
     assert [e.step for e in events] == [1, 2, 3, 4]
+
+
+def test_bytes_and_exceptions_without_a_blob_store_read_back_exactly() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        log.call("read", "x").finish(b"\xff\xfe ok")
+        log.call("run").finish(RuntimeError("bad:  "))
+        log.call("run").finish(ValueError())
+    results = [e.result for e in _events(out.getvalue()) if e.kind == "tool"]
+    assert text_of(results[0]).encode("utf-8", "surrogateescape") == b"\xff\xfe ok"
+    assert text_of(results[1]) == "RuntimeError: bad:  "
+    assert text_of(results[2]) == "ValueError"
 
 
 def test_call_ids_are_unique_even_when_some_are_given() -> None:
