@@ -146,6 +146,19 @@ def test_the_page_knows_the_session() -> None:
         assert expected in card
 
 
+def test_the_usage_chart_shows_steps_when_the_totals_come_from_metrics() -> None:
+    text = (
+        "---\nformat: bbox/1\nid: m1\nrepo_sha: abcdef1\n---\n"
+        "a: one step=1 tokens_in=1 tokens_out=1 tokens_cached=0\n"
+        "# metrics step=1 prompt_tokens=100 completion_tokens=10\n"
+        "a: two step=2\n# metrics step=2 prompt_tokens=300 completion_tokens=30\n"
+    )
+    page = html_of(text)
+    assert "<h2>Usage over 2 steps (# metrics)</h2>" in page
+    assert "steps 2–2 from L8: input ≤ 300, output 30" in page
+    assert "model responses</h2>" not in page
+
+
 def test_the_card_shows_duration_calls_and_usage() -> None:
     page = html_of(DEMO)
     assert "<dt>duration</dt><dd>35.0 s</dd>" in page

@@ -290,7 +290,8 @@ class Page:
         step = width / len(buckets)
         w = self.out.write
         w('<section class=card id=usage aria-label="Usage over the session">\n')
-        w(f"<h2>Usage over {count:,} model responses</h2>\n")
+        unit = "model responses" if found.usage_unit == "responses" else "steps (# metrics)"
+        w(f"<h2>Usage over {count:,} {unit}</h2>\n")
         w(f'<svg viewBox="0 0 {width} {height + pad}" role=img aria-label="Usage chart">\n')
         w(f"<text x=2 y=12 class=ax>input ≤ {top_in:,} (line)</text>")
         w(f'<text x={width - 2} y=12 class="ax end">output ≤ {top_out:,} (bars)</text>\n')
@@ -299,7 +300,8 @@ class Page:
             x = index * step
             bar = (height - pad) * tokens_out / top_out
             points.append(f"{x + step / 2:.1f},{height - (height - pad) * tokens_in / top_in:.1f}")
-            label = f"responses {first}–{last} from L{line}: input ≤ {tokens_in:,}, output {tokens_out:,}"
+            span = f"{found.usage_unit} {first}–{last} from L{line}"
+            label = f"{span}: input ≤ {tokens_in:,}, output {tokens_out:,}"
             w(
                 f'<a href="#L{line}"><rect class=out x="{x:.1f}" y="{height - bar:.1f}" '
                 f'width="{max(step - 1, 0.5):.1f}" height="{bar:.1f}">'

@@ -80,6 +80,9 @@ class Survey:
     usage_lines: array[int] = field(default_factory=lambda: array("q"))
     usage_in: array[int] = field(default_factory=lambda: array("q"))
     usage_out: array[int] = field(default_factory=lambda: array("q"))
+    #: What a point of the usage chart is: ``responses`` (usage stated on event lines), or
+    #: ``steps`` when the session's usage comes from ``# metrics`` (as the totals count it).
+    usage_unit: str = "responses"
     #: The last ``# t=`` mark, in seconds.
     elapsed: int | None = None
     #: The session's totals (:mod:`bbox_lark.numbers`).
@@ -148,7 +151,17 @@ def survey(stream: NodeStream, *, path: Any = None) -> Survey:
         found.diagnostics.setdefault(diagnostic.line, []).append(diagnostic)
     _response(found, responses.finish())
     output.finish()
-    pending, _, found.totals = counter.finish()
+    pending, steps, found.totals = counter.finish()
+    if found.totals.usage_source == "metrics":  # the chart shows what the totals counted
+        found.usage_unit = "steps"
+        found.usage_lines, found.usage_in, found.usage_out = array("q"), array("q"), array("q")
+        for step in steps:
+            metrics = step.metrics
+            if metrics.prompt is None and metrics.completion is None:
+                continue
+            found.usage_lines.append(step.first_line)
+            found.usage_in.append(int(metrics.prompt or 0) + int(metrics.cached or 0))
+            found.usage_out.append(int(metrics.completion or 0))
     for record in pending:
         calls.add(record, None)
     found.lines = stream.lines_read
