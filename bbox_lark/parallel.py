@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
 from bbox_lark.checks import Checker, Context, Rule
-from bbox_lark.checks.correlation import CorrelationRule
-from bbox_lark.checks.suppressions import MARKER
+from bbox_lark.checks.base import SUPPRESSION_MARKER, PairsInParts
 from bbox_lark.correlate import FAMILIES, Key, RecentKeys, call_key
 from bbox_lark.parser import Head, NodeStream, iter_nodes
 from bbox_lark.scan import UNWRITABLE
@@ -178,7 +177,7 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
         for check in node_rules:
             check(node, ctx)
         kind = node.kind
-        marker = kind == "comment" and isinstance(node, Event) and node.text.startswith(MARKER)
+        marker = kind == "comment" and isinstance(node, Event) and node.text.startswith(SUPPRESSION_MARKER)
         if marker or any(r.wants(node) for r in sequence):
             nodes.append(_slim(node, keys) if isinstance(node, Event) else (node.kind, node.line))
         elif waiting and kind != "comment":
@@ -267,7 +266,7 @@ def check_split(
     sequence = [r.node for r in checker.rules if r.scope == "sequence"]
     suppressions = checker.suppressions
     recent = RecentKeys()
-    correlation = next((r for r in checker.rules if isinstance(r, CorrelationRule)), None)
+    correlation = next((r for r in checker.rules if isinstance(r, PairsInParts)), None)
     if correlation is not None:
         correlation.defer_history(recent)
     results: Iterator[PartResult] = _in_order(

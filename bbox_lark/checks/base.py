@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import field
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Head, Line, SourceFault
+from bbox_lark.correlate import Key, RecentKeys
 from bbox_lark.secrets import mask_secrets
 
 SEVERITIES = ("error", "warning", "info")
@@ -175,6 +176,28 @@ def rule(cls: R) -> R:
         raise ValueError(f"rule {cls.__name__} declares no codes")
     RULES.append(cls)
     return cls
+
+
+#: The marker that opens a suppression comment's text (``# bbox-lark: ignore[...]``,
+#: :mod:`bbox_lark.checks.suppressions`). Here, in a module that registers nothing, so that
+#: a reader that only needs to spot suppressions (:mod:`bbox_lark.parallel`) need not import
+#: the rules.
+SUPPRESSION_MARKER = "bbox-lark:"
+
+
+@runtime_checkable
+class PairsInParts(Protocol):
+    """A rule that pairs lines across a file checked in parts (the correlation rule): it
+    pairs with the last parts' keys only and settles the rest at the end. Declared here so
+    that :mod:`bbox_lark.parallel` finds it among a checker's rules without importing the
+    module that registers it."""
+
+    #: The lines whose finding waits for :meth:`settle`, as (line, column of the key, key).
+    deferred: list[tuple[int, int, Key]]
+
+    def defer_history(self, keys: RecentKeys) -> None: ...
+
+    def settle(self, first_seen: dict[Key, int], ctx: Context) -> None: ...
 
 
 # A header that makes no check report: the examples build on it.

@@ -28,12 +28,12 @@ from dataclasses import field
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document, Event, Line
-from bbox_lark.checks.base import REGISTRY, describe, example, printable
+from bbox_lark.checks.base import REGISTRY, SUPPRESSION_MARKER, describe, example, printable
 
 FAMILY = "suppressions"
 
 #: The marker that opens a suppression comment's text.
-MARKER = "bbox-lark:"
+MARKER = SUPPRESSION_MARKER
 
 describe(
     "I010",

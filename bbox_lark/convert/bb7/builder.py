@@ -384,11 +384,23 @@ class _Builder:
                 return None
         for key in sorted(set(part) - PART_KEYS):
             report.dropped(f"unknown part fields ({_one_line(key)[:60]})", line)
+        # One method per part type (``text_part``, ``file_part``, ``context_event_part``, ...).
+        node: Event | None = getattr(self, f"{kind}_part")(part, role, fields, metrics, line, where)
+        return node
+
+    def text_part(
+        self,
+        part: dict[str, Any],
+        role: str,
+        fields: dict[str, Any],
+        metrics: dict[str, str] | None,
+        line: int,
+        where: str,
+    ) -> Event | None:
+        """A ``text``, ``thinking``, ``code`` or ``raw`` part: a message line of its role."""
+        report = self.report
+        kind = part["type"]
         content = part.get("content") or ""
-        if kind == "context_event":
-            return self.context_event(part, fields, metrics, line, where)
-        if kind == "file":
-            return self.file_part(part, fields, metrics, line, where)
         for key in sorted(set(part) & (PART_KEYS - {"type", "content", "language"})):
             report.dropped(f"{kind} part fields that only context events have ({key})", line)
         if kind != "code" and part.get("language") is not None:
@@ -406,9 +418,12 @@ class _Builder:
             return self._message_line(line_kind, content, {**fields, **extra}, metrics, line, whole=True)
         return self._message_line(line_kind, content, fields, metrics, line)
 
+    thinking_part = code_part = raw_part = text_part
+
     def file_part(
         self,
         part: dict[str, Any],
+        role: str,
         fields: dict[str, Any],
         metrics: dict[str, str] | None,
         line: int,
@@ -423,9 +438,10 @@ class _Builder:
         self.report.kept("file parts (t:write PATH extra.part=file)", line)
         return Call.build("tool", "write", [path], fields={**fields, "extra.part": "file"}, metrics=metrics)
 
-    def context_event(
+    def context_event_part(
         self,
         part: dict[str, Any],
+        role: str,
         fields: dict[str, Any],
         metrics: dict[str, str] | None,
         line: int,

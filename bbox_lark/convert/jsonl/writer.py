@@ -174,16 +174,28 @@ class TerseWriter:
         return record
 
     def record(self, node: Line) -> dict[str, Any] | None:
+        """The record of ``node``, or None when terse has no place for it: the method named
+        for its class (``record_blankline``, ``record_comment``, ...), else
+        :meth:`record_event`."""
+        name = "record_" + type(node).__name__.lower()
+        record: dict[str, Any] | None = getattr(self, name if hasattr(self, name) else "record_event")(node)
+        return record
+
+    def record_blankline(self, node: BlankLine) -> None:
+        self.report.dropped("blank lines", node.line)
+
+    def record_continuation(self, node: Continuation) -> None:
+        self.report.dropped("continuation lines", node.line)
+
+    def record_comment(self, node: Event) -> None:
+        self.report.dropped("oversized lines" if node.oversized else category(node), node.line)
+
+    record_unknown = record_comment
+
+    def record_event(self, node: Event) -> dict[str, Any] | None:
         report = self.report
-        if isinstance(node, BlankLine):
-            report.dropped("blank lines", node.line)
-            return None
-        if isinstance(node, Continuation):
-            report.dropped("continuation lines", node.line)
-            return None
-        assert isinstance(node, Event)
-        if node.kind in ("comment", "unknown") or node.oversized:
-            report.dropped(category(node) if not node.oversized else "oversized lines", node.line)
+        if node.oversized:
+            report.dropped("oversized lines", node.line)
             return None
         record = terse_record(node)
         report.kept(category(node), node.line)

@@ -85,8 +85,20 @@ def _output_of(event: Event, error: bool) -> Any:
 
 
 class _Writer:
-    def __init__(self, ctx: WriteContext, header: dict[str, Any]) -> None:
+    """The session's events as they are placed: a method per node class (``place_call``,
+    else :meth:`place_other`), and :meth:`completion` for a line that completes a start."""
+
+    def __init__(self, ctx: WriteContext, header: dict[str, Any], taken: set[str]) -> None:
         self.report = ctx.report
+        #: The ``id=`` values of the document's lines: a synthesized invocation id avoids them.
+        self.taken = taken
+        self.used: set[str] = set()
+        self.counter = 0
+        #: Renumbered line of a start -> its invocation id, and its tool name.
+        self.by_index: dict[int, str] = {}
+        self.tools: dict[int, str] = {}
+        #: The Lightbox events, in order.
+        self.written: list[dict[str, Any]] = []
         session = header.get("id")
         if not isinstance(session, str) or not session:
             session = "bbox-session"
@@ -118,6 +130,60 @@ class _Writer:
             return self.last_ts
         self.report.synthesized(f"timestamps ({EPOCH}: no earlier ts= and none in the header)", event.line)
         return EPOCH
+
+    def synthesize(self) -> str:
+        while True:
+            self.counter += 1
+            made = f"inv_{self.counter:05d}"
+            if made not in self.taken and made not in self.used:
+                return made
+
+    def completion(self, event: Event, started: int) -> None:
+        """A line that completes the start on renumbered line ``started``: its resolved event."""
+        invocation = self.by_index.get(started)
+        if invocation is None:  # pragma: no cover - every start is registered
+            return
+        tool = self.tools[started]
+        status = "error" if event.result is not None and event.result.kind == "error" else "complete"
+        self.written.append(_event_values(event, self, invocation, tool, status, True))
+        self.report.kept(f"{event.kind} lines completing a start (resolved events)", event.line)
+
+    def place(self, event: Event, index: int) -> None:
+        """Place a line that completes nothing (renumbered ``index``): the method named for
+        its class (``place_call``), else :meth:`place_other`."""
+        name = "place_" + type(event).__name__.lower()
+        getattr(self, name if hasattr(self, name) else "place_other")(event, index)
+
+    def place_call(self, event: Event, index: int) -> None:
+        """A call of a paired family (not ``m:``): an event with its invocation id (``id=``
+        when present and not taken by an earlier call, else ``inv_NNNNN``)."""
+        from bbox_lark.correlate import FAMILIES
+
+        if event.kind not in FAMILIES:
+            self.place_other(event, index)
+            return
+        own = event.id
+        if own and own not in self.used:
+            invocation = own
+        else:
+            invocation = self.synthesize()
+            why = "repeated" if own else "none"
+            self.report.synthesized(f"invocation ids (id= {why}: inv_NNNNN)", event.line)
+        self.used.add(invocation)
+        self.by_index[index] = invocation
+        tool = _tool_name(event)
+        self.tools[index] = tool
+        self.written.append(_event_values(event, self, invocation, tool, _status(event), False))
+        self.report.kept(f"{event.kind} lines", event.line)
+
+    def place_other(self, event: Event, index: int) -> None:
+        """Any other line: Lightbox has no place for it (its ``ts=`` still carries on)."""
+        if event.ts is not None:
+            self.last_ts = event.ts
+        what = "comment" if event.kind == "comment" else event.kind
+        self.report.dropped(f"{what} lines (Lightbox has no place for them)", event.line)
+        for c in event.continuation:
+            self.report.dropped("their continuation lines", c.line)
 
 
 _TOP_FIELDS = ("actor", "originating_actor", "parent_invocation", "retry_of")
@@ -228,7 +294,7 @@ def _status(event: Event) -> str:
 def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     """The document's calls as a Lightbox session in ``ctx.path`` (see the mapping)."""
     from bbox_lark.ast import Continuation, Event
-    from bbox_lark.correlate import COMPLETION, FAMILIES, Pairer
+    from bbox_lark.correlate import COMPLETION, Pairer
     from bbox_lark.lightbox import write_session
 
     del out
@@ -237,59 +303,16 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     report = ctx.report
     head, body = collect(items)
     header = dict(head.header_info.fields) if head.header_info is not None else {}
-    writer = _Writer(ctx, header)
     events = [node for node in body if isinstance(node, Event)]
     owners = {id(c) for e in events for c in e.continuation}
-    # Invocation ids: id= when present and not taken by an earlier call, else inv_NNNNN.
-    taken = {e.id for e in events if e.id}
+    writer = _Writer(ctx, header, {e.id for e in events if e.id})
     pairer = Pairer()
-    by_index: dict[int, str] = {}  # renumbered line of a start -> its invocation id
-    tools: dict[int, str] = {}
-    used: set[str] = set()
-    counter = 0
-    written: list[dict[str, Any]] = []
-
-    def synthesize() -> str:
-        nonlocal counter
-        while True:
-            counter += 1
-            made = f"inv_{counter:05d}"
-            if made not in taken and made not in used:
-                return made
-
     for index, event in enumerate(events, 1):
-        outcome = pairer.feed(replace(event, line=index))
-        if outcome == COMPLETION:
-            started = pairer.completed
-            invocation = by_index.get(started)
-            if invocation is None:  # pragma: no cover - every start is registered
-                continue
-            tool = tools[started]
-            status = "error" if event.result is not None and event.result.kind == "error" else "complete"
-            written.append(_event_values(event, writer, invocation, tool, status, True))
-            report.kept(f"{event.kind} lines completing a start (resolved events)", event.line)
-            continue
-        if event.kind not in FAMILIES:
-            if event.ts is not None:
-                writer.last_ts = event.ts
-            what = "comment" if event.kind == "comment" else event.kind
-            report.dropped(f"{what} lines (Lightbox has no place for them)", event.line)
-            for c in event.continuation:
-                report.dropped("their continuation lines", c.line)
-            continue
-        own = event.id
-        if own and own not in used:
-            invocation = own
+        if pairer.feed(replace(event, line=index)) == COMPLETION:
+            writer.completion(event, pairer.completed)
         else:
-            invocation = synthesize()
-            why = "repeated" if own else "none"
-            report.synthesized(f"invocation ids (id= {why}: inv_NNNNN)", event.line)
-        used.add(invocation)
-        by_index[index] = invocation
-        tool = _tool_name(event)
-        tools[index] = tool
-        written.append(_event_values(event, writer, invocation, tool, _status(event), False))
-        report.kept(f"{event.kind} lines", event.line)
+            writer.place(event, index)
+    written = writer.written
     for node in body:
         if isinstance(node, Continuation) and id(node) not in owners and node.owner is None:
             report.dropped("continuation lines without an event", node.line)
