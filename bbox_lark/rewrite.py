@@ -155,7 +155,12 @@ def fix_inputs(
         path = read.path
         try:
             outcome = apply_fixes(
-                read.data, chosen, path=path, label=shown_text(item.shown), max_line=item.settings.max_line
+                read.data,
+                chosen,
+                path=path,
+                label=shown_text(item.shown),
+                max_line=item.settings.max_line,
+                allowed_secrets=item.settings.allowed_secrets,
             )
         except FixError as error:  # a fixer bug, never the input's fault: write nothing
             yield Fixing(item, fix_error=str(error))

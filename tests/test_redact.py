@@ -264,6 +264,28 @@ def test_allowed_secrets_config_is_kept_by_redact(secret_log: Path) -> None:
     assert secrets_in(text) == [GITHUB]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["check"], ["redact"], ["redact", "--write"], ["fix", "--redact"], ["convert", "--to", "compact"]],
+)
+def test_an_allowed_value_is_never_reported(command: list[str], secret_log: Path) -> None:
+    # S001 at 9:32 is the AWS key; allowed, no command lists it as a finding or a secret.
+    aws = "AKIAFAKE0123456789AB"
+    (secret_log.parent / "bbox-lark.toml").write_text(f'allowed-secrets = ["{aws}"]\n', encoding="utf-8")
+    result = invoke([*command, str(secret_log)])
+    assert "S001 github_token" in result.output or "github_token 1" in result.output
+    assert "aws_access_key" not in result.output  # no finding, note or count names it
+
+
+def test_apply_fixes_takes_the_allowed_values() -> None:
+    from bbox_lark.fix import FIXERS, apply_fixes
+
+    aws = "AKIAFAKE0123456789AB"
+    done = apply_fixes(EXAMPLE.read_bytes(), [FIXERS["redact"]], allowed_secrets=[aws])
+    assert aws in done.new_text
+    assert [d.code for d in done.document.diagnostics if "aws" in d.message] == []
+
+
 # -- conversions ---------------------------------------------------------------------------
 
 WRITABLE = ["bbox", "compact", "atif", "jsonl"]

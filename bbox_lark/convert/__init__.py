@@ -246,7 +246,7 @@ def convert_stream(
     allowed = tuple(options.pop("allowed_secrets", ()) or ())
     read_options, write_options = split_options(source, target, options)
     fidelity = Fidelity()
-    read_ctx = ReadContext(fidelity, read_options, max_line, check=check)
+    read_ctx = ReadContext(fidelity, read_options, max_line, check=check, allowed_secrets=frozenset(allowed))
     foreign = source.name != target.name and not source.keeps_source
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
     from bbox_lark.redaction import StreamScan

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
@@ -104,9 +104,12 @@ class TextFixer(Fixer):
         return FixResult()
 
     @abstractmethod
-    def rewrite(self, text: str, path: Path | None) -> tuple[str, FixResult]:
+    def rewrite(
+        self, text: str, path: Path | None, *, allowed_secrets: Collection[str] = ()
+    ) -> tuple[str, FixResult]:
         """``text`` rewritten, with the count and notes (``edits`` stays empty). ``path`` is
-        where the input came from (None: standard input)."""
+        where the input came from (None: standard input); ``allowed_secrets`` are the values
+        the ``allowed-secrets`` setting keeps."""
 
 
 def plural(count: int, singular: str, several: str | None = None) -> str:
@@ -152,6 +155,7 @@ def apply_fixes(
     path: str | Path | None = None,
     label: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
+    allowed_secrets: Iterable[str] | None = None,
 ) -> FixOutcome:
     """Run ``fixers`` over a document and return the fixed text, the counts, the notes and a
     unified diff. Never raises on bad input (a document with errors is still fixed; whether
@@ -161,8 +165,15 @@ def apply_fixes(
 
     ``path`` is where the input came from (used for the blob checks, as by ``check``);
     ``label`` names the file in the diff headers (default: ``path``, else ``<stdin>``).
+    ``allowed_secrets`` are the values of the ``allowed-secrets`` setting, the same for the
+    findings and the fixers (None: those of the configuration that applies to ``path``).
     """
-    document = parse(data, path=path, max_line=max_line)
+    if allowed_secrets is None:
+        from bbox_lark.redaction import redact_file_settings
+
+        allowed_secrets = redact_file_settings(Path(path) if path is not None else None)
+    allowed = frozenset(allowed_secrets)
+    document = parse(data, path=path, max_line=max_line, allowed_secrets=allowed)
     old_text = decode(data)
     edits: list[Edit] = []
     changes: dict[str, int] = {}
@@ -178,7 +189,8 @@ def apply_fixes(
     new_text = dumps(apply_edits(document, edits)) if edits else old_text
     for fixer in chosen:
         if isinstance(fixer, TextFixer):
-            new_text, result = fixer.rewrite(new_text, Path(path) if path is not None else None)
+            where = Path(path) if path is not None else None
+            new_text, result = fixer.rewrite(new_text, where, allowed_secrets=allowed)
             changes[fixer.name] = result.changed
             notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
     changes = {fixer.name: changes[fixer.name] for fixer in chosen}
