@@ -30,7 +30,7 @@ from pathlib import Path
 
 from bbox_lark._classes import dataclass
 from bbox_lark.api import parse
-from bbox_lark.ast import Document, Event, Line
+from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.printer import dumps
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
@@ -86,6 +86,10 @@ class Fixer(ABC):
     name: str = ""
     #: One sentence; the help text of the flag.
     description: str = ""
+    #: The finding codes this fixer repairs: a finding with one of them at the position of
+    #: one of its notes is what the fixer fixed, not an outstanding error
+    #: (:attr:`FixOutcome.outstanding`).
+    resolves: frozenset[str] = frozenset()
 
     @abstractmethod
     def edits(self, document: Document) -> FixResult:
@@ -132,6 +136,16 @@ class FixOutcome:
     notes: tuple[Note, ...] = ()
     #: A unified diff from ``a/LABEL`` to ``b/LABEL`` ("" when nothing changed).
     diff: str = ""
+    #: The input's findings the fixers repaired (see :attr:`Fixer.resolves`).
+    resolved: tuple[Diagnostic, ...] = ()
+
+    @property
+    def outstanding(self) -> tuple[Diagnostic, ...]:
+        """The input's findings the fixed text still has (every one but :attr:`resolved`)."""
+        if not self.resolved:
+            return self.document.diagnostics
+        fixed = set(map(id, self.resolved))
+        return tuple(d for d in self.document.diagnostics if id(d) not in fixed)
 
     @property
     def changed(self) -> bool:
@@ -194,6 +208,7 @@ def apply_fixes(
             changes[fixer.name] = result.changed
             notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
     changes = {fixer.name: changes[fixer.name] for fixer in chosen}
+    resolved = _resolved(document.diagnostics, chosen, notes)
     shown = label if label is not None else (str(path) if path is not None else "<stdin>")
     return FixOutcome(
         document=document,
@@ -202,7 +217,20 @@ def apply_fixes(
         changes=changes,
         notes=tuple(sorted(notes, key=lambda n: (n.line, n.col))),
         diff=unified_diff(old_text, new_text, shown),
+        resolved=resolved,
     )
+
+
+def _resolved(
+    diagnostics: Iterable[Diagnostic], fixers: list[Fixer], notes: list[Note]
+) -> tuple[Diagnostic, ...]:
+    """The findings a fixer repaired: one of its :attr:`Fixer.resolves` codes at one of its
+    notes' positions (``redact``: a secret's finding where it noted the secret redacted)."""
+    resolves = {fixer.name: fixer.resolves for fixer in fixers if fixer.resolves}
+    if not resolves:
+        return ()
+    at = {(note.line, note.col, code) for note in notes for code in resolves.get(note.fixer, ())}
+    return tuple(d for d in diagnostics if (d.line, d.col, d.code) in at)
 
 
 def apply_edits(document: Document, edits: Sequence[Edit]) -> Document:

@@ -14,6 +14,7 @@ from bbox_lark.fix.framework import FixError, FixResult, Note, TextFixer, plural
 class Redact(TextFixer):
     name = "redact"
     description = "Replace each secret (the S codes) with [redacted:KIND] and keep # redactions=N true."
+    resolves = frozenset({"S001", "S002"})
 
     def rewrite(
         self, text: str, path: Path | None, *, allowed_secrets: Collection[str] = ()
