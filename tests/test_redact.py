@@ -333,6 +333,34 @@ def test_convert_redact_writes_no_secret(to: str) -> None:
     assert "dropped secrets (private_key), replaced by [redacted:private_key]: 1 (line 10)" in result.stderr
 
 
+SECRETS_BODY = EXAMPLE.read_text(encoding="utf-8").split("---\n", 2)[2]
+
+
+@pytest.mark.parametrize("to", ["bbox", "compact"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(HEADER + SECRETS_BODY, id="none-stated"),
+        pytest.param(HEADER + SECRETS_BODY.rstrip("\n"), id="none-stated-no-final-newline"),
+        pytest.param(
+            HEADER + "# redactions=1\nt:read .env → K=[redacted:env_var]\n" + SECRETS_BODY, id="at-top"
+        ),
+        pytest.param(
+            HEADER + "t:read .env → K=[redacted:env_var]\n" + SECRETS_BODY + "# tokens_in=3 redactions=1\n",
+            id="closing-summary",
+        ),
+    ],
+)
+def test_convert_redact_keeps_the_redaction_count_true(to: str, text: str) -> None:
+    assert "W018" not in codes(text)
+    done = bbox_lark.convert_text(text.encode(), to=to, redact=True)
+    assert secrets_in(done.text) == []
+    back = done.text if to == "bbox" else bbox_lark.convert_text(done.text.encode(), to="bbox").text
+    assert "W018" not in codes(back), back
+    assert back.count("redactions=") == 1
+    assert bbox_lark.redact(back).text == back  # what redact would write
+
+
 def test_a_redacted_lightbox_export_is_a_valid_chain_and_imports_clean(tmp_path: Path) -> None:
     leaky, clean = tmp_path / "leaky", tmp_path / "clean"
     assert invoke(["convert", str(EXAMPLE), "--to", "lightbox", "-o", str(leaky)]).exit_code == 0

@@ -252,7 +252,8 @@ def convert_stream(
     from bbox_lark.redaction import StreamScan
     from bbox_lark.transform import refusing_text
 
-    scan = StreamScan(fidelity, redact=redact, allowed=allowed)
+    keep_count = target.name in ("bbox", "compact")  # outputs that state # redactions=N
+    scan = StreamScan(fidelity, redact=redact, allowed=allowed, keep_count=keep_count)
     staged = _staged(with_overflow(source.read(source_input, read_ctx), read_ctx), fidelity)
     items = scan.items(staged)
     sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())
