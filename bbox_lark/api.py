@@ -44,6 +44,7 @@ def parse(
     max_line: int = DEFAULT_MAX_LINE,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
+    allowed_secrets: Iterable[str] = (),
 ) -> Document:
     """Parse a bbox/1 document. Never raises on bad input: the returned document carries
     its diagnostics in ``Document.diagnostics``.
@@ -52,8 +53,9 @@ def parse(
     reported and still print back), or anything :func:`~bbox_lark.iter_nodes` reads (a file
     object, an iterable of lines). ``path`` locates the ``.bbox-blobs/`` folder beside the
     file; ``blobs`` names a blob folder explicitly and turns blob checking on.
+    ``allowed_secrets`` (the ``allowed-secrets`` setting) are values the ``S`` checks keep quiet on.
     """
-    checker = checker_for(path, blobs, select, ignore)
+    checker = checker_for(path, blobs, select, ignore, allowed_secrets=allowed_secrets)
     stream = iter_nodes(text, max_line=max_line)
     nodes: list[Line] = []
     found = list(run(checker, stream, nodes))

@@ -200,13 +200,25 @@ class StreamScan:
     :mod:`bbox_lark.convert`), counted per kind and noted in the fidelity report; with
     ``redact``, replaced as they pass (the writer never sees one). Lines are scanned one by
     one, as the checks scan them: a private key block's continuation lines after its
-    ``BEGIN`` line belong to it (dropped with it when redacting)."""
+    ``BEGIN`` line belong to it (dropped with it when redacting).
+
+    With ``keep_count`` (an output in bbox text: bbox, compact), a redacting scan keeps
+    ``# redactions=N`` true: every comment that states the count gets the number of markers
+    of the whole output, so the stream is held from the first such comment to its end (the
+    spec puts the count at the end of the session, so that is usually one line); when none
+    states it, a ``# redactions=N`` line is appended (the count is known only at the end)."""
 
     def __init__(
-        self, report: Fidelity | None, *, redact: bool = False, allowed: Collection[str] = ()
+        self,
+        report: Fidelity | None,
+        *,
+        redact: bool = False,
+        allowed: Collection[str] = (),
+        keep_count: bool = False,
     ) -> None:
         self.report = report
         self.redact = redact
+        self.keep_count = redact and keep_count
         self.allowed = frozenset(allowed)
         self.found: list[SecretMatch] = []
         self._in_key_block = False
@@ -221,6 +233,10 @@ class StreamScan:
         return count_kinds(self.found)
 
     def items(self, stream: Iterable[Item]) -> Iterator[Item]:
+        scanned = self._items(stream)
+        return _counted(scanned, self) if self.keep_count else scanned
+
+    def _items(self, stream: Iterable[Item]) -> Iterator[Item]:
         for item in stream:
             if isinstance(item, Head):
                 yield self._head(item)
@@ -298,6 +314,56 @@ class StreamScan:
             return None if self.redact else line
         new_raw, found = self._scan(line.raw, line.line)
         return replace(line, raw=new_raw) if found and self.redact else line
+
+
+def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
+    """``items`` with ``# redactions=N`` kept true (:class:`StreamScan`'s ``keep_count``)."""
+    from bbox_lark.ast import Comment
+    from bbox_lark.scan import line_redactions
+
+    markers = 0
+    attached: set[int] = set()
+    held: list[Item] | None = None  # from the first comment that states the count on
+    last: Item | None = None  # the last line, held back: it may need a line ending
+    for item in items:
+        if isinstance(item, Event):
+            attached = {id(c) for c in item.continuation}
+            lines: tuple[Line, ...] = (item, *item.continuation)
+            markers += sum(1 for line in lines for _ in line_redactions(line))
+            if held is None and _states_count(item) is not None:
+                held = []
+        elif isinstance(item, Continuation) and id(item) not in attached:
+            markers += sum(1 for _ in line_redactions(item))
+        if held is not None:
+            held.append(item)
+            continue
+        if last is not None:
+            yield last
+        last = item
+    if held is not None:
+        if last is not None:
+            yield last
+        for item in held:
+            field = _states_count(item) if scan.found and isinstance(item, Event) else None
+            if field is not None and isinstance(item, Event):
+                start = field.value_col - 1
+                item = item.with_source(
+                    item.raw[:start] + str(markers) + item.raw[start + len(field.raw_value) :]
+                )
+            yield item
+        return
+    if not scan.found:
+        if last is not None:
+            yield last
+        return
+    number = 1
+    if isinstance(last, (Event, Continuation)):
+        number = last.line + 1
+        if not last.eol and not (isinstance(last, Event) and last.continuation):
+            last = replace(last, eol="\n")
+    if last is not None:
+        yield last
+    yield replace(Comment.build(f"redactions={markers}"), line=number)
 
 
 def _replace(text: str, found: Iterable[SecretMatch], body_at: int) -> str:

@@ -155,12 +155,23 @@ def fix_inputs(
         path = read.path
         try:
             outcome = apply_fixes(
-                read.data, chosen, path=path, label=shown_text(item.shown), max_line=item.settings.max_line
+                read.data,
+                chosen,
+                path=path,
+                label=shown_text(item.shown),
+                max_line=item.settings.max_line,
+                allowed_secrets=item.settings.allowed_secrets,
             )
         except FixError as error:  # a fixer bug, never the input's fault: write nothing
             yield Fixing(item, fix_error=str(error))
             continue
-        verdict = write_verdict(outcome.document.diagnostics, settings=item.settings, path=path, force=force)
+        # What the fixers repaired is not outstanding (refusing codes never are); a refused
+        # file is not written, so every finding of it still stands.
+        verdict = write_verdict(outcome.outstanding, settings=item.settings, path=path, force=force)
+        if verdict.refused and outcome.resolved:
+            verdict = write_verdict(
+                outcome.document.diagnostics, settings=item.settings, path=path, force=force
+            )
         target = path if write else output
         if target is None or verdict.refused or (write and not outcome.changed):
             yield Fixing(item, outcome=outcome, verdict=verdict, target=target)

@@ -241,6 +241,27 @@ def test_redact_write_and_output(secret_log: Path, tmp_path: Path) -> None:
     assert "nothing to change" in again.output
 
 
+@pytest.mark.parametrize("mode", [[], ["--write"]])
+def test_redacted_secrets_are_not_listed_again_as_errors(mode: list[str], secret_log: Path) -> None:
+    # Each secret is one note (what was, or would be, redacted), not also an outstanding S001.
+    (secret_log.parent / "more.bbox").write_text(  # and an error redacting does not fix: E010
+        secret_log.read_text(encoding="utf-8").replace("id: sess_secrets_demo\n", ""), encoding="utf-8"
+    )
+    for path in (secret_log, secret_log.parent / "more.bbox"):
+        result = invoke(["redact", *mode, str(path)])
+        assert result.exit_code == 0
+        assert "note redacted anthropic_key sk-ant-…AA" in result.output
+        assert " S001 " not in result.output and " S002 " not in result.output
+    assert "E010 required header field `id` is missing" in result.output  # still shown
+
+
+def test_a_refused_redaction_still_lists_the_secrets(tmp_path: Path) -> None:
+    path = tmp_path / "bad.bbox"
+    path.write_bytes((HEADER + f"u: {KEY}\nu: caf\xe9\n").encode("latin-1"))
+    result = invoke(["redact", str(path), "--write"])
+    assert result.exit_code == 1 and "S001 anthropic_key" in result.output
+
+
 def test_redact_refuses_a_file_it_cannot_read_faithfully(tmp_path: Path) -> None:
     path = tmp_path / "bad.bbox"
     path.write_bytes((HEADER + f"u: {KEY}\nu: caf\xe9\n").encode("latin-1"))
@@ -262,6 +283,28 @@ def test_allowed_secrets_config_is_kept_by_redact(secret_log: Path) -> None:
     invoke(["redact", str(secret_log), "--write"])
     text = secret_log.read_text(encoding="utf-8")
     assert secrets_in(text) == [GITHUB]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["check"], ["redact"], ["redact", "--write"], ["fix", "--redact"], ["convert", "--to", "compact"]],
+)
+def test_an_allowed_value_is_never_reported(command: list[str], secret_log: Path) -> None:
+    # S001 at 9:32 is the AWS key; allowed, no command lists it as a finding or a secret.
+    aws = "AKIAFAKE0123456789AB"
+    (secret_log.parent / "bbox-lark.toml").write_text(f'allowed-secrets = ["{aws}"]\n', encoding="utf-8")
+    result = invoke([*command, str(secret_log)])
+    assert "github_token" in result.output  # the secret that is not allowed is named
+    assert "aws_access_key" not in result.output  # no finding, note or count names it
+
+
+def test_apply_fixes_takes_the_allowed_values() -> None:
+    from bbox_lark.fix import FIXERS, apply_fixes
+
+    aws = "AKIAFAKE0123456789AB"
+    done = apply_fixes(EXAMPLE.read_bytes(), [FIXERS["redact"]], allowed_secrets=[aws])
+    assert aws in done.new_text
+    assert [d.code for d in done.document.diagnostics if "aws" in d.message] == []
 
 
 # -- conversions ---------------------------------------------------------------------------
@@ -288,6 +331,34 @@ def test_convert_redact_writes_no_secret(to: str) -> None:
     assert "FAKE" not in result.stdout  # not a part of one either (the key block's lines)
     assert "carried over" not in result.stderr
     assert "dropped secrets (private_key), replaced by [redacted:private_key]: 1 (line 10)" in result.stderr
+
+
+SECRETS_BODY = EXAMPLE.read_text(encoding="utf-8").split("---\n", 2)[2]
+
+
+@pytest.mark.parametrize("to", ["bbox", "compact"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(HEADER + SECRETS_BODY, id="none-stated"),
+        pytest.param(HEADER + SECRETS_BODY.rstrip("\n"), id="none-stated-no-final-newline"),
+        pytest.param(
+            HEADER + "# redactions=1\nt:read .env → K=[redacted:env_var]\n" + SECRETS_BODY, id="at-top"
+        ),
+        pytest.param(
+            HEADER + "t:read .env → K=[redacted:env_var]\n" + SECRETS_BODY + "# tokens_in=3 redactions=1\n",
+            id="closing-summary",
+        ),
+    ],
+)
+def test_convert_redact_keeps_the_redaction_count_true(to: str, text: str) -> None:
+    assert "W018" not in codes(text)
+    done = bbox_lark.convert_text(text.encode(), to=to, redact=True)
+    assert secrets_in(done.text) == []
+    back = done.text if to == "bbox" else bbox_lark.convert_text(done.text.encode(), to="bbox").text
+    assert "W018" not in codes(back), back
+    assert back.count("redactions=") == 1
+    assert bbox_lark.redact(back).text == back  # what redact would write
 
 
 def test_a_redacted_lightbox_export_is_a_valid_chain_and_imports_clean(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from printer_support import external_files, file_id
+from printer_support import EXTERNAL, external_files, file_id
 
 import bbox_lark
 from bbox_lark.secrets import PATTERNS, find_secrets, mask, redact_secrets
@@ -188,6 +188,32 @@ def test_the_real_logs_hold_no_secret() -> None:
         for path in EXTERNAL_LOGS
     }
     assert {name: f for name, f in found.items() if f} == {}
+
+
+IMPORTED_LOGS = sorted(
+    path
+    for folder in ("atif", "bb7", "claude-code", "lightbox")
+    for path in (EXTERNAL / folder).glob("*.json*")
+    if not path.name.endswith(".meta.json")
+)
+
+
+@pytest.mark.skipif(not IMPORTED_LOGS, reason="../shared/corpus-external is absent")
+def test_the_real_logs_carry_no_secret_into_a_conversion() -> None:
+    # Every importer and the bbox reader run the scanner: converting the real logs (ATIF,
+    # bb7, Claude Code, Lightbox, bbox) to ATIF carries none over.
+    from bbox_lark.convert import ConvertError
+
+    carried: dict[str, dict[str, int]] = {}
+    for path in [*IMPORTED_LOGS, *EXTERNAL_LOGS]:
+        try:
+            done = bbox_lark.convert_text(path.read_bytes(), to="atif", path=path)
+        except ConvertError:  # an input refused as a whole (the INVALID cases): nothing written
+            continue
+        if done.secrets:
+            carried[file_id(path)] = done.secrets
+    assert len(IMPORTED_LOGS) >= 10
+    assert carried == {}
 
 
 def test_a_message_that_quotes_a_value_never_shows_a_secret() -> None:

@@ -246,13 +246,14 @@ def convert_stream(
     allowed = tuple(options.pop("allowed_secrets", ()) or ())
     read_options, write_options = split_options(source, target, options)
     fidelity = Fidelity()
-    read_ctx = ReadContext(fidelity, read_options, max_line, check=check)
+    read_ctx = ReadContext(fidelity, read_options, max_line, check=check, allowed_secrets=frozenset(allowed))
     foreign = source.name != target.name and not source.keeps_source
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
     from bbox_lark.redaction import StreamScan
     from bbox_lark.transform import refusing_text
 
-    scan = StreamScan(fidelity, redact=redact, allowed=allowed)
+    keep_count = target.name in ("bbox", "compact")  # outputs that state # redactions=N
+    scan = StreamScan(fidelity, redact=redact, allowed=allowed, keep_count=keep_count)
     staged = _staged(with_overflow(source.read(source_input, read_ctx), read_ctx), fidelity)
     items = scan.items(staged)
     sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())

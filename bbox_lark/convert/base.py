@@ -619,6 +619,8 @@ class ReadContext:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     #: Run the bbox checks on what is read (bbox sources); off for a plain stream.
     check: bool = True
+    #: Values the ``S`` checks keep quiet on (the ``allowed-secrets`` setting).
+    allowed_secrets: frozenset[str] = frozenset()
     #: Header values :func:`importer_header` moved to body lines, yielded after the head.
     overflow: list[Any] = field(default_factory=list)
 

@@ -53,7 +53,9 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     from bbox_lark.parser import iter_nodes
 
     stream = iter_nodes(source.lines(), max_line=ctx.max_line or DEFAULT_MAX_LINE)
-    checker = checker_for(source.path, None, None, None) if ctx.check else None
+    checker = (
+        checker_for(source.path, None, None, None, allowed_secrets=ctx.allowed_secrets) if ctx.check else None
+    )
     head = next(stream)
     if checker is not None:
         checker.start(head)  # type: ignore[arg-type]

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import difflib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
 from bbox_lark.api import parse
-from bbox_lark.ast import Document, Event, Line
+from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.printer import dumps
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
@@ -86,6 +86,10 @@ class Fixer(ABC):
     name: str = ""
     #: One sentence; the help text of the flag.
     description: str = ""
+    #: The finding codes this fixer repairs: a finding with one of them at the position of
+    #: one of its notes is what the fixer fixed, not an outstanding error
+    #: (:attr:`FixOutcome.outstanding`).
+    resolves: frozenset[str] = frozenset()
 
     @abstractmethod
     def edits(self, document: Document) -> FixResult:
@@ -104,9 +108,12 @@ class TextFixer(Fixer):
         return FixResult()
 
     @abstractmethod
-    def rewrite(self, text: str, path: Path | None) -> tuple[str, FixResult]:
+    def rewrite(
+        self, text: str, path: Path | None, *, allowed_secrets: Collection[str] = ()
+    ) -> tuple[str, FixResult]:
         """``text`` rewritten, with the count and notes (``edits`` stays empty). ``path`` is
-        where the input came from (None: standard input)."""
+        where the input came from (None: standard input); ``allowed_secrets`` are the values
+        the ``allowed-secrets`` setting keeps."""
 
 
 def plural(count: int, singular: str, several: str | None = None) -> str:
@@ -129,6 +136,16 @@ class FixOutcome:
     notes: tuple[Note, ...] = ()
     #: A unified diff from ``a/LABEL`` to ``b/LABEL`` ("" when nothing changed).
     diff: str = ""
+    #: The input's findings the fixers repaired (see :attr:`Fixer.resolves`).
+    resolved: tuple[Diagnostic, ...] = ()
+
+    @property
+    def outstanding(self) -> tuple[Diagnostic, ...]:
+        """The input's findings the fixed text still has (every one but :attr:`resolved`)."""
+        if not self.resolved:
+            return self.document.diagnostics
+        fixed = set(map(id, self.resolved))
+        return tuple(d for d in self.document.diagnostics if id(d) not in fixed)
 
     @property
     def changed(self) -> bool:
@@ -152,6 +169,7 @@ def apply_fixes(
     path: str | Path | None = None,
     label: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
+    allowed_secrets: Iterable[str] | None = None,
 ) -> FixOutcome:
     """Run ``fixers`` over a document and return the fixed text, the counts, the notes and a
     unified diff. Never raises on bad input (a document with errors is still fixed; whether
@@ -161,8 +179,15 @@ def apply_fixes(
 
     ``path`` is where the input came from (used for the blob checks, as by ``check``);
     ``label`` names the file in the diff headers (default: ``path``, else ``<stdin>``).
+    ``allowed_secrets`` are the values of the ``allowed-secrets`` setting, the same for the
+    findings and the fixers (None: those of the configuration that applies to ``path``).
     """
-    document = parse(data, path=path, max_line=max_line)
+    if allowed_secrets is None:
+        from bbox_lark.redaction import redact_file_settings
+
+        allowed_secrets = redact_file_settings(Path(path) if path is not None else None)
+    allowed = frozenset(allowed_secrets)
+    document = parse(data, path=path, max_line=max_line, allowed_secrets=allowed)
     old_text = decode(data)
     edits: list[Edit] = []
     changes: dict[str, int] = {}
@@ -178,10 +203,12 @@ def apply_fixes(
     new_text = dumps(apply_edits(document, edits)) if edits else old_text
     for fixer in chosen:
         if isinstance(fixer, TextFixer):
-            new_text, result = fixer.rewrite(new_text, Path(path) if path is not None else None)
+            where = Path(path) if path is not None else None
+            new_text, result = fixer.rewrite(new_text, where, allowed_secrets=allowed)
             changes[fixer.name] = result.changed
             notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
     changes = {fixer.name: changes[fixer.name] for fixer in chosen}
+    resolved = _resolved(document.diagnostics, chosen, notes)
     shown = label if label is not None else (str(path) if path is not None else "<stdin>")
     return FixOutcome(
         document=document,
@@ -190,7 +217,20 @@ def apply_fixes(
         changes=changes,
         notes=tuple(sorted(notes, key=lambda n: (n.line, n.col))),
         diff=unified_diff(old_text, new_text, shown),
+        resolved=resolved,
     )
+
+
+def _resolved(
+    diagnostics: Iterable[Diagnostic], fixers: list[Fixer], notes: list[Note]
+) -> tuple[Diagnostic, ...]:
+    """The findings a fixer repaired: one of its :attr:`Fixer.resolves` codes at one of its
+    notes' positions (``redact``: a secret's finding where it noted the secret redacted)."""
+    resolves = {fixer.name: fixer.resolves for fixer in fixers if fixer.resolves}
+    if not resolves:
+        return ()
+    at = {(note.line, note.col, code) for note in notes for code in resolves.get(note.fixer, ())}
+    return tuple(d for d in diagnostics if (d.line, d.col, d.code) in at)
 
 
 def apply_edits(document: Document, edits: Sequence[Edit]) -> Document:

@@ -5,6 +5,7 @@ updated, none of which is an edit inside one body line."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from bbox_lark.fix.framework import FixError, FixResult, Note, TextFixer, plural
@@ -13,11 +14,14 @@ from bbox_lark.fix.framework import FixError, FixResult, Note, TextFixer, plural
 class Redact(TextFixer):
     name = "redact"
     description = "Replace each secret (the S codes) with [redacted:KIND] and keep # redactions=N true."
+    resolves = frozenset({"S001", "S002"})
 
-    def rewrite(self, text: str, path: Path | None) -> tuple[str, FixResult]:
-        from bbox_lark.redaction import line_kinds, locate, redact, redact_file_settings
+    def rewrite(
+        self, text: str, path: Path | None, *, allowed_secrets: Collection[str] = ()
+    ) -> tuple[str, FixResult]:
+        from bbox_lark.redaction import line_kinds, locate, redact
 
-        done = redact(text, allowed=redact_file_settings(path))
+        done = redact(text, allowed=allowed_secrets)
         if not done.changed:
             return text, FixResult()
         if line_kinds(done.text) != line_kinds(text):

@@ -95,7 +95,9 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     head, style, header_line, leftover = _read_head(first, ctx)
     origin = _Origin(header_line, head.body_start)
     ctx.report.origin = origin
-    checker = checker_for(source.path, None, None, None) if ctx.check else None
+    checker = (
+        checker_for(source.path, None, None, None, allowed_secrets=ctx.allowed_secrets) if ctx.check else None
+    )
     if checker is not None:
         checker.start(head)
     yield head
