@@ -9,42 +9,15 @@ program or selenium is missing. ``.ci/run`` installs them.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import CHROMEDRIVER, CHROMIUM, missing, start  # tools/chromium.py (pytest's pythonpath)
 
-CHROMIUM = Path(os.environ.get("BBOX_LARK_CHROMIUM", "/usr/bin/chromium"))
-CHROMEDRIVER = Path(os.environ.get("BBOX_LARK_CHROMEDRIVER", "/usr/bin/chromedriver"))
-
-#: What a headless Chromium needs on a machine without a display or a network.
-FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-)
-
-
-def missing() -> str | None:
-    """Why no browser test can run here, or None."""
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[test]')"
-    for program, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
-        if not program.exists():
-            return f"{program} is missing (apt-get install {package})"
-    return None
+__all__ = ["CHROMEDRIVER", "CHROMIUM", "browser", "console_problems", "missing"]
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +26,8 @@ def browser() -> Iterator[Any]:
     reason = missing()
     if reason is not None:
         pytest.skip(f"no browser: {reason}")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     profile = tempfile.mkdtemp(prefix="bbox-lark-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (*FLAGS, "--window-size=1280,900", f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    driver = start(profile, "--window-size=1280,900", console=True)
     try:
         yield driver
     finally:

@@ -27,24 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import chromium  # tools/chromium.py, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
 REAL = (
     ROOT.parent / "shared" / "corpus-external" / "rlog-real" / "20251220__153410-call-issue-ready-now-to.rlog"
-)
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--hide-scrollbars",
 )
 _TOOLS = ("Read", "Bash", "Edit", "Grep", "Glob", "Write")
 _PHASES = ("explore", "design", "review", "final")
@@ -122,14 +110,7 @@ def _mib(value: float | None) -> str:
 
 
 def browser(profile: str) -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (*FLAGS, f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    return chromium.start(profile, "--hide-scrollbars")
 
 
 def shoot(driver: Any, url: str, out: Path, width: int, height: int, script: str | None = None) -> None:
@@ -161,15 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--skip-big", action="store_true", help="No generated session.")
     args = parser.parse_args(argv)
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        print("error: selenium is not installed (pip install -e '.[test]')", file=sys.stderr)
+    problem = chromium.missing()
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
-    for program, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
-        if not program.exists():
-            print(f"error: {program} is missing (apt-get install {package})", file=sys.stderr)
-            return 2
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         driver = browser(str(Path(work) / "profile"))
