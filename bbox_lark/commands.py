@@ -442,21 +442,24 @@ def _fixer_flags() -> tuple[CommandOption, ...]:
     )
 
 
+#: ``--write`` and ``--force`` of the commands that rewrite files (``fix``, ``redact``).
+Write = Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")]
+Force = Annotated[bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")]
+
+
 @app.command("fix")
 @with_options(*_fixer_flags(), at=1)  # after PATHS
 @with_options(*DISCOVERY)
 def fix_command(
     paths: Paths,
-    write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
+    write: Write = False,
     output: Annotated[
         Path | None,
         typer.Option(
             "--output", "-o", help="Write the fixed file to this path (atomically); one input only."
         ),
     ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
-    ] = False,
+    force: Force = False,
     **chosen: Any,
 ) -> None:
     """Repair files with the chosen fixers (docs/fix.md).
@@ -535,40 +538,25 @@ def fix_command(
 
 
 @app.command("redact")
+@with_options(*DISCOVERY)
 def redact_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="Files, directories (every *.bbox, *.blackbox, *.rlog below) or - for stdin."),
-    ],
-    write: Annotated[bool, typer.Option("--write", help="Rewrite each file in place (atomically).")] = False,
+    paths: Paths,
+    write: Write = False,
     output: Annotated[
         Path | None,
         typer.Option(
             "--output", "-o", help="Write the redacted file to this path (atomically); one input only."
         ),
     ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Write even when the input cannot be read faithfully.")
-    ] = False,
+    force: Force = False,
     list_only: Annotated[
         bool,
         typer.Option("--list", help="Only list the secrets found (masked) and their count per kind."),
     ] = False,
-    max_line: MaxLine = None,
-    config: ConfigFile = None,
-    isolated: Isolated = False,
-    exclude: Exclude = None,
-    extend_exclude: ExtendExclude = None,
+    **discovery: Any,
 ) -> None:
     """Replace each secret with \\[redacted:KIND] (docs/fix.md): `fix --redact`, with the
     same dry run (a diff, secrets masked), --write, --output and refusals."""
-    discovery: dict[str, Any] = {
-        "max_line": max_line,
-        "config": config,
-        "isolated": isolated,
-        "exclude": exclude,
-        "extend_exclude": extend_exclude,
-    }
     if not list_only:
         fix_command(paths, write=write, output=output, force=force, redact=True, **discovery)
         return
