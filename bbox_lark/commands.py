@@ -253,6 +253,13 @@ def stats(
             code = EXIT_USAGE
             continue
         results.append((shown, item.stats))
+        if item.read_as is not None:  # as report says it: counted through its bbox form
+            err.print(f"{shown}: read as {item.read_as} (converted to bbox first)", markup=False)
+        for record in item.skipped:
+            err.print(safe(record), markup=False)
+        if item.skipped:
+            err.print(f"! {shown}: {len(item.skipped)} record(s) skipped (not counted)", markup=False)
+            code = max(code, EXIT_FINDINGS)
         if not as_json:
             if len(results) > 1:
                 out.print()

@@ -15,10 +15,12 @@ renders (:mod:`bbox_lark.commands`). Nothing here prints.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -31,6 +33,7 @@ from bbox_lark.writepolicy import WriteVerdict, write_verdict
 
 if TYPE_CHECKING:
     from bbox_lark.config import Jobs
+    from bbox_lark.convert.base import Skipped
 
 
 #: Below this many bytes of inputs, a many-file run converts them in this process.
@@ -435,12 +438,89 @@ def _jobs(jobs: int | str | None) -> Jobs | None:
         raise ConvertUsageError(str(error)) from None
 
 
+# -- reading any format as bbox (``report``, ``stats``, ``export``, ``query``) ----------------
+
+
+def foreign_format(path: str | Path) -> str | None:
+    """The format of the file ``path`` when its name or content says it is one that
+    ``convert`` reads other than bbox (a Claude Code session, an ATIF trajectory …); None
+    for bbox, a file no format recognises, a folder or one that cannot be read (those are
+    read as bbox, and reported there)."""
+    from bbox_lark.convert import Input, detect_format
+
+    path = Path(path)
+    if str(path) == "-" or path.is_dir():
+        return None
+    try:
+        fmt = detect_format(path, Input(path).head())
+    except OSError:
+        return None
+    return None if fmt in (None, "bbox") else fmt
+
+
+@contextlib.contextmanager
+def bbox_file(
+    source: str | Path | bytes,
+    *,
+    from_: str | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+    on_skipped: Callable[[Skipped], None] | None = None,
+) -> Iterator[Path]:
+    """A bbox file holding ``source`` (a path, ``-`` for standard input, or the input's
+    bytes) in the format ``from_`` (detected as ``convert`` does when None): the file
+    itself when it is bbox, else a temporary copy (standard input, bytes) or conversion
+    (another format), removed afterwards. ``on_skipped`` is called with each record the
+    conversion could not read. Raises :class:`bbox_lark.convert.ConvertError` when the
+    format cannot be told or read."""
+    from bbox_lark.convert import Input, convert_stream, detect_format, get_format
+
+    given = None if isinstance(source, bytes) else str(source)
+    path = Path(given) if given is not None and given != "-" else None
+    if isinstance(source, bytes):
+        source_input = Input(None, source)
+    elif path is None:
+        source_input = Input(None)
+    else:
+        source_input = Input(path)
+    if from_ is not None:
+        fmt = get_format(from_).name
+    elif path is not None and path.is_dir():
+        fmt = None  # a folder format: convert_stream tells which
+    else:
+        fmt = detect_format(path, source_input.head())
+    if fmt == "bbox" and path is not None:
+        yield path
+        return
+    handle, temporary = tempfile.mkstemp(suffix=".bbox", prefix="bbox-lark-")
+    try:
+        with os.fdopen(handle, "wb") as raw:
+            if fmt == "bbox":
+                for chunk in source_input.chunks():
+                    raw.write(chunk)
+            else:
+                text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
+                conversion = convert_stream(
+                    source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False
+                )
+                text.flush()
+                text.detach()
+                if on_skipped is not None:
+                    for skipped in conversion.skipped:
+                        on_skipped(skipped)
+        yield Path(temporary)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
 __all__ = [
     "ConvertUsageError",
     "Converted",
     "Notes",
+    "bbox_file",
     "convert_file",
     "convert_files",
+    "foreign_format",
     "output_name",
     "target_format",
     "write_report",

@@ -131,11 +131,30 @@ Emit = Callable[[dict[str, Columns]], None]
 
 def _rows_of(path: str, max_line: int, select: Any, ignore: Any, emit: Emit | None = None) -> SessionRows:
     """One file's rows (in a worker process, or here); never raises. With ``emit``, the file
-    is read as a stream and its ``events`` and ``calls`` rows go there in chunks."""
+    is read as a stream and its ``events`` and ``calls`` rows go there in chunks. A file in
+    another format ``convert`` reads (a Claude Code session …) is read through its bbox
+    form (:func:`bbox_lark.conversion.bbox_file`), its rows keeping the file's own path."""
+    from bbox_lark.conversion import bbox_file, foreign_format
+    from bbox_lark.convert import ConvertError
+    from bbox_lark.tables import unread_rows
+
+    read_as = foreign_format(path)
+    if read_as is None:
+        return _bbox_rows(path, path, max_line, select, ignore, emit)
+    try:
+        with bbox_file(path, from_=read_as, max_line=max_line) as converted:
+            return _bbox_rows(path, str(converted), max_line, select, ignore, emit)
+    except ConvertError as error:
+        return unread_rows(path, f"{path}: {error}")
+
+
+def _bbox_rows(
+    path: str, source: str, max_line: int, select: Any, ignore: Any, emit: Emit | None
+) -> SessionRows:
     from bbox_lark.tables import session_rows, stream_session_rows, unread_rows
 
     try:
-        with open(path, "rb") as file:
+        with open(source, "rb") as file:
             if emit is not None:
                 return stream_session_rows(path, file, emit, max_line=max_line, select=select, ignore=ignore)
             data = file.read()

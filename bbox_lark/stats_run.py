@@ -8,6 +8,7 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
@@ -29,17 +30,45 @@ class FileStats:
     errors: tuple[Diagnostic, ...] = ()
     #: Why the input could not be read (then ``stats`` is None).
     problem: str | None = None
+    #: The format the input was converted from to be counted (``claude_code`` …), or None
+    #: for a bbox file (:func:`bbox_lark.conversion.foreign_format`).
+    read_as: str | None = None
+    #: The records that conversion could not read (``FILE:LINE: skipped: …``; exit 1).
+    skipped: tuple[str, ...] = ()
 
 
 def file_stats(item: FoundInput) -> FileStats:
-    """Read, parse and count one input (in a worker process with ``--jobs``)."""
-    from bbox_lark.api import parse
-    from bbox_lark.inputs import InputError, read_input
+    """Read, parse and count one input (in a worker process with ``--jobs``). A file in
+    another format ``convert`` reads (a Claude Code session …) is counted through its bbox
+    form, as ``report`` shows it."""
+    from bbox_lark.conversion import bbox_file, foreign_format
+    from bbox_lark.convert import ConvertError
+    from bbox_lark.convert.base import Skipped
 
     if item.problem is not None:
         return FileStats(item.path, problem=item.problem)
+    read_as = None if item.stdin else foreign_format(item.path)
+    if read_as is None:
+        return _counted(item, item.path)
+    skipped: list[Skipped] = []
     try:
-        data = read_input(item.path)
+        with bbox_file(
+            item.path, from_=read_as, max_line=item.settings.max_line, on_skipped=skipped.append
+        ) as path:
+            counted = _counted(item, str(path))
+    except ConvertError as error:
+        return FileStats(item.path, problem=f"{item.path}: {error}")
+    except OSError as error:
+        return FileStats(item.path, problem=f"{item.path}: cannot read: {error.strerror or error}")
+    return replace(counted, read_as=read_as, skipped=tuple(record.render(item.path) for record in skipped))
+
+
+def _counted(item: FoundInput, source: str) -> FileStats:
+    from bbox_lark.api import parse
+    from bbox_lark.inputs import InputError, read_input
+
+    try:
+        data = read_input(source)
     except InputError as error:
         return FileStats(item.path, problem=str(error))
     path = None if item.stdin else Path(item.path)

@@ -450,3 +450,35 @@ def test_bad_jobs_is_a_usage_error() -> None:
     result = CliRunner().invoke(app, ["stats", "--jobs", "0", "-"], input=HEADER)
     assert result.exit_code == 2
     assert "--jobs" in result.output and "Traceback" not in result.output
+
+
+def test_a_claude_code_session_is_counted_through_its_bbox_form(tmp_path: Path) -> None:
+    """``stats`` of a Claude Code session counts what ``convert`` makes of it (as ``report``
+    shows it), and says so; before, its JSON records were counted as unknown bbox lines."""
+    from bbox_lark.cli import app
+
+    source = Path(__file__).parent / "fixtures" / "claude-code" / "tool-ids.jsonl"
+    runner = CliRunner()
+    converted = tmp_path / "tool-ids.bbox"
+    assert runner.invoke(app, ["convert", str(source), "--to", "bbox", "-o", str(converted)]).exit_code == 0
+    direct = runner.invoke(app, ["stats", "--json", str(source)])
+    assert direct.exit_code == 0, direct.output
+    assert f"{source}: read as claude-code (converted to bbox first)" in direct.stderr
+    via = runner.invoke(app, ["stats", "--json", str(converted)])
+    mine, theirs = json.loads(direct.stdout), json.loads(via.stdout)
+    assert mine.pop("path") == str(source) and theirs.pop("path") == str(converted)
+    assert mine == theirs
+    assert mine["lines"]["unknown"] == 0 and mine["calls"]["tool"]["total"] > 0
+
+
+def test_records_a_conversion_skipped_are_named_and_exit_1(tmp_path: Path) -> None:
+    from bbox_lark.cli import app
+
+    good = (Path(__file__).parent / "fixtures" / "claude-code" / "tool-ids.jsonl").read_bytes()
+    source = tmp_path / "cut.jsonl"
+    source.write_bytes(good.rstrip(b"\n") + b'\n{"type": "user", "message": \n')
+    done = CliRunner().invoke(app, ["stats", str(source)])
+    assert done.exit_code == 1, done.output
+    assert "skipped: not a JSON record" in done.stderr
+    assert "1 record(s) skipped (not counted)" in done.stderr
+    assert "Traceback" not in done.output

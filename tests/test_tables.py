@@ -503,3 +503,16 @@ def test_a_large_file_is_streamed_into_the_same_rows(tmp_path: Path, monkeypatch
     export_tables([str(folder)], tmp_path / "streamed", jobs=1)
     for name in TABLE_NAMES:
         assert read(tmp_path / "whole", name) == read(tmp_path / "streamed", name)
+
+
+def test_a_claude_code_session_gives_the_rows_of_its_bbox_form(tmp_path: Path) -> None:
+    """``query`` (and ``export``) read a session in another format through its bbox form,
+    as ``report`` and ``stats`` do; the rows keep the file's own path."""
+    source = ROOT / "tests" / "fixtures" / "claude-code" / "tool-ids.jsonl"
+    converted = tmp_path / "tool-ids.bbox"
+    assert runner.invoke(app, ["convert", str(source), "--to", "bbox", "-o", str(converted)]).exit_code == 0
+    sql = "select tool, outcome, start_line from calls order by start_line"
+    direct, via = query_tables([str(source)], sql), query_tables([str(converted)], sql)
+    assert direct.rows == via.rows and len(direct.rows) == 2
+    paths = query_tables([str(source)], "select path, faithful, problem from sessions").rows
+    assert paths == [(str(source), True, None)]

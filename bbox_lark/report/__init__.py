@@ -12,17 +12,14 @@ outcome, a far observation's preview, the diagnostics), never the document or th
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from bbox_lark.conversion import bbox_file
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.convert import Input
     from bbox_lark.convert.base import Skipped
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
@@ -50,7 +47,7 @@ def render(
     read (it is not on the page, so the caller says so). Raises
     :class:`bbox_lark.convert.ConvertError` when the format cannot be told or read, and
     :class:`OSError` when the input cannot be read."""
-    with _bbox_file(source, from_, max_line, on_skipped) as path:
+    with bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped) as path:
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
         write_page(path, out, title=title, max_line=max_line)
 
@@ -111,59 +108,3 @@ def write_page(path: Path, out: TextIO, *, title: str, max_line: int = DEFAULT_M
         found = survey(iter_nodes(first, max_line=max_line, attach=False), path=path)
     with path.open("rb") as second:
         Page(out, found, title).write(iter_nodes(second, max_line=max_line, attach=False))
-
-
-@contextlib.contextmanager
-def _bbox_file(
-    source: str | Path | bytes,
-    from_: str | None,
-    max_line: int,
-    on_skipped: Callable[[Skipped], None] | None = None,
-) -> Iterator[Path]:
-    """A bbox file holding ``source``: the file itself when it is one, else a temporary
-    copy (standard input, bytes) or conversion (another format), removed afterwards."""
-    from bbox_lark.convert import Input, convert_stream, detect_format, get_format
-
-    given = None if isinstance(source, bytes) else str(source)
-    path = Path(given) if given is not None and given != "-" else None
-    if isinstance(source, bytes):
-        source_input = Input(None, source)
-    elif path is None:
-        source_input = Input(None)
-    else:
-        source_input = Input(path)
-    if from_ is not None:
-        fmt = get_format(from_).name
-    elif path is not None and path.is_dir():
-        fmt = None  # a folder format: convert_stream tells which
-    else:
-        fmt = detect_format(path, source_input.head())
-    if fmt == "bbox" and path is not None:
-        yield path
-        return
-    handle, temporary = tempfile.mkstemp(suffix=".bbox", prefix="bbox-report-")
-    try:
-        with os.fdopen(handle, "wb") as raw:
-            if fmt == "bbox":
-                _copy(source_input, raw)
-            else:
-                import io
-
-                text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
-                conversion = convert_stream(
-                    source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False
-                )
-                text.flush()
-                text.detach()
-                if on_skipped is not None:
-                    for skipped in conversion.skipped:
-                        on_skipped(skipped)
-        yield Path(temporary)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-
-
-def _copy(source_input: Input, raw: IO[bytes]) -> None:
-    for chunk in source_input.chunks():
-        raw.write(chunk)
