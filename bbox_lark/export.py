@@ -136,16 +136,28 @@ def _rows_of(path: str, max_line: int, select: Any, ignore: Any, emit: Emit | No
     form (:func:`bbox_lark.conversion.bbox_file`), its rows keeping the file's own path."""
     from bbox_lark.conversion import bbox_file, foreign_format
     from bbox_lark.convert import ConvertError
+    from bbox_lark.convert.base import Skipped
     from bbox_lark.tables import unread_rows
 
     read_as = foreign_format(path)
     if read_as is None:
         return _bbox_rows(path, path, max_line, select, ignore, emit)
+    skipped: list[Skipped] = []
     try:
-        with bbox_file(path, from_=read_as, max_line=max_line) as converted:
-            return _bbox_rows(path, str(converted), max_line, select, ignore, emit)
+        with bbox_file(path, from_=read_as, max_line=max_line, on_skipped=skipped.append) as converted:
+            rows = _bbox_rows(path, str(converted), max_line, select, ignore, emit)
     except ConvertError as error:
         return unread_rows(path, f"{path}: {error}")
+    if skipped and not rows.unreadable:
+        # Not read faithfully: the records the reader skipped are in no table; say so.
+        first = skipped[0]
+        lost = f"{len(skipped)} record(s) the {read_as} reader skipped (line {first.line}: {first.message})"
+        sessions = rows.tables["sessions"]
+        old = sessions["problem"][0]
+        sessions["problem"][0] = lost if old is None else f"{old}; {lost}"
+        sessions["faithful"][0] = False
+        rows.ok = False
+    return rows
 
 
 def _bbox_rows(

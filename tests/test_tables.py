@@ -516,3 +516,11 @@ def test_a_claude_code_session_gives_the_rows_of_its_bbox_form(tmp_path: Path) -
     assert direct.rows == via.rows and len(direct.rows) == 2
     paths = query_tables([str(source)], "select path, faithful, problem from sessions").rows
     assert paths == [(str(source), True, None)]
+
+
+def test_records_a_conversion_skipped_make_the_session_unfaithful(tmp_path: Path) -> None:
+    good = (ROOT / "tests" / "fixtures" / "claude-code" / "tool-ids.jsonl").read_bytes()
+    source = tmp_path / "cut.jsonl"
+    source.write_bytes(good.rstrip(b"\n") + b'\n{"type": "user", "message": \n')
+    rows = query_tables([str(source)], "select faithful, problem from sessions").rows
+    assert rows[0][0] is False and "1 record(s) the claude-code reader skipped" in rows[0][1]
