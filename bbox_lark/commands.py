@@ -856,6 +856,7 @@ def report_command(
 ) -> None:
     """Write a self-contained HTML page of one session: header card, timeline, failed calls,
     calls by tool, usage chart, findings at their lines. It loads nothing and opens from disk."""
+    from bbox_lark.config import ConfigError
     from bbox_lark.convert import ConvertError
     from bbox_lark.convert.base import Skipped
     from bbox_lark.report import OutputError, default_output, write_report
@@ -869,7 +870,7 @@ def report_command(
     skipped: list[Skipped] = []
     try:
         written = write_report(file, target, from_=from_, max_line=max_line, on_skipped=skipped.append)
-    except (ConvertError, OutputError) as error:
+    except (ConvertError, OutputError, ConfigError) as error:
         raise fail_usage(safe(str(error))) from None
     except OSError as error:
         raise fail_usage(f"{safe(file)}: cannot read: {error.strerror or error}") from None

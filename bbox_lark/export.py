@@ -129,7 +129,9 @@ class TableWriter:
 Emit = Callable[[dict[str, Columns]], None]
 
 
-def _rows_of(path: str, max_line: int, select: Any, ignore: Any, emit: Emit | None = None) -> SessionRows:
+def _rows_of(
+    path: str, max_line: int, select: Any, ignore: Any, allowed: Any = (), emit: Emit | None = None
+) -> SessionRows:
     """One file's rows (in a worker process, or here); never raises. With ``emit``, the file
     is read as a stream and its ``events`` and ``calls`` rows go there in chunks. A file in
     another format ``convert`` reads (a Claude Code session …) is read through its bbox
@@ -141,11 +143,11 @@ def _rows_of(path: str, max_line: int, select: Any, ignore: Any, emit: Emit | No
 
     read_as = foreign_format(path)
     if read_as is None:
-        return _bbox_rows(path, path, max_line, select, ignore, emit)
+        return _bbox_rows(path, path, max_line, select, ignore, allowed, emit)
     skipped: list[Skipped] = []
     try:
         with bbox_file(path, from_=read_as, max_line=max_line, on_skipped=skipped.append) as converted:
-            rows = _bbox_rows(path, str(converted), max_line, select, ignore, emit)
+            rows = _bbox_rows(path, str(converted), max_line, select, ignore, allowed, emit)
     except ConvertError as error:
         return unread_rows(path, f"{path}: {error}")
     if skipped and not rows.unreadable:
@@ -161,19 +163,21 @@ def _rows_of(path: str, max_line: int, select: Any, ignore: Any, emit: Emit | No
 
 
 def _bbox_rows(
-    path: str, source: str, max_line: int, select: Any, ignore: Any, emit: Emit | None
+    path: str, source: str, max_line: int, select: Any, ignore: Any, allowed: Any, emit: Emit | None
 ) -> SessionRows:
     from bbox_lark.tables import session_rows, stream_session_rows, unread_rows
 
     try:
         with open(source, "rb") as file:
             if emit is not None:
-                return stream_session_rows(path, file, emit, max_line=max_line, select=select, ignore=ignore)
+                return stream_session_rows(
+                    path, file, emit, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed
+                )
             data = file.read()
     except OSError as error:
         why = "no such file or directory" if isinstance(error, FileNotFoundError) else error.strerror
         return unread_rows(path, f"{path}: cannot read: {why or error}")
-    return session_rows(path, data, max_line=max_line, select=select, ignore=ignore)
+    return session_rows(path, data, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed)
 
 
 def _size(item: Input) -> int:
@@ -190,9 +194,10 @@ def input_bytes(inputs: Iterable[Input]) -> int:
     return sum(_size(item) for item in inputs)
 
 
-def _job(item: Input) -> tuple[str, int, Any, Any]:
+def _job(item: Input) -> tuple[str, int, Any, Any, Any]:
     settings = item.settings
-    return (item.path, settings.max_line, settings.select, settings.ignore_for(item.path))
+    path = item.path
+    return (path, settings.max_line, settings.select, settings.ignore_for(path), settings.allowed_secrets)
 
 
 def iter_rows(

@@ -74,7 +74,12 @@ def _counted(item: FoundInput, source: str) -> FileStats:
     path = None if item.stdin else Path(item.path)
     settings = item.settings
     document = parse(
-        data, path=path, max_line=settings.max_line, select=settings.select, ignore=settings.ignore_for(path)
+        data,
+        path=path,
+        max_line=settings.max_line,
+        select=settings.select,
+        ignore=settings.ignore_for(path),
+        allowed_secrets=settings.allowed_secrets,
     )
     errors = tuple(d for d in document.diagnostics if d.severity == "error")
     return FileStats(item.path, compute_stats(document), errors)

@@ -264,6 +264,7 @@ def session_rows(
     max_line: int = DEFAULT_MAX_LINE,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
+    allowed_secrets: Iterable[str] = (),
 ) -> SessionRows:
     """Every table's rows for the file at ``path`` whose contents are ``data``, together.
     Never raises on bad input; a failure inside bbox-lark gives the file's rows with an
@@ -275,7 +276,9 @@ def session_rows(
             for column, values in columns.items():
                 tables[name][column].extend(values)
 
-    last = stream_session_rows(path, data, take, max_line=max_line, select=select, ignore=ignore)
+    last = stream_session_rows(
+        path, data, take, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed_secrets
+    )
     take(last.tables)
     last.tables = tables
     return last
@@ -290,6 +293,7 @@ def stream_session_rows(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     chunk_rows: int | None = None,
+    allowed_secrets: Iterable[str] = (),
 ) -> SessionRows:
     """The rows of one file read as a stream (``source``: bytes, text, a binary file or
     lines, as for :func:`bbox_lark.parser.iter_nodes`), in bounded memory: ``events`` and
@@ -303,7 +307,7 @@ def stream_session_rows(
 
     reader = _SessionReader(path, emit, chunk_rows or CHUNK_ROWS)
     try:
-        return reader.read(source, max_line, select, ignore)
+        return reader.read(source, max_line, select, ignore, allowed_secrets)
     except Exception as error:  # a bug in bbox-lark: this file's rows say so, the batch goes on
         rows = unread_rows(path, "bbox-lark failed on this file (E016)", [internal_error(error)])
         rows.tables["events"], rows.tables["calls"] = reader.events, reader.calls
@@ -328,14 +332,20 @@ class _SessionReader:
         self.counter: SessionCounter | None = None
 
     def read(
-        self, source: Any, max_line: int, select: Iterable[str] | None, ignore: Iterable[str] | None
+        self,
+        source: Any,
+        max_line: int,
+        select: Iterable[str] | None,
+        ignore: Iterable[str] | None,
+        allowed_secrets: Iterable[str] = (),
     ) -> SessionRows:
         from bbox_lark.api import checker_for, run
         from bbox_lark.parser import iter_nodes
         from bbox_lark.writepolicy import write_verdict
 
         self.stream = iter_nodes(source, max_line=max_line)
-        diagnostics = list(run(checker_for(None, None, select, ignore), self.stream, self))  # type: ignore[arg-type]
+        checker = checker_for(None, None, select, ignore, allowed_secrets=allowed_secrets)
+        diagnostics = list(run(checker, self.stream, self))  # type: ignore[arg-type]
         head = self.stream.head
         counter = self._counter()
         pending, _, totals = counter.finish()

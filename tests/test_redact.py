@@ -412,3 +412,22 @@ def test_the_help_shows_the_redaction_marker(command: list[str]) -> None:
     result = runner.invoke(app, command, env={"COLUMNS": "300", "NO_COLOR": "1"})
     assert result.exit_code == 0, result.output
     assert "[redacted:KIND]" in result.output
+
+
+def test_report_stats_and_query_follow_allowed_secrets(secret_log: Path, tmp_path: Path) -> None:
+    """The reading commands take the ``allowed-secrets`` of the configuration that applies to
+    the file, as ``check`` does: an allowed value is no finding on the report page, in the
+    ``diagnostics`` table or in ``stats``' errors."""
+    aws = "AKIAFAKE0123456789AB"
+    page = tmp_path / "page.html"
+    assert "4 error(s)" in invoke(["stats", str(secret_log)]).output
+    invoke(["report", str(secret_log), "-o", str(page)])
+    assert "aws_access_key" in page.read_text(encoding="utf-8")  # found without the setting
+    (secret_log.parent / "bbox-lark.toml").write_text(f'allowed-secrets = ["{aws}"]\n', encoding="utf-8")
+    invoke(["report", str(secret_log), "-o", str(page)])
+    shown = page.read_text(encoding="utf-8")
+    assert "github_token" in shown and "aws_access_key" not in shown
+    assert "3 error(s)" in invoke(["stats", str(secret_log)]).output
+    pytest.importorskip("duckdb")
+    listed = invoke(["query", "--sql", "select message from diagnostics", "--format", "json", str(secret_log)])
+    assert "github_token" in listed.output and "aws_access_key" not in listed.output

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bbox_lark.conversion import bbox_file
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
+    from bbox_lark.config import Settings
     from bbox_lark.convert.base import Skipped
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
@@ -46,10 +47,17 @@ def render(
     header has no ``id``. ``on_skipped`` is called with each record the conversion could not
     read (it is not on the page, so the caller says so). Raises
     :class:`bbox_lark.convert.ConvertError` when the format cannot be told or read, and
-    :class:`OSError` when the input cannot be read."""
+    :class:`OSError` when the input cannot be read. The findings on the page follow the
+    configuration that applies to ``source`` as ``check`` finds it (``select``, ``ignore``,
+    ``per-file-ignores``, ``allowed-secrets``; the current folder's for standard input or
+    bytes); :class:`bbox_lark.config.ConfigError` when it cannot be read."""
+    from bbox_lark.config import Resolver
+
+    given = "-" if isinstance(source, bytes) else str(source)
+    settings = Resolver().for_path(given)
     with bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped) as path:
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
-        write_page(path, out, title=title, max_line=max_line)
+        write_page(path, out, title=title, max_line=max_line, settings=settings, shown=given)
 
 
 def default_output(source: str) -> Path | None:
@@ -98,13 +106,26 @@ def write_report(
     return output
 
 
-def write_page(path: Path, out: TextIO, *, title: str, max_line: int = DEFAULT_MAX_LINE) -> None:
-    """The two passes over a bbox file."""
+def write_page(
+    path: Path,
+    out: TextIO,
+    *,
+    title: str,
+    max_line: int = DEFAULT_MAX_LINE,
+    settings: Settings | None = None,
+    shown: str | None = None,
+) -> None:
+    """The two passes over a bbox file; ``settings`` choose the checks (for the file
+    ``shown``, the one the user named, when ``path`` is its conversion)."""
     from bbox_lark.parser import iter_nodes
     from bbox_lark.report.page import Page
     from bbox_lark.report.survey import survey
 
+    rules: tuple[Any, Any, Any] = (None, None, ())
+    if settings is not None:
+        named = None if shown in (None, "-") else shown
+        rules = (settings.select, settings.ignore_for(named), settings.allowed_secrets)
     with path.open("rb") as first:
-        found = survey(iter_nodes(first, max_line=max_line, attach=False), path=path)
+        found = survey(iter_nodes(first, max_line=max_line, attach=False), path=path, rules=rules)
     with path.open("rb") as second:
         Page(out, found, title).write(iter_nodes(second, max_line=max_line, attach=False))

@@ -105,13 +105,15 @@ class Survey:
         return float(self.elapsed) if self.elapsed is not None else None
 
 
-def survey(stream: NodeStream, *, path: Any = None) -> Survey:
+def survey(stream: NodeStream, *, path: Any = None, rules: tuple[Any, Any, Any] = (None, None, ())) -> Survey:
     """Read ``stream`` (:func:`~bbox_lark.iter_nodes` with ``attach=False``) once: check it
-    and gather the page's facts."""
+    (``rules``: the ``select``, ``ignore`` and ``allowed-secrets`` settings) and gather the
+    page's facts."""
     from bbox_lark.api import checker_for
 
     found = Survey()
-    checker = checker_for(path, None, None, None)
+    select, ignore, allowed = rules
+    checker = checker_for(path, None, select, ignore, allowed_secrets=allowed)
     head = next(stream)
     assert isinstance(head, Head)
     checker.start(head)
