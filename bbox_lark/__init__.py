@@ -6,9 +6,13 @@ The public API is this module's ``__all__``; everything else is internal.
 >>> doc = parse("---\\nformat: bbox/1\\nid: s\\nrepo_sha: 215db51\\n---\\nt:read a.rs → [3 lines]\\n")
 >>> doc.events[0].name, doc.events[0].result.kind
 ('read', 'count')
->>> lines = Result.build("count", number=3, unit="lines")
->>> emit(Call.build("tool", "read", ["a.rs"], fields={"id": "c1"}, result=lines))
+>>> lines = build.result("count", number=3, unit="lines")
+>>> emit(build.call("tool", "read", ["a.rs"], fields={"id": "c1"}, result=lines))
 't:read a.rs id=c1 → [3 lines]'
+
+Nodes are plain data: :mod:`bbox_lark.build` makes them from values (``build.call``,
+``build.message``, …, ``build.edited`` for an edit) and :func:`reparse` reads an event again
+from new source text.
 
 Importing the package imports nothing else: each name of ``__all__`` is loaded from its
 module on first use (PEP 562), so ``bbox-lark check`` never pays for ``fix``, ``convert`` or
@@ -21,6 +25,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on first use
+    from bbox_lark import build
     from bbox_lark.api import build_document, check, iter_check, parse
     from bbox_lark.ast import (
         BlankLine,
@@ -46,7 +51,7 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.export import export_tables
     from bbox_lark.fix import apply_fixes
     from bbox_lark.numbers import call_outcome, document_numbers, read_session
-    from bbox_lark.parser import Head, iter_nodes
+    from bbox_lark.parser import Head, iter_nodes, reparse
     from bbox_lark.printer import dumps, emit, format_document
     from bbox_lark.query import query_tables
     from bbox_lark.redaction import Redacted, redact
@@ -86,6 +91,7 @@ __all__ = [
     "Writer",
     "__version__",
     "apply_fixes",
+    "build",
     "build_document",
     "call_outcome",
     "check",
@@ -106,17 +112,21 @@ __all__ = [
     "redact",
     "registry",
     "render_report",
+    "reparse",
     "text_of",
 ]
 
-#: Where each public name lives: (module, attribute). Keep in step with the imports above.
+#: Where each public name lives: (module, attribute; "" for the module itself). Keep in step
+#: with the imports above.
 _LAZY: dict[str, tuple[str, str]] = {
+    "build": ("bbox_lark.build", ""),
     "build_document": ("bbox_lark.api", "build_document"),
     "check": ("bbox_lark.api", "check"),
     "iter_check": ("bbox_lark.api", "iter_check"),
     "parse": ("bbox_lark.api", "parse"),
     "Head": ("bbox_lark.parser", "Head"),
     "iter_nodes": ("bbox_lark.parser", "iter_nodes"),
+    "reparse": ("bbox_lark.parser", "reparse"),
     **{
         name: ("bbox_lark.ast", name)
         for name in (
@@ -172,7 +182,7 @@ def __getattr__(name: str) -> Any:
         module, attribute = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(import_module(module), attribute)
+    value = getattr(import_module(module), attribute) if attribute else import_module(module)
     globals()[name] = value
     return value
 

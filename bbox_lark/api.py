@@ -73,13 +73,15 @@ def parse(
 
 def build_document(header: dict[str, Any] | None, lines: Iterable[Line], *, bom: bool = False) -> Document:
     """A document from values: a header (keys in order; None for no header) and body nodes
-    built with ``Message.build``, ``Call.build`` … (their continuation lines included).
+    built with ``build.message``, ``build.call`` … (their continuation lines included).
     ``dumps`` prints it in canonical form; ``parse(dumps(doc))`` reads the same values back.
     Each event's continuation lines come from its ``continuation``; line numbers are given
     in order, from the first body line."""
     from dataclasses import replace as _replace
 
-    head = Head.build(header, bom=bom) if header is not None else Head(bom, (), None, 1)
+    from bbox_lark import build
+
+    head = build.head(header, bom=bom) if header is not None else Head(bom, (), None, 1)
     body: list[Line] = []
     number = head.body_start
     for node in lines:

@@ -7,20 +7,24 @@ Conventions, stated once for the whole package:
 * ``raw`` is a node's exact source text without its line ending; ``eol`` is that ending
   (``"\\n"``, ``"\\r\\n"`` or ``""`` for a last line without one). Printing a document is the
   concatenation of ``raw + eol`` over its lines, which is what makes it lossless.
-* A node built from values (``Call.build(...)``, ``node.with_(...)``; see
-  ``docs/design.md``, "Nodes you can build") has no source: its ``source`` is None, its
-  ``raw`` is :func:`bbox_lark.printer.emit` of its values, and it has no position (``line``
-  and every column are 0).
+* A node built from values (:mod:`bbox_lark.build`: ``build.call(...)``,
+  ``build.edited(node, ...)``; see ``docs/design.md``, "Nodes you can build") has no source:
+  its ``source`` is None, its ``raw`` is the canonical text the builder printed
+  (:func:`bbox_lark.printer.emit_line` of its values, kept in ``emitted``), and it has no
+  position (``line`` and every column are 0).
 
-Nodes are frozen, slotted dataclasses. Edit an event's values with :meth:`Event.with_`
-(which drops the source, so no stale text survives an edit) or its source text with
-:meth:`Event.with_source` (which reads the values again).
+This module is the leaf of the core: it imports only the foundation (the grammar's
+vocabulary, the typed values), never the parser, the printer or the builders (LibCST's
+nodes never import its parser). Nodes are frozen, slotted dataclasses; what makes, edits or
+prints them lives in the modules that own it: :mod:`bbox_lark.build` builds and edits
+(``build.edited``, which drops the source, so no stale text survives an edit),
+:func:`bbox_lark.parser.reparse` reads an event again from new source text, and
+:mod:`bbox_lark.printer` prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import field
 from typing import Any
 
 from bbox_lark._classes import dataclass
@@ -28,15 +32,6 @@ from bbox_lark.grammar import vocabulary
 from bbox_lark.values import parse_attempt, parse_int, parse_timestamp
 
 FieldValue = str | tuple[str, ...]
-
-#: Fields as a builder takes them: a mapping (``{"id": "call_1"}``; a list value is a
-#: bracketed list), or a sequence of ``(key, value)`` pairs or :class:`Field` s (which keeps
-#: repeated keys and the writer's quoting).
-FieldsIn = Mapping[str, Any] | Sequence["Field | tuple[str, Any]"] | None
-#: Positional arguments: strings, and sequences of strings for bracketed lists.
-ArgsIn = Sequence[str | Sequence[str]]
-#: Continuation lines: their text (without indentation) or parsed continuation nodes.
-ContinuationIn = Sequence["str | Continuation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,50 +110,6 @@ class Result:
     #: ``blob``: the pointer.
     blob: BlobPointer | None = None
 
-    @classmethod
-    def build(
-        cls,
-        kind: str,
-        *,
-        number: int | None = None,
-        unit: str | None = None,
-        total: int | None = None,
-        message: str | None = None,
-        choices: Sequence[str] = (),
-        sha256: str | None = None,
-        size: int | None = None,
-        mime: str | None = None,
-        fields: FieldsIn = None,
-        text: str = "",
-        rest: str = "",
-    ) -> Result:
-        """A result from values. ``kind`` is one of ``vocabulary().result_kinds``: a status
-        (``Result.build("ok")``), ``count`` (``number``, ``unit``), ``error`` (``message``),
-        ``retry`` (``number``, ``total``), ``selected`` (``choices``), ``auto_choice``
-        (``choices``, ``message``: the reason), ``redacted`` (``message``: the kind), ``blob``
-        (``sha256``, ``size``, ``mime``), ``fields`` (``fields``), ``text`` (``text``) or
-        ``empty``. ``rest`` is text after a bracket form (``[ok] 128 tests passed``).
-        Any ``text``, error ``message`` or ``rest`` is accepted: what a result cannot carry
-        as written becomes written text (``→ "[ok] is text here"``, ``→ [error] "a]b"``;
-        ``docs/reference.md``, "Any text"), which :func:`bbox_lark.text_of` reads back.
-        Raises ValueError when the other values do not read back as that kind."""
-        from bbox_lark.transform import build_result
-
-        return build_result(
-            kind,
-            number=number,
-            unit=unit,
-            total=total,
-            message=message,
-            choices=tuple(choices),
-            sha256=sha256,
-            size=size,
-            mime=mime,
-            fields=fields,
-            text=text,
-            rest=rest,
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class QuoteFault:
@@ -212,6 +163,16 @@ class HeaderLine:
 
 
 @dataclass(frozen=True, slots=True)
+class Emitted:
+    """The canonical line a builder printed for a node without source, and the values it
+    printed it from (:func:`node_values`, continuation lines left out): the node's ``raw``
+    while it still has those values."""
+
+    text: str
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """A body line that is not blank and not a continuation.
 
@@ -221,7 +182,7 @@ class Event:
     kind: str
     line: int
     #: The exact source text (without the line ending); None for a node built from values
-    #: or edited through :meth:`with_` (``raw`` then prints its values).
+    #: or edited through them (:mod:`bbox_lark.build`; ``raw`` then gives ``emitted``).
     source: str | None
     eol: str = "\n"
     col: int = 1
@@ -254,54 +215,40 @@ class Event:
     #: True when the line was too long to parse and is kept verbatim.
     oversized: bool = False
 
+    #: For a node without source: the canonical line its builder printed (what ``raw``
+    #: gives; :mod:`bbox_lark.build` sets it); None for a parsed node. Not a value: it is
+    #: left out of ``==``, so a built node equals what the parser makes of its line.
+    emitted: Emitted | None = field(default=None, compare=False, repr=False)
+
     # -- source and values -----------------------------------------------------------
 
     @property
     def raw(self) -> str:
-        """The line's text: its source when it has one, else :func:`bbox_lark.printer.emit`
-        of its values (the first line, without continuation lines)."""
+        """The line's text: its source when it has one, else the canonical text of its values
+        that its builder printed (:func:`bbox_lark.printer.emit_line`; the first line, without
+        continuation lines). Raises ValueError for a node without source whose values were
+        changed after it was built (``dataclasses.replace(node, text=...)``): its text would
+        be stale; :func:`bbox_lark.build.edited` makes the changed node."""
         if self.source is not None:
             return self.source
-        from bbox_lark.printer import emit_line
-
-        return emit_line(self)
+        emitted = self.emitted
+        if emitted is None or node_values(self)[:-1] != emitted.values:
+            what = "was never printed" if emitted is None else "was printed before its values changed"
+            raise ValueError(
+                f"a {self.kind} line without source whose text {what}: make it with"
+                " bbox_lark.build (build.edited(node, ...) to change a node's values)"
+            )
+        return emitted.text
 
     def values(self) -> tuple[Any, ...]:
-        """What the line says, without positions, source or trivia: two nodes with equal
-        values print the same canonical text (:func:`bbox_lark.printer.emit`), and
-        ``parse(emit(node))`` gives a node with the same values."""
-        from bbox_lark.printer import node_values
-
+        """What the line says, without positions, source or trivia (:func:`node_values`): two
+        nodes with equal values print the same canonical text (:func:`bbox_lark.printer.emit`),
+        and ``parse(emit(node))`` gives a node with the same values."""
         return node_values(self)
 
     def same_as(self, other: Event) -> bool:
         """True when ``other`` has the same :meth:`values` (positions and source ignored)."""
-        return self.values() == other.values()
-
-    def with_(self, **changes: Any) -> Event:
-        """A copy with some values changed (the keyword arguments of this family's
-        ``build``), and without source: it prints its values canonically, so an edited node
-        never carries stale text. ``line`` and ``eol`` are kept."""
-        from bbox_lark.transform import build_values, values_of
-
-        values = values_of(self)
-        unknown = set(changes) - set(values)
-        if unknown:
-            raise TypeError(f"{type(self).__name__}.with_() got unexpected values: {sorted(unknown)}")
-        values.update(changes)
-        node = build_values(self.kind, values)
-        return replace(node, line=self.line, eol=self.eol)
-
-    def with_source(self, text: str) -> Event:
-        """This line with new source text, its values read again from it (positions too);
-        ``line``, ``eol`` and continuation lines are kept. ``fix`` edits lines this way, so
-        its output keeps the writer's spacing and no value is stale."""
-        from bbox_lark.parser import parse_line
-
-        node = parse_line(text, self.line, self.eol)
-        if not isinstance(node, Event):
-            raise ValueError(f"line {self.line}: {text!r} is not an event, comment or lifecycle line")
-        return replace(node, continuation=self.continuation)
+        return node_values(self) == node_values(other)
 
     # -- typed accessors (docs/reference.md#api-values): None when absent or malformed ---------------
 
@@ -359,93 +306,21 @@ class Message(Event):
     """A free-text line: ``u a th td`` (user, agent, thinking, todos). Its ``text`` is the
     message with its fields (``Fix the login bug step=2``)."""
 
-    @classmethod
-    def build(
-        cls,
-        kind: str,
-        text: str = "",
-        *,
-        fields: FieldsIn = None,
-        result: Result | None = None,
-        metrics: FieldsIn = None,
-        continuation: ContinuationIn = (),
-        exact: bool = False,
-    ) -> Message:
-        """A message from values. ``kind`` is a line kind or its prefix (``user``, ``u``);
-        ``fields`` are written after the text. Any text is accepted: text the line cannot
-        carry as written (a line break, an arrow, `` # metrics ``, a control character, ...)
-        is written as written text, a quoted string (``docs/reference.md``, "Any text").
-
-        By default ``text`` is the line's text and may hold fields of its own (``Fix it
-        step=2``), as :attr:`Event.text` gives it. With ``exact``, ``text`` is the message
-        exactly: a ``key=value`` in it is never read as a field, and
-        :func:`bbox_lark.text_of` gives ``text`` back."""
-        from bbox_lark.transform import build_message
-
-        return build_message(cls, kind, text, fields, result, metrics, continuation, exact)
-
 
 @dataclass(frozen=True, slots=True)
 class Call(Event):
     """A call-like line: ``t t! t~ s p m r x c q`` (``name`` for the named prefixes and the
     mode word for ``m``). Its call part is positional ``args`` and ``fields``."""
 
-    @classmethod
-    def build(
-        cls,
-        kind: str,
-        name: str | None = None,
-        args: ArgsIn = (),
-        *,
-        fields: FieldsIn = None,
-        result: Result | None = None,
-        metrics: FieldsIn = None,
-        continuation: ContinuationIn = (),
-    ) -> Call:
-        """A call from values: ``Call.build("tool", "read", ["src/a.rs"], fields={"id":
-        "call_1"}, result=Result.build("count", number=186, unit="lines"))``."""
-        from bbox_lark.transform import build_call
-
-        return build_call(cls, kind, name, args, fields, result, metrics, continuation)
-
 
 @dataclass(frozen=True, slots=True)
 class Observation(Event):
     """``o:``: the result of an earlier call (``o: id=call_1 → [ok]``)."""
 
-    @classmethod
-    def build(
-        cls,
-        args: ArgsIn = (),
-        *,
-        fields: FieldsIn = None,
-        result: Result | None = None,
-        metrics: FieldsIn = None,
-        continuation: ContinuationIn = (),
-    ) -> Observation:
-        from bbox_lark.transform import build_call
-
-        return build_call(cls, "observation", None, args, fields, result, metrics, continuation)
-
 
 @dataclass(frozen=True, slots=True)
 class Lifecycle(Event):
     """``@start``, ``@end``, ... (``name`` is the primitive without ``@``)."""
-
-    @classmethod
-    def build(
-        cls,
-        name: str,
-        args: ArgsIn = (),
-        *,
-        fields: FieldsIn = None,
-        result: Result | None = None,
-        metrics: FieldsIn = None,
-        continuation: ContinuationIn = (),
-    ) -> Lifecycle:
-        from bbox_lark.transform import build_call
-
-        return build_call(cls, "lifecycle", name, args, fields, result, metrics, continuation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,29 +328,16 @@ class Comment(Event):
     """A ``#`` line; ``name`` is its structured kind (``metrics``, ``budget``, ...) or None.
     Its ``text`` starts with the keyword (``metrics step=3 cost_usd=0.01``)."""
 
-    @classmethod
-    def build(cls, text: str = "", *, fields: FieldsIn = None, continuation: ContinuationIn = ()) -> Comment:
-        """A comment from its text (``fields`` are written after it): ``Comment.build(
-        "metrics", fields={"step": "3"})`` is ``# metrics step=3``."""
-        from bbox_lark.transform import build_comment
-
-        return build_comment(cls, text, fields, continuation)
-
 
 @dataclass(frozen=True, slots=True)
 class Unknown(Event):
     """A line that is nothing else (W003), kept as written."""
 
-    @classmethod
-    def build(cls, text: str, *, continuation: ContinuationIn = ()) -> Unknown:
-        from bbox_lark.transform import build_unknown
-
-        return build_unknown(cls, text, continuation)
-
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """What :func:`bbox_lark.iter_nodes` yields first: the header block, read before any body line."""
+    """What :func:`bbox_lark.iter_nodes` yields first: the header block, read before any body line.
+    :func:`bbox_lark.build.head` makes one from header keys."""
 
     #: True when the text started with a byte order mark.
     bom: bool
@@ -484,31 +346,69 @@ class Head:
     #: Line number of the first body line.
     body_start: int
 
-    @classmethod
-    def build(cls, fields: dict[str, Any], *, bom: bool = False) -> Head:
-        """The head of a header with these keys, in order (values: strings, numbers, lists and
-        maps of them; None writes an empty value), as block YAML between ``---`` fences.
-        Importers keep the header small (docs/reference.md#importers): large structures go in body lines
-        or blobs."""
-        import yaml
-
-        from bbox_lark.parser import iter_nodes
-
-        text = "---\n"
-        for key, value in fields.items():
-            if value is None:
-                text += f"{key}:\n"
-                continue
-            text += yaml.safe_dump(
-                {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=False, width=1 << 30
-            )
-        text += "---\n"
-        head = next(iter_nodes(text))
-        assert isinstance(head, Head)
-        return cls(bom, head.header_lines, head.header_info, head.body_start)
-
 
 Line = Event | Continuation | BlankLine
+
+
+# -- what a line says (``Event.values``): data reads only, no printing --------------------
+
+
+def collapse_ws(text: str | None) -> str | None:
+    """``text`` with each whitespace run made one space, stripped (None stays None)."""
+    return " ".join(text.split()) if text is not None else None
+
+
+def field_signature(node: Field) -> tuple[Any, ...]:
+    """What a field says: its key, value, quoting and side of the arrow (not its columns)."""
+    return (node.key, node.value, node.quoted, node.after_arrow)
+
+
+def result_signature(result: Result | None) -> tuple[Any, ...] | None:
+    """What a result says, whitespace runs in its texts made one space (not its columns)."""
+    if result is None:
+        return None
+    blob = result.blob
+    return (
+        result.kind,
+        collapse_ws(result.text),
+        collapse_ws(result.head),
+        collapse_ws(result.rest),
+        result.number,
+        collapse_ws(result.unit),
+        result.total,
+        collapse_ws(result.message),
+        tuple(collapse_ws(c) for c in result.choices),
+        (blob.sha256, blob.size, blob.mime) if blob is not None else None,
+    )
+
+
+def node_values(node: Line) -> tuple[Any, ...]:
+    """What a line says, without positions, source or trivia (``Event.values``): like
+    :func:`bbox_lark.printer.line_signature`, but a call part is its arguments and fields
+    (their order between each other and their spacing are trivia) and a text is compared
+    as written."""
+    if isinstance(node, Continuation):
+        return ("continuation", node.text)
+    if isinstance(node, BlankLine):
+        return ("blank",)
+    continuation = tuple(c.text for c in node.continuation)
+    if node.kind == "unknown":
+        text = node.source if node.oversized and node.source is not None else node.text.rstrip()
+        return ("unknown", text, node.oversized, continuation)
+    free = node.kind == "comment" or node.prefix in vocabulary().free_text_prefixes
+    return (
+        node.kind,
+        node.prefix,
+        node.name,
+        node.text if free else None,
+        tuple(field_signature(f) for f in node.field_nodes),
+        node.args,
+        node.arrow is not None,
+        result_signature(node.result),
+        None if node.metrics is None else tuple(field_signature(f) for f in node.metric_nodes),
+        tuple((q.in_field, q.in_free_text) for q in node.quote_faults),
+        continuation,
+    )
 
 
 @dataclass(frozen=True, slots=True)

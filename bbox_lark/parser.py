@@ -22,7 +22,7 @@ from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Lin
 
 # Read here by the importers and the workflows; a node, so it lives with the nodes.
 from bbox_lark.ast import Head as Head
-from bbox_lark.grammar import build_lark, compiled, plain_parser
+from bbox_lark.grammar import build_lark, compiled, plain_parser, terminal_pattern
 from bbox_lark.header import MAX_HEADER_BYTES, read_header
 from bbox_lark.shape import LineShaper, LineToken, Parts, build_line
 from bbox_lark.source import DEFAULT_MAX_LINE, LineReader, Source
@@ -163,8 +163,6 @@ def _possessive(scanner: re.Pattern[str]) -> re.Pattern[str]:
     Python's ``re`` keeps backtracking state for each repetition of a group, which for a
     10 MB call part (``CALL_TEXT``, ``FREE_TEXT``: one iteration per word or field) was a
     gigabyte at the peak (docs/design.md, "Long lines and memory")."""
-    from bbox_lark.grammar import terminal_pattern
-
     source = scanner.pattern
     changed = source
     for name in scanner.groupindex:
@@ -184,6 +182,18 @@ def _possessive(scanner: re.Pattern[str]) -> re.Pattern[str]:
 def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:
     """Parse one body line's text (without its ending) into its AST node."""
     return build_line(line_driver().parse(raw), raw, line, eol)
+
+
+def reparse(node: Event, text: str) -> Event:
+    """``node``'s line with new source text, its values read again from it (positions too);
+    ``line``, ``eol`` and continuation lines are kept (this was ``node.with_source(text)``).
+    ``fix`` and ``redact`` edit lines this way, so their output keeps the writer's spacing
+    and no value is stale. Raises ValueError when ``text`` is not an event, comment or
+    lifecycle line."""
+    again = parse_line(text, node.line, node.eol)
+    if not isinstance(again, Event):
+        raise ValueError(f"line {node.line}: {text!r} is not an event, comment or lifecycle line")
+    return replace(again, continuation=node.continuation)
 
 
 def _is_fence(raw: str) -> bool:

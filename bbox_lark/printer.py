@@ -30,7 +30,9 @@ from bbox_lark.ast import (
     Event,
     Field,
     Line,
-    Result,
+    collapse_ws,
+    field_signature,
+    result_signature,
 )
 from bbox_lark.grammar import compiled, terminal_pattern, vocabulary
 from bbox_lark.parser import parse_line
@@ -226,32 +228,6 @@ def _words(raw: str, start: int, length: int) -> str:
 # -- meaning ---------------------------------------------------------------------------
 
 
-def _ws(text: str | None) -> str | None:
-    return " ".join(text.split()) if text is not None else None
-
-
-def _field_signature(node: Field) -> tuple[Any, ...]:
-    return (node.key, node.value, node.quoted, node.after_arrow)
-
-
-def _result_signature(result: Result | None) -> tuple[Any, ...] | None:
-    if result is None:
-        return None
-    blob = result.blob
-    return (
-        result.kind,
-        _ws(result.text),
-        _ws(result.head),
-        _ws(result.rest),
-        result.number,
-        _ws(result.unit),
-        result.total,
-        _ws(result.message),
-        tuple(_ws(c) for c in result.choices),
-        (blob.sha256, blob.size, blob.mime) if blob is not None else None,
-    )
-
-
 def line_signature(node: Line) -> tuple[Any, ...]:
     """What a body line means, with trivia left out: whitespace between words, the arrow's
     spelling (``->`` or ``→``), the space between a prefix and its name, columns. Two lines
@@ -264,12 +240,12 @@ def line_signature(node: Line) -> tuple[Any, ...]:
         node.kind,
         node.prefix,
         node.name,
-        _ws(node.text),
-        tuple(_field_signature(f) for f in node.field_nodes),
+        collapse_ws(node.text),
+        tuple(field_signature(f) for f in node.field_nodes),
         node.args,
         node.arrow is not None,
-        _result_signature(node.result),
-        None if node.metrics is None else tuple(_field_signature(f) for f in node.metric_nodes),
+        result_signature(node.result),
+        None if node.metrics is None else tuple(field_signature(f) for f in node.metric_nodes),
         tuple((q.in_field, q.in_free_text) for q in node.quote_faults),
         node.oversized,
     )
@@ -411,31 +387,3 @@ def emit_line(event: Event) -> str:
     if event.metrics is not None:
         metrics = [field_text(f, arrow=False) for f in event.metric_nodes]
     return layout_line(head, words, result, metrics).text
-
-
-def node_values(node: Line) -> tuple[Any, ...]:
-    """What a line says, without positions, source or trivia (``Event.values``): like
-    :func:`line_signature`, but a call part is its arguments and fields (their order
-    between each other and their spacing are trivia) and a text is compared as written."""
-    if isinstance(node, Continuation):
-        return ("continuation", node.text)
-    if isinstance(node, BlankLine):
-        return ("blank",)
-    continuation = tuple(c.text for c in node.continuation)
-    if node.kind == "unknown":
-        text = node.source if node.oversized and node.source is not None else node.text.rstrip()
-        return ("unknown", text, node.oversized, continuation)
-    free = node.kind == "comment" or node.prefix in vocabulary().free_text_prefixes
-    return (
-        node.kind,
-        node.prefix,
-        node.name,
-        node.text if free else None,
-        tuple(_field_signature(f) for f in node.field_nodes),
-        node.args,
-        node.arrow is not None,
-        _result_signature(node.result),
-        None if node.metrics is None else tuple(_field_signature(f) for f in node.metric_nodes),
-        tuple((q.in_field, q.in_free_text) for q in node.quote_faults),
-        continuation,
-    )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Event, Field, Line
-from bbox_lark.parser import Head
+from bbox_lark.parser import Head, reparse
 from bbox_lark.secrets import SecretMatch, count_kinds, find_secrets, marker
 
 if TYPE_CHECKING:
@@ -303,9 +303,9 @@ class StreamScan:
         if not found or new_raw == event.raw:
             return event
         try:
-            return event.with_source(new_raw)
+            return reparse(event, new_raw)
         except ValueError:  # the marker changed what the line is: keep the kind, say why
-            return event.with_source(f"{event.raw[: found[0].start]}{marker(found[0].kind)}")
+            return reparse(event, f"{event.raw[: found[0].start]}{marker(found[0].kind)}")
 
     def _continuation(self, line: Continuation) -> Continuation | None:
         if self._in_key_block:
@@ -318,7 +318,7 @@ class StreamScan:
 
 def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
     """``items`` with ``# redactions=N`` kept true (:class:`StreamScan`'s ``keep_count``)."""
-    from bbox_lark.ast import Comment
+    from bbox_lark import build
     from bbox_lark.scan import line_redactions
 
     markers = 0
@@ -347,8 +347,8 @@ def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
             field = _states_count(item) if scan.found and isinstance(item, Event) else None
             if field is not None and isinstance(item, Event):
                 start = field.value_col - 1
-                item = item.with_source(
-                    item.raw[:start] + str(markers) + item.raw[start + len(field.raw_value) :]
+                item = reparse(
+                    item, item.raw[:start] + str(markers) + item.raw[start + len(field.raw_value) :]
                 )
             yield item
         return
@@ -363,7 +363,7 @@ def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
             last = replace(last, eol="\n")
     if last is not None:
         yield last
-    yield replace(Comment.build(f"redactions={markers}"), line=number)
+    yield replace(build.comment(f"redactions={markers}"), line=number)
 
 
 def _replace(text: str, found: Iterable[SecretMatch], body_at: int) -> str:

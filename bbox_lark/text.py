@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from bbox_lark.ast import Event, Result
-from bbox_lark.grammar import compiled
-from bbox_lark.scan import unquote
+from bbox_lark.blobs import read_blob
+from bbox_lark.grammar import compiled, vocabulary
+from bbox_lark.scan import parse_blob, unquote
 
 
 @cache
@@ -68,8 +69,6 @@ def text_of(node: Event | Result | str, *, blobs: str | Path | None = None) -> s
         return _value_text(node, blobs)
     if isinstance(node, Result):
         return _result_text(node, blobs)
-    from bbox_lark.grammar import vocabulary
-
     if node.prefix in vocabulary().free_text_prefixes:
         return decode(message_body(node))
     return decode(node.text)
@@ -77,8 +76,6 @@ def text_of(node: Event | Result | str, *, blobs: str | Path | None = None) -> s
 
 def _value_text(value: str, blobs: str | Path | None) -> str:
     if blobs is not None and value.startswith("@blob sha256="):
-        from bbox_lark.scan import parse_blob
-
         content = _blob_text(parse_blob(value, 0, 0).sha256, blobs)
         if content is not None:
             return content
@@ -87,8 +84,6 @@ def _value_text(value: str, blobs: str | Path | None) -> str:
 
 def _blob_text(sha256: str | None, blobs: str | Path) -> str | None:
     """A blob's content as text (UTF-8, invalid bytes kept as lone surrogates), or None."""
-    from bbox_lark.blobs import read_blob
-
     data = read_blob(Path(blobs), sha256) if sha256 else None
     return data.decode("utf-8", "surrogateescape") if data is not None else None
 

@@ -1,7 +1,8 @@
-"""Nodes from values: ``Call.build`` and friends, ``with_`` (docs/design.md, "Nodes you can
-build"). A builder writes its node's line (:mod:`bbox_lark.printer`) and reads it back once
-with the parser (:func:`bbox_lark.parser.parse_line`) as a check, so this module sits above
-both; the parse path itself is :mod:`bbox_lark.shape`.
+"""How nodes are built from values: the machinery behind :mod:`bbox_lark.build` (docs/design.md,
+"Nodes you can build"). A builder writes its node's line (:mod:`bbox_lark.printer`), reads it
+back once with the parser (:func:`bbox_lark.parser.parse_line`) as a check and keeps the
+line as the node's ``emitted`` text, so this module sits above both; the parse path itself is
+:mod:`bbox_lark.shape`. Call the builders through :mod:`bbox_lark.build`.
 """
 
 from __future__ import annotations
@@ -13,21 +14,17 @@ from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from bbox_lark.ast import (
-    Call,
-    Comment,
     Continuation,
+    Emitted,
     Event,
     Field,
-    Lifecycle,
-    Message,
-    Observation,
     QuoteFault,
     Result,
-    Unknown,
+    node_values,
 )
 from bbox_lark.grammar import compiled, vocabulary
 from bbox_lark.parser import parse_line
-from bbox_lark.printer import ARROW, emit_line, field_text, layout_line, node_values
+from bbox_lark.printer import ARROW, emit_line, field_text, layout_line
 from bbox_lark.scan import UNWRITABLE, quote, render_arg, scan_items
 from bbox_lark.shape import comment_node, field_dict
 
@@ -36,7 +33,7 @@ from bbox_lark.shape import node_class as node_class
 from bbox_lark.shape import read_result as read_result
 from bbox_lark.text import decode, text_of
 
-# -- nodes from values (``Call.build`` and friends; docs/design.md "Nodes you can build") --
+# -- nodes from values (:mod:`bbox_lark.build`; docs/design.md "Nodes you can build") --
 
 E = TypeVar("E", bound=Event)
 
@@ -58,19 +55,18 @@ def _kind(kind: str, cls: type[Event]) -> tuple[str, str]:
 
 
 def _checked(node: E) -> E:
-    """``node``, once its emitted line has been read back to the same values. Fields and
-    arguments are quoted so that they always do; free text (a message, a result, a comment,
-    an unknown line) can hold what the line grammar reads otherwise (an arrow, an unclosed
-    quote that a later quote closes, `` # metrics``): that is a ValueError, not a node that
-    would print something else."""
+    """``node`` with its emitted line as its text (``emitted``, what its ``raw`` gives), once
+    that line has been read back to the same values. Fields and arguments are quoted so that
+    they always do; free text (a message, a result, a comment, an unknown line) can hold what
+    the line grammar reads otherwise (an arrow, an unclosed quote that a later quote closes,
+    `` # metrics``): that is a ValueError, not a node that would print something else."""
 
     text = emit_line(node)
     again = parse_line(text, 0, node.eol)
-    if not isinstance(again, Event) or node_values(
-        replace(again, continuation=node.continuation)
-    ) != node_values(node):
+    values = node_values(node)
+    if not isinstance(again, Event) or node_values(replace(again, continuation=node.continuation)) != values:
         raise ValueError(f"{text!r} would not read back as the values it was built from")
-    return node
+    return replace(node, emitted=Emitted(text, values[:-1]))
 
 
 def _one_line(text: str, what: str) -> str:
@@ -273,7 +269,7 @@ def build_message(
     continuation: Any,
     exact: bool = False,
 ) -> E:
-    """A message node (``Message.build``). Its text is written as is when the line reads it
+    """A message node (:func:`bbox_lark.build.message`). Its text is written as is when the line reads it
     back as the same values (with ``exact``: when :func:`bbox_lark.text_of` gives ``text``
     back, no ``key=value`` in it is read as a field and it holds no character of
     :data:`~bbox_lark.scan.UNWRITABLE`), else as written text (a quoted string)."""
@@ -452,7 +448,7 @@ def build_result(
     text: str,
     rest: str,
 ) -> Result:
-    """The typed result of ``kind`` from its values (``Result.build``)."""
+    """The typed result of ``kind`` from its values (:func:`bbox_lark.build.result`)."""
 
     vocab = vocabulary()
     if kind not in vocab.result_kinds:
@@ -525,55 +521,3 @@ def build_result(
     if got != wanted:
         raise ValueError(f"{written!r} reads as {got}, not {wanted}")
     return result
-
-
-def values_of(node: Event) -> dict[str, Any]:
-    """The values a node's family builds it from (what ``Event.with_`` changes)."""
-    metrics = node.metric_nodes if node.metrics is not None else None
-    family = node_class(node.kind)
-    if node.oversized or family is Unknown:
-        # An oversized line was never parsed: its text is its source.
-        return {"text": node.raw if node.oversized else node.text, "continuation": node.continuation}
-    if family is Message:
-        return {
-            "kind": node.kind,
-            "text": node.text,
-            "fields": None,
-            "result": node.result,
-            "metrics": metrics,
-            "continuation": node.continuation,
-        }
-    if family is Comment:
-        return {"text": node.text, "fields": None, "continuation": node.continuation}
-    values: dict[str, Any] = {
-        "kind": node.kind,
-        "name": node.name,
-        "args": node.args,
-        "fields": tuple(f for f in node.field_nodes if not f.after_arrow),
-        "result": node.result,
-        "metrics": metrics,
-        "continuation": node.continuation,
-    }
-    if family is Observation:
-        del values["name"]
-    return values
-
-
-def build_values(kind: str, values: dict[str, Any]) -> Event:
-    """A node of line kind ``kind`` (or the ``kind`` in ``values``) from ``values``."""
-    values = dict(values)
-    kind = values.pop("kind", kind)
-    cls = node_class(kind)
-    if cls is Message:
-        return Message.build(kind, **values)
-    if cls is Observation:
-        return Observation.build(**values)
-    if cls is Lifecycle:
-        return Lifecycle.build(**values)
-    if cls is Comment:
-        return Comment.build(**values)
-    if cls is Unknown:
-        return Unknown.build(**values)
-    if cls is Call:
-        return Call.build(kind, **values)
-    raise ValueError(f"a {kind} line cannot be built from values")

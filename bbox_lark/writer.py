@@ -39,7 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from bbox_lark.ast import BlobPointer, Call, Comment, Event, Lifecycle, Message, Observation, Result
+from bbox_lark import build
+from bbox_lark.ast import BlobPointer, Event, Result
 from bbox_lark.blobs import FOLDER_NAME, BlobStore, StoredBlob
 
 #: Results and arguments longer than this many characters go to the blob store (4 KiB of
@@ -278,7 +279,7 @@ class Writer:
             step = self._step
         fields = {"step": step, **usage} if step is not None else usage
         with self._lock:
-            self._emit(lambda: Comment.build("metrics", fields=self._fields(fields)))
+            self._emit(lambda: build.comment("metrics", fields=self._fields(fields)))
 
     def lifecycle(self, name: str, *args: Any, **fields: Any) -> None:
         """``@name args… fields…`` (``@checkpoint``, ``@phase explore``, …)."""
@@ -286,7 +287,7 @@ class Writer:
         if not primitive[0].isalpha():
             primitive = "x" + primitive
         with self._lock:
-            self._emit(lambda: Lifecycle.build(primitive, self._args(args), fields=self._fields(fields)))
+            self._emit(lambda: build.lifecycle(primitive, self._args(args), fields=self._fields(fields)))
 
     def comment(self, text: str) -> None:
         """``# text``; text a comment cannot carry as written is written text."""
@@ -295,15 +296,15 @@ class Writer:
         with self._lock:
             text = self._redacted(text)
 
-            def build() -> Event:
+            def make() -> Event:
                 if "\n" not in text and not UNWRITABLE.search(text) and text == text.strip():
                     try:
-                        return Comment.build(text)
+                        return build.comment(text)
                     except ValueError:
                         pass
-                return Comment.build(quote(text))
+                return build.comment(quote(text))
 
-            self._emit(build)
+            self._emit(make)
 
     def blob(self, data: bytes | str, mime: str | None = None) -> BlobPointer | None:
         """Store ``data`` in the blob store and return its pointer (to pass as a result or an
@@ -326,7 +327,7 @@ class Writer:
             self._flush_open()
             if self.redact:
                 count = self.redactions
-                self._emit(lambda: Comment.build(f"redactions={count}"))
+                self._emit(lambda: build.comment(f"redactions={count}"))
             if self._end:
                 self.lifecycle("end")
             self.closed = True
@@ -348,7 +349,7 @@ class Writer:
         with self._lock:
             text = self._redacted(text)
             stamped = self._stamped(fields, step=True)
-            self._emit(lambda: Message.build(kind, text, fields=self._fields(stamped), exact=True))
+            self._emit(lambda: build.message(kind, text, fields=self._fields(stamped), exact=True))
 
     def _call(self, kind: str, name: str | None, args: tuple[Any, ...], fields: dict[str, Any]) -> CallHandle:
         with self._lock:
@@ -369,7 +370,7 @@ class Writer:
                 return candidate
 
     def _call_node(self, handle: CallHandle, result: Result | None) -> Event:
-        return Call.build(
+        return build.call(
             handle.kind, handle.name, handle.args, fields=self._fields(handle.fields), result=result
         )
 
@@ -379,9 +380,9 @@ class Writer:
             args = (text,) if text else ()
             pairs = self._fields({"id": handle.id, **fields})
             if handle.kind == "tool":
-                self._emit(lambda: Call.build("tool_progress", handle.name, args, fields=pairs))
+                self._emit(lambda: build.call("tool_progress", handle.name, args, fields=pairs))
             else:
-                self._emit(lambda: Observation.build(args, fields=pairs, result=Result.build("running")))
+                self._emit(lambda: build.observation(args, fields=pairs, result=build.result("running")))
 
     def _finish(self, handle: CallHandle, result: Any, fields: dict[str, Any]) -> None:
         with self._lock:
@@ -400,7 +401,7 @@ class Writer:
                 handle.written = True
                 self._emit(lambda: self._call_node(handle, built), flush=False)
                 return
-            self._emit(lambda: Observation.build(fields={"id": handle.id, **extra}, result=built))
+            self._emit(lambda: build.observation(fields={"id": handle.id, **extra}, result=built))
 
     def _flush_open(self, handles: list[CallHandle] | None = None) -> None:
         """Write the line of each call not yet written (``handles``, else every one), as an
@@ -411,32 +412,32 @@ class Writer:
             if handle.written:
                 continue
             handle.written = True
-            status = Result.build(_OPEN_STATUS.get(handle.kind, "running"))
+            status = build.result(_OPEN_STATUS.get(handle.kind, "running"))
             self._emit(lambda h=handle, s=status: self._call_node(h, s), flush=False)  # type: ignore[misc]
 
     def _result(self, value: Any) -> Result:
         if value is None:
-            return Result.build("ok")
+            return build.result("ok")
         if isinstance(value, Result):
             return value
         if isinstance(value, BlobPointer):
             size = int(value.size) if value.size and value.size.isdigit() else None
-            return Result.build("blob", sha256=value.sha256, size=size, mime=value.mime)
+            return build.result("blob", sha256=value.sha256, size=size, mime=value.mime)
         if isinstance(value, BaseException):
             said = str(value)  # kept as it is (written text carries any whitespace)
             message = self._redacted(f"{type(value).__name__}: {said}" if said else type(value).__name__)
-            return Result.build("error", message=message)
+            return build.result("error", message=message)
         if isinstance(value, (bytes, bytearray, memoryview)):
             stored = self._store(bytes(value), BINARY)
             if stored is not None:
-                return Result.build("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
+                return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
             value = bytes(value).decode("utf-8", "surrogateescape")  # lossless: see _BYTES_INLINE
         text = self._redacted(str(value))
         if len(text) > self.blob_threshold:
             stored = self._store(text, TEXT)
             if stored is not None:
-                return Result.build("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
-        return Result.build("text", text=text)
+                return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
+        return build.result("text", text=text)
 
     def _args(self, args: Iterable[Any]) -> tuple[Any, ...]:
         out: list[Any] = []
@@ -519,18 +520,18 @@ class Writer:
     # -- writing ---------------------------------------------------------------------------
 
     def _write_header(self, fields: dict[str, Any]) -> None:
-        from bbox_lark.parser import Head
+        from bbox_lark import build
 
         if self.redact:
             fields = {k: self._redacted(v) if isinstance(v, str) else v for k, v in fields.items()}
         try:
-            head = Head.build(fields)
+            head = build.head(fields)
         except Exception as error:  # a value YAML cannot write: keep the required keys
             self._failed(error, f"header of {self.name}")
-            head = Head.build({k: str(fields[k]) for k in ("format", "id", "repo_sha")})
+            head = build.head({k: str(fields[k]) for k in ("format", "id", "repo_sha")})
         self._write("".join(line.raw + line.eol for line in head.header_lines))
 
-    def _emit(self, build: Callable[[], Event], *, flush: bool = True) -> None:
+    def _emit(self, make: Callable[[], Event], *, flush: bool = True) -> None:
         """Build one line and write it: first the lines of calls still waiting (``flush``),
         and a ``# t=`` mark when one is due."""
         if self.closed:
@@ -541,9 +542,9 @@ class Writer:
         if self._clock is not None:
             self._mark()
         try:
-            node = build()
+            node = make()
         except ValueError as error:  # never expected: any text has a written form
-            node = Comment.build(f"writer: a line could not be built: {type(error).__name__}")
+            node = build.comment(f"writer: a line could not be built: {type(error).__name__}")
         from bbox_lark.printer import emit
         from bbox_lark.scan import find_redactions
 

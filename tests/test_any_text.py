@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from printer_support import ROOT, external_files, fuzz_settings, golden_files
 
-from bbox_lark import Call, Message, Observation, Result, check, emit, parse
+from bbox_lark import build, check, emit, parse
 from bbox_lark.printer import format_document
 from bbox_lark.text import text_of
 
@@ -96,7 +96,7 @@ def _with_examples(test):  # type: ignore[no-untyped-def]
 @_with_examples
 @given(texts)
 def test_a_message_reads_back_exactly(text: str) -> None:
-    nodes = [Message.build(kind, text, fields={"step": 3}, exact=True) for kind in ("u", "a", "th", "td")]
+    nodes = [build.message(kind, text, fields={"step": 3}, exact=True) for kind in ("u", "a", "th", "td")]
     document = _document(*nodes)
     events = parse(document).events
     assert [text_of(e) for e in events] == [text] * 4
@@ -108,16 +108,16 @@ def test_a_message_reads_back_exactly(text: str) -> None:
 @_with_examples
 @given(texts)
 def test_arguments_fields_and_results_read_back_exactly(text: str) -> None:
-    call = Call.build(
+    call = build.call(
         "tool",
         "bash",
         [text, [text, "b"]],
         fields={"id": "c1", "cmd": text},
-        result=Result.build("text", text=text),
+        result=build.result("text", text=text),
     )
-    error = Observation.build(fields={"id": "c2"}, result=Result.build("error", message=text or "x"))
-    started = Call.build("tool", "grep", [text], fields={"id": "c2"}, result=Result.build("running"))
-    rest = Call.build("tool", "test", fields={"id": "c3"}, result=Result.build("ok", rest=text))
+    error = build.observation(fields={"id": "c2"}, result=build.result("error", message=text or "x"))
+    started = build.call("tool", "grep", [text], fields={"id": "c2"}, result=build.result("running"))
+    rest = build.call("tool", "test", fields={"id": "c3"}, result=build.result("ok", rest=text))
     document = _document(call, started, error, rest)
     first, _, observed, last = parse(document).events
     assert first.args == (text, (text, "b"))
@@ -130,28 +130,28 @@ def test_arguments_fields_and_results_read_back_exactly(text: str) -> None:
 
 def test_text_a_line_can_carry_stays_as_written() -> None:
     assert (
-        emit(Message.build("a", "Looking now.", fields={"step": 3}, exact=True)) == "a: Looking now. step=3"
+        emit(build.message("a", "Looking now.", fields={"step": 3}, exact=True)) == "a: Looking now. step=3"
     )
-    assert emit(Message.build("a", "see #203", exact=True)) == "a: see #203"
-    assert emit(Call.build("tool", "read", ["src/a.rs"], result=Result.build("text", text="done"))) == (
+    assert emit(build.message("a", "see #203", exact=True)) == "a: see #203"
+    assert emit(build.call("tool", "read", ["src/a.rs"], result=build.result("text", text="done"))) == (
         "t:read src/a.rs → done"
     )
-    assert Result.build("error", message="timeout").text == "[err: timeout]"
+    assert build.result("error", message="timeout").text == "[err: timeout]"
 
 
 def test_text_a_line_cannot_carry_is_written_text() -> None:
-    assert emit(Message.build("a", "one\ntwo", exact=True)) == 'a: "one\\ntwo"'
-    assert emit(Message.build("u", "map a → b", exact=True)) == 'u: "map a → b"'
-    assert emit(Message.build("u", "x=1", exact=True)) == 'u: "x=1"'
-    assert emit(Message.build("th", "nul\x00 cr\r", exact=True)) == 'th: "nul\\u{0} cr\\u{d}"'
-    assert Result.build("text", text="[ok]").text == '"[ok]"'
-    assert Result.build("error", message="list index [3] out of range").text == (
+    assert emit(build.message("a", "one\ntwo", exact=True)) == 'a: "one\\ntwo"'
+    assert emit(build.message("u", "map a → b", exact=True)) == 'u: "map a → b"'
+    assert emit(build.message("u", "x=1", exact=True)) == 'u: "x=1"'
+    assert emit(build.message("th", "nul\x00 cr\r", exact=True)) == 'th: "nul\\u{0} cr\\u{d}"'
+    assert build.result("text", text="[ok]").text == '"[ok]"'
+    assert build.result("error", message="list index [3] out of range").text == (
         '[error] "list index [3] out of range"'
     )
 
 
 def test_by_default_a_message_text_may_hold_fields() -> None:
-    node = Message.build("u", "Fix it step=2")
+    node = build.message("u", "Fix it step=2")
     assert emit(node) == "u: Fix it step=2"
     assert node.fields == {"step": "2"}
     assert text_of(node) == "Fix it"
@@ -216,5 +216,5 @@ def test_a_long_text_with_an_arrow_builds() -> None:
     """The builder decides by reading its line back, never by matching the whole text with
     FREE_TEXT, whose pattern backtracks exponentially on a text it does not match."""
     text = "word " * 5000 + "→ then # metrics x=1"
-    node = parse(HEADER + emit(Message.build("th", text, exact=True)) + "\n").events[0]
+    node = parse(HEADER + emit(build.message("th", text, exact=True)) + "\n").events[0]
     assert text_of(node) == text

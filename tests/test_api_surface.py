@@ -35,3 +35,24 @@ def test_select_and_ignore_take_comma_separated_codes() -> None:
 def test_nodes_and_emit_are_public() -> None:
     for name in ("emit", "Call", "Comment", "Lifecycle", "Message", "Observation", "Unknown"):
         assert name in bbox_lark.__all__
+
+
+def test_builders_and_reparse_are_public() -> None:
+    """Nodes are data; the builders and the re-reading of an edited line are functions
+    beside them (``bbox_lark.build``, ``bbox_lark.reparse``), never methods that reach up."""
+    for name in ("build", "reparse"):
+        assert name in bbox_lark.__all__
+    for name in (
+        "call",
+        "comment",
+        "edited",
+        "head",
+        "lifecycle",
+        "message",
+        "observation",
+        "result",
+        "unknown",
+    ):
+        assert callable(getattr(bbox_lark.build, name)), name
+    for name in ("build", "with_", "with_source"):
+        assert not hasattr(bbox_lark.Call, name), name

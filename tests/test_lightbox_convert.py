@@ -440,14 +440,14 @@ def test_demo_report_counts_what_lightbox_cannot_hold(tmp_path: Path) -> None:
 
 
 def test_timestamp_rule_and_ids(tmp_path: Path) -> None:
-    from bbox_lark import Call, Message, Result, build_document
+    from bbox_lark import build, build_document
 
     header = {"format": "bbox/1", "id": "s1", "repo_sha": "abc1234"}
     lines = [
-        Call.build("tool", "a", fields={"id": "dup"}),
-        Message.build("user", "hi", fields={"ts": "2025-03-01T10:00:00Z"}),
-        Call.build("tool", "b", fields={"id": "dup", "latency_ms": 1500}, result=Result.build("ok")),
-        Call.build("tool", "c", fields={"ts": "2025-03-01T11:00:00.250+02:00", "n": 1.5}),
+        build.call("tool", "a", fields={"id": "dup"}),
+        build.message("user", "hi", fields={"ts": "2025-03-01T10:00:00Z"}),
+        build.call("tool", "b", fields={"id": "dup", "latency_ms": 1500}, result=build.result("ok")),
+        build.call("tool", "c", fields={"ts": "2025-03-01T11:00:00.250+02:00", "n": 1.5}),
     ]
     text = dumps(build_document(header, lines))
     out = tmp_path / "s"

@@ -25,14 +25,9 @@ from printer_support import ALPHABET, EXTERNAL, fuzz_settings, golden_files
 
 import bbox_lark
 from bbox_lark import (
-    Call,
-    Comment,
     Event,
-    Lifecycle,
-    Message,
-    Observation,
     Result,
-    Unknown,
+    build,
     dumps,
     emit,
     format_document,
@@ -70,57 +65,57 @@ def assert_built_exactly(node: Event) -> None:
 
 EXAMPLES: list[tuple[Event, str]] = [
     (
-        Call.build(
+        build.call(
             "tool",
             "read",
             ["src/a.rs"],
             fields={"id": "call_1"},
-            result=Result.build("count", number=186, unit="lines"),
+            result=build.result("count", number=186, unit="lines"),
         ),
         "t:read src/a.rs id=call_1 → [186 lines]",
     ),
     (
-        Call.build("t!", "test", fields={"span": "t1"}, result=Result.build("running")),
+        build.call("t!", "test", fields={"span": "t1"}, result=build.result("running")),
         "t!:test span=t1 → [running]",
     ),
-    (Call.build("mode", "auto", fields={"afk": "true"}), "m:auto afk=true"),
+    (build.call("mode", "auto", fields={"afk": "true"}), "m:auto afk=true"),
     (
-        Call.build("question", args=["Keep the old API?"], fields={"options": ["yes", "no"]}),
+        build.call("question", args=["Keep the old API?"], fields={"options": ["yes", "no"]}),
         'q: "Keep the old API?" options=[yes, no]',
     ),
-    (Call.build("mcp", "github.issues", fields={"q": "login bug"}), 'c:github.issues q="login bug"'),
-    (Message.build("user", "Fix the login bug.", fields={"step": "2"}), "u: Fix the login bug. step=2"),
-    (Message.build("th", "# metrics is a word here"), "th:# metrics is a word here"),
+    (build.call("mcp", "github.issues", fields={"q": "login bug"}), 'c:github.issues q="login bug"'),
+    (build.message("user", "Fix the login bug.", fields={"step": "2"}), "u: Fix the login bug. step=2"),
+    (build.message("th", "# metrics is a word here"), "th:# metrics is a word here"),
     (
-        Observation.build(fields={"id": "call_1"}, result=Result.build("ok", rest="128 passed")),
+        build.observation(fields={"id": "call_1"}, result=build.result("ok", rest="128 passed")),
         "o: id=call_1 → [ok] 128 passed",
     ),
-    (Lifecycle.build("start", fields={"id": "sess_1", "step": "1"}), "@start id=sess_1 step=1"),
-    (Comment.build("metrics", fields={"step": "6", "cost_usd": "0.003"}), "# metrics step=6 cost_usd=0.003"),
-    (Comment.build("a plain comment"), "# a plain comment"),
-    (Unknown.build("tool: read src/main.rs"), "tool: read src/main.rs"),
+    (build.lifecycle("start", fields={"id": "sess_1", "step": "1"}), "@start id=sess_1 step=1"),
+    (build.comment("metrics", fields={"step": "6", "cost_usd": "0.003"}), "# metrics step=6 cost_usd=0.003"),
+    (build.comment("a plain comment"), "# a plain comment"),
+    (build.unknown("tool: read src/main.rs"), "tool: read src/main.rs"),
     (
-        Call.build(
+        build.call(
             "tool", "bash", ['echo "hi"', "a→b", "->", "x=1", ""], continuation=["first", "  indented"]
         ),
         't:bash "echo \\"hi\\"" "a→b" "->" "x=1" ""\n  first\n    indented',
     ),
     (
-        Call.build(
-            "subagent", "explore", fields={"id": "sub_1"}, result=Result.build("error", message="timeout")
+        build.call(
+            "subagent", "explore", fields={"id": "sub_1"}, result=build.result("error", message="timeout")
         ),
         "x:explore id=sub_1 → [err: timeout]",
     ),
     (
-        Call.build("tool", "read", result=Result.build("blob", sha256="ab" * 32, size=10, mime="text/plain")),
+        build.call("tool", "read", result=build.result("blob", sha256="ab" * 32, size=10, mime="text/plain")),
         f"t:read → @blob sha256={'ab' * 32} bytes=10 mime=text/plain",
     ),
     (
-        Call.build("question", result=Result.build("auto_choice", choices=["yes"], message="tests pass")),
+        build.call("question", result=build.result("auto_choice", choices=["yes"], message="tests pass")),
         'q: → [auto: yes, reason="tests pass"]',
     ),
-    (Call.build("tool", "x", metrics={"prompt_tokens": "12"}), "t:x # metrics prompt_tokens=12"),
-    (Call.build("tool", "x", result=Result.build("empty")), "t:x →"),
+    (build.call("tool", "x", metrics={"prompt_tokens": "12"}), "t:x # metrics prompt_tokens=12"),
+    (build.call("tool", "x", result=build.result("empty")), "t:x →"),
 ]
 
 
@@ -146,7 +141,7 @@ def test_node_classes_by_family() -> None:
 
 
 def test_typed_accessors_read_built_values() -> None:
-    node = Call.build(
+    node = build.call(
         "tool",
         "x",
         fields={
@@ -164,20 +159,20 @@ def test_typed_accessors_read_built_values() -> None:
         "warn",
         12,
     )
-    assert Call.build("tool", "x", fields={"step": "x"}).step is None
+    assert build.call("tool", "x", fields={"step": "x"}).step is None
 
 
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: Call.build("tool", None, ["a"]),  # `t: a` would read `a` as the name
-        lambda: Call.build("tool", "two words"),
-        lambda: Call.build("user", "x"),  # a message is not a call
-        lambda: Call.build("tool", "x", fields={"bad key": "1"}),
-        lambda: Lifecycle.build("1nope"),
-        lambda: Unknown.build("u: a message"),
-        lambda: Result.build("count", number=3, unit="a]b"),
-        lambda: Call.build("tool", "x", continuation=["   "]),
+        lambda: build.call("tool", None, ["a"]),  # `t: a` would read `a` as the name
+        lambda: build.call("tool", "two words"),
+        lambda: build.call("user", "x"),  # a message is not a call
+        lambda: build.call("tool", "x", fields={"bad key": "1"}),
+        lambda: build.lifecycle("1nope"),
+        lambda: build.unknown("u: a message"),
+        lambda: build.result("count", number=3, unit="a]b"),
+        lambda: build.call("tool", "x", continuation=["   "]),
     ],
 )
 def test_values_that_would_not_read_back_are_refused(build: Any) -> None:
@@ -188,20 +183,20 @@ def test_values_that_would_not_read_back_are_refused(build: Any) -> None:
 def test_text_that_would_not_read_back_is_written_text() -> None:
     """Any text is accepted (DECISIONS §12, issue 18): what the line cannot carry as written
     is written as a quoted string, and reads back. These four were refused before."""
-    assert emit(Message.build("user", "a → b")) == 'u: "a → b"'
-    assert emit(Message.build("user", "two\nlines")) == 'u: "two\\nlines"'
-    assert Result.build("text", text="[ok]").text == '"[ok]"'
-    node = Call.build("tool", "x", result=Result.build("text", text='a "'), metrics={"k": "v w"})
+    assert emit(build.message("user", "a → b")) == 'u: "a → b"'
+    assert emit(build.message("user", "two\nlines")) == 'u: "two\\nlines"'
+    assert build.result("text", text="[ok]").text == '"[ok]"'
+    node = build.call("tool", "x", result=build.result("text", text='a "'), metrics={"k": "v w"})
     assert emit(node) == 't:x → "a \\"" # metrics k="v w"'
 
 
 # -- editing: no stale source -------------------------------------------------------------
 
 
-def test_with_drops_the_source_and_every_derived_value_follows() -> None:
+def test_edited_drops_the_source_and_every_derived_value_follows() -> None:
     doc = bbox_lark.parse(HEADER + "t:read   a.rs  id=c1 step=3 -> [3 lines]\n  more\n")
     event = doc.events[0]
-    edited = event.with_(fields={"id": "c1", "step": "4"})
+    edited = build.edited(event, fields={"id": "c1", "step": "4"})
     assert edited.source is None and edited.line == event.line
     assert edited.fields == {"id": "c1", "step": "4"} and edited.step == 4
     assert edited.raw == "t:read a.rs id=c1 step=4 → [3 lines]"
@@ -213,18 +208,30 @@ def test_with_drops_the_source_and_every_derived_value_follows() -> None:
 
 
 def test_dataclass_replace_of_a_built_node_has_no_source_to_go_stale() -> None:
-    node = Message.build("user", "hello")
-    assert dataclasses.replace(node, text="bye").raw == "u: bye"
+    """A built node's text is what its builder printed (the nodes never print): a value
+    changed behind the builder's back is refused, never printed stale; ``build.edited``
+    makes the changed node."""
+    node = build.message("user", "hello")
+    with pytest.raises(ValueError, match=r"build\.edited"):
+        dataclasses.replace(node, text="bye").raw  # noqa: B018
+    with pytest.raises(ValueError, match="never printed"):
+        dataclasses.replace(reparse("u: hello\n"), source=None).raw  # noqa: B018
+    assert build.edited(node, text="bye").raw == "u: bye"
+    # What a node is placed with (its line, ending and continuation lines) is not its text.
+    moved = dataclasses.replace(
+        node, line=7, eol="\r\n", continuation=build.message("u", "x", continuation=["c"]).continuation
+    )
+    assert moved.raw == "u: hello"
 
 
-def test_with_rejects_values_the_family_does_not_have() -> None:
+def test_edited_rejects_values_the_family_does_not_have() -> None:
     with pytest.raises(TypeError):
-        Comment.build("x").with_(args=["a"])
+        build.edited(build.comment("x"), args=["a"])
 
 
-def test_with_source_reads_the_values_again() -> None:
+def test_reparse_reads_the_values_again() -> None:
     event = reparse("a: one step=5\n  cont\n")
-    edited = event.with_source("a: one step=1")
+    edited = bbox_lark.reparse(event, "a: one step=1")
     assert (edited.source, edited.fields, edited.step) == ("a: one step=1", {"step": "1"}, 1)
     assert edited.continuation == event.continuation
 
@@ -296,7 +303,7 @@ def results(draw: st.DrawFn) -> Result | None:
     }
     if kind == "redacted":
         values["message"] = draw(st.from_regex(r"[a-z_]{1,8}", fullmatch=True))
-    return _attempt(lambda: Result.build(kind, **values))
+    return _attempt(lambda: build.result(kind, **values))
 
 
 _CALL_KINDS = sorted(
@@ -318,7 +325,7 @@ def nodes(draw: st.DrawFn) -> Event:
         )
         name = draw(_NAMES) if named else None
         return _attempt(
-            lambda: Call.build(
+            lambda: build.call(
                 kind,
                 name,
                 draw(_ARGS),
@@ -330,7 +337,7 @@ def nodes(draw: st.DrawFn) -> Event:
         )
     if family == "observation":
         return _attempt(
-            lambda: Observation.build(
+            lambda: build.observation(
                 draw(_ARGS), fields=draw(_FIELDS), result=draw(results()), metrics=metrics, **common
             )
         )
@@ -342,7 +349,7 @@ def nodes(draw: st.DrawFn) -> Event:
             )
         )
         return _attempt(
-            lambda: Lifecycle.build(
+            lambda: build.lifecycle(
                 name, draw(_ARGS), fields=draw(_FIELDS), result=draw(results()), metrics=metrics, **common
             )
         )
@@ -350,7 +357,7 @@ def nodes(draw: st.DrawFn) -> Event:
         kind = draw(st.sampled_from(_MESSAGE_KINDS))
         text = draw(_TEXT).strip()
         return _attempt(
-            lambda: Message.build(
+            lambda: build.message(
                 kind, text, fields=draw(_FIELDS), result=draw(results()), metrics=metrics, **common
             )
         )
@@ -358,9 +365,9 @@ def nodes(draw: st.DrawFn) -> Event:
         text = draw(
             st.one_of(_TEXT, st.sampled_from(["metrics", "anchor", "budget:", "notes:", "memory"]))
         ).strip()
-        return _attempt(lambda: Comment.build(text, fields=draw(_FIELDS), **common))
+        return _attempt(lambda: build.comment(text, fields=draw(_FIELDS), **common))
     text = draw(_TEXT).strip()
-    return _attempt(lambda: Unknown.build(text, **common))
+    return _attempt(lambda: build.unknown(text, **common))
 
 
 @fuzz_settings(400)
@@ -369,14 +376,14 @@ def test_built_nodes_read_back_from_emit(node: Event) -> None:
     assert_built_exactly(node)
     assert_reads_back(node)
     # Editing with no changes gives the same node back.
-    assert node.with_() == node
+    assert build.edited(node) == node
 
 
 @fuzz_settings(200)
 @given(_ARGS, _FIELDS)
 def test_any_arguments_and_fields_can_be_built(args: list[Any], fields: list[Any]) -> None:
     """Arguments and field values are quoted as needed: no value is refused."""
-    node = Call.build("tool", "x", args, fields=fields)
+    node = build.call("tool", "x", args, fields=fields)
     assert_built_exactly(node)
     assert node.args == tuple(args)
     assert [(f.key, f.value) for f in node.field_nodes] == fields
@@ -388,7 +395,7 @@ def test_any_arguments_and_fields_can_be_built(args: list[Any], fields: list[Any
 def test_free_text_builds_or_is_refused(text: str, result: str) -> None:
     """Free text is taken as written; what the grammar would read otherwise is refused."""
     try:
-        node = Message.build("agent", text.strip(), result=Result.build("text", text=result.strip()))
+        node = build.message("agent", text.strip(), result=build.result("text", text=result.strip()))
     except ValueError:
         return
     assert_built_exactly(node)
@@ -417,7 +424,7 @@ def _check_document_nodes(path: Path) -> None:
         assert again.same_as(event), (path.name, event.line, event.raw, text)
         # An edit that changes nothing gives a node with no source and the same values.
         if not _source_only(event):
-            edited = event.with_()
+            edited = build.edited(event)
             assert edited.source is None and edited.same_as(event), (path.name, event.line)
 
 
@@ -433,12 +440,12 @@ def test_every_external_event_reads_back_from_emit() -> None:
 
 
 def test_an_emitted_document_reads_back_to_the_same_values() -> None:
-    """Every node of a document rebuilt through ``with_`` prints a document that reads back
+    """Every node of a document rebuilt through ``build.edited`` prints a document that reads back
     to the same events (the whole-document form of the property)."""
     for path in golden_files():
         document = parse_document(path.read_bytes())
         rebuilt = tuple(
-            line.with_() if isinstance(line, Event) and not _source_only(line) else line
+            build.edited(line) if isinstance(line, Event) and not _source_only(line) else line
             for line in document.lines
         )
         text = dumps(dataclasses.replace(document, lines=rebuilt))
@@ -450,7 +457,7 @@ def test_an_emitted_document_reads_back_to_the_same_values() -> None:
 def test_readme_build_example_runs() -> None:
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    example = next(block for block in blocks if "Call.build" in block)
+    example = next(block for block in blocks if "build.call" in block)
     exec(compile(example, "README.md", "exec"), {})
 
 
@@ -459,7 +466,7 @@ def test_readme_build_example_runs() -> None:
     [
         (
             "t:read a.rs -> [3 lines]",
-            {"kind": "tool_start", "result": Result.build("running")},
+            {"kind": "tool_start", "result": build.result("running")},
             "t!:read a.rs → [running]",
         ),
         ("t: read a.rs", {"name": "write"}, "t:write a.rs"),
@@ -471,9 +478,9 @@ def test_readme_build_example_runs() -> None:
         ("t:x # metrics a=1", {"metrics": {"a": "2", "b": "x y"}}, 't:x # metrics a=2 b="x y"'),
     ],
 )
-def test_with_changes_values_of_every_family(line: str, changes: dict[str, Any], expected: str) -> None:
+def test_edited_changes_values_of_every_family(line: str, changes: dict[str, Any], expected: str) -> None:
     event = reparse(line + "\n")
-    edited = event.with_(**changes)
+    edited = build.edited(event, **changes)
     assert edited.raw == expected and edited.source is None
     assert_built_exactly(dataclasses.replace(edited, line=0))
 
@@ -491,12 +498,12 @@ def test_build_document_prints_and_parses_back_with_its_line_numbers() -> None:
     from bbox_lark import BlankLine, build_document
 
     nodes = [
-        bbox_lark.Message.build("user", "hi there", fields={"step": 1}),
-        bbox_lark.Call.build(
+        bbox_lark.build.message("user", "hi there", fields={"step": 1}),
+        bbox_lark.build.call(
             "tool", "read", ["a.rs"], fields={"ok": True, "l": [1, 2]}, continuation=["l1", "l2"]
         ),
         BlankLine(0, "", "\n"),
-        bbox_lark.Message.build("agent", "done"),
+        bbox_lark.build.message("agent", "done"),
     ]
     header = {"format": "bbox/1", "id": "s", "repo_sha": "abcdef1", "tags": ["a", "b"], "n": "0123"}
     document = build_document(header, nodes)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from printer_support import fuzz_settings
 from test_any_text import HARD, texts
 
-from bbox_lark import Result, Writer, check, parse, text_of
+from bbox_lark import Writer, build, check, parse, text_of
 from bbox_lark.ast import Event
 from bbox_lark.printer import format_document
 from bbox_lark.writer import DEFAULT_BLOB_THRESHOLD, WriterWarning
@@ -360,7 +360,7 @@ def test_other_call_kinds_and_progress() -> None:
         log.agent("waiting")
         sub.finish("auth is in src/auth.rs")
         question = log.question("Keep the old API?")
-        question.finish(Result.build("selected", choices=["yes"]))
+        question.finish(build.result("selected", choices=["yes"]))
         log.mcp("github.issues", q="login bug").finish("2 issues")
         long = log.call("test", "cargo test")
         long.progress("64/128 passed")

@@ -29,8 +29,9 @@ MAX_LINES = 800
 #: A module is placed by its longest matching name (``convert.base`` before ``convert``).
 #: The nodes (``ast``) are the lowest stage above the foundation: everything that reads, prints
 #: or builds lines imports them, and they import none of it (the "Core v3" issue). The
-#: printer and the builders from values (``transform``, which prints a node's line and reads
-#: it back as a check) sit above the parser.
+#: printer and the builders from values (``build``, the public functions, and ``transform``,
+#: their machinery, which prints a node's line and reads it back as a check) sit above the
+#: parser.
 #: ``lightbox`` (the Lightbox format's own rules: hash chain, fields) sits below the converter
 #: that uses it; ``render``/``check_output`` present what the workflows return, and
 #: ``docsgen`` writes pages from everything below it.
@@ -39,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("nodes", ("ast",)),
     ("source", ("source", "inputs")),
     ("parser", ("parser", "header", "scan", "shape", "text")),
-    ("printer", ("printer", "transform")),
+    ("printer", ("printer", "transform", "build")),
     (
         "rules",
         (
@@ -63,6 +64,22 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("render", "check_output", "console", "report")),
     ("docs", ("docsgen",)),
     ("cli", ("cli", "commands", "command_options", "__init__")),
+)
+
+#: The core: the nodes and what reads, prints and builds lines. It has no import circle, not
+#: even through a function-local import, and no function-local import of the package at all
+#: (one would only hide an arrow; the "Core v3" issue took the last ones out).
+CORE: tuple[str, ...] = (
+    "ast",
+    "build",
+    "header",
+    "parser",
+    "printer",
+    "scan",
+    "shape",
+    "source",
+    "text",
+    "transform",
 )
 
 #: Calls that register something in a registry when a module is imported (a check rule, a
@@ -163,9 +180,14 @@ def _registers(tree: ast.Module) -> bool:
 REGISTERING: set[str] = set()
 
 
+#: Each module's function-local imports of the package (filled by :func:`import_graph`).
+LOCAL_IMPORTS: dict[str, set[str]] = {}
+
+
 def import_graph() -> tuple[dict[str, set[str]], int, int, dict[str, int]]:
-    """The graph (module -> modules it imports), the counts of module-level and
-    function-local imports, and each module's line count."""
+    """The graph (module -> modules it imports, function-local imports included), the counts
+    of module-level and function-local imports, and each module's line count. The
+    function-local imports are also kept by module in :data:`LOCAL_IMPORTS`."""
     graph: dict[str, set[str]] = {}
     top_level = local = 0
     sizes: dict[str, int] = {}
@@ -185,6 +207,7 @@ def import_graph() -> tuple[dict[str, set[str]], int, int, dict[str, int]]:
                 top_level += 1
             else:
                 local += 1
+                LOCAL_IMPORTS.setdefault(module, set()).add(target)
     return graph, top_level, local, sizes
 
 
@@ -224,6 +247,24 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             strong(node)
     return sorted(found)
+
+
+def reachable(graph: dict[str, set[str]], roots: Iterable[str]) -> set[str]:
+    """``roots`` and every module they import, directly or not."""
+    seen: set[str] = set()
+    todo = [root for root in roots if root in graph]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    return seen
+
+
+def core_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles among the core (:data:`CORE`) and everything it imports."""
+    below = reachable(graph, CORE)
+    return circles({module: graph[module] & below for module in below})
 
 
 def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
@@ -271,6 +312,10 @@ def report() -> dict[str, object]:
         "imports_module_level": top_level,
         "imports_function_local": local,
         "circles": circles(graph),
+        "core_circles": core_circles(graph),
+        "core_local_imports": sorted(
+            f"{module} -> {target}" for module in CORE for target in sorted(LOCAL_IMPORTS.get(module, ()))
+        ),
         "upward": [list(arrow) for arrow in upward(graph)],
         "side_effects": [list(arrow) for arrow in side_effects(graph)],
         "private_imports": private_imports(),
@@ -293,6 +338,11 @@ def main(argv: list[str]) -> int:
     print(f"{len(circles_found)} import circle(s)")
     for members in circles_found:
         print(f"  circle of {len(members)}: {', '.join(members)}")
+    core = found["core_local_imports"]
+    assert isinstance(core, list)
+    print(f"{len(core)} function-local import(s) in the core ({', '.join(CORE)})")
+    for line in core:
+        print(f"  {line}")
     arrows = found["upward"]
     assert isinstance(arrows, list)
     print(f"{len(arrows)} upward arrow(s) (stage order: {' -> '.join(name for name, _ in LAYERS)})")

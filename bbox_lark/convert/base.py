@@ -5,7 +5,7 @@ A converter is one module with a :class:`Format`:
 - a **reader** ``read(source, ctx) -> Iterator[Item]`` that yields a document as a stream:
   a :class:`~bbox_lark.parser.Head` first, then body nodes (events, continuations, blank
   lines), as :func:`bbox_lark.iter_nodes` does for bbox text. Foreign readers build their
-  nodes from values (``Call.build``, ``Message.build`` …, :func:`build_head`), never by
+  nodes from values (``build.call``, ``build.message`` …, :func:`build_head`), never by
   writing bbox text and parsing it back;
 - a **writer** ``write(items, out, ctx)`` that takes such a stream and writes the format to
   ``out`` (a text stream, or a folder for formats stored as several files);
@@ -259,11 +259,11 @@ def _overflow(ctx: ReadContext, key: str, value: str) -> None:
     """A header value an importer cannot keep in the header goes to a body line instead
     (docs/reference.md#importers): ``# notes: header KEY`` with the value as a JSON string (ASCII only)
     on its continuation lines; the reader's stream carries it right after the head."""
-    from bbox_lark.ast import Comment
+    from bbox_lark import build
 
     text = json.dumps(value)
     pieces = [text[i : i + _OVERFLOW_PIECE] for i in range(0, len(text), _OVERFLOW_PIECE)]
-    ctx.overflow.append(Comment.build(f"notes: header {key} (a JSON string)", continuation=pieces))
+    ctx.overflow.append(build.comment(f"notes: header {key} (a JSON string)", continuation=pieces))
     ctx.report.note("extra", f"header values too long or not one line (as # notes: header lines): {key}", 0)
 
 
@@ -731,8 +731,8 @@ def flatten(items: Iterable[Item]) -> Iterator[Item]:
 
 
 def build_head(fields: dict[str, Any], *, bom: bool = False) -> Head:
-    """The :class:`~bbox_lark.parser.Head` of a header with these keys (see
-    :meth:`bbox_lark.parser.Head.build`)."""
-    from bbox_lark.parser import Head as _Head
+    """The :class:`~bbox_lark.parser.Head` of a header with these keys: the converters' name
+    for :func:`bbox_lark.build.head`."""
+    from bbox_lark import build
 
-    return _Head.build(fields, bom=bom)
+    return build.head(fields, bom=bom)

@@ -5,7 +5,7 @@ replace the characters ``col_start .. col_end - 1`` of one body line with new te
 1-based and counted in code points, as everywhere in bbox-lark; the end is exclusive). It
 never writes text itself. :func:`apply_fixes` parses the input once, asks each fixer in turn,
 refuses edits that overlap, and edits only the edited lines' nodes, through
-:meth:`~bbox_lark.ast.Event.with_source` (the spliced text, its values read again, so no
+:func:`~bbox_lark.parser.reparse` (the spliced text, its values read again, so no
 field of an edited node is stale): line endings, the header, the BOM, continuation lines and
 every other line are printed back exactly as they were read (the lossless printer,
 :func:`bbox_lark.printer.dumps`).
@@ -31,6 +31,7 @@ from pathlib import Path
 from bbox_lark._classes import dataclass
 from bbox_lark.api import parse
 from bbox_lark.ast import Diagnostic, Document, Event, Line
+from bbox_lark.parser import reparse
 from bbox_lark.printer import dumps
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
@@ -252,7 +253,7 @@ def apply_edits(document: Document, edits: Sequence[Edit]) -> Document:
             )
         text = _splice(node.raw, number, line_edits)
         try:
-            edited = node.with_source(text)
+            edited = reparse(node, text)
         except ValueError as error:  # no longer an event, comment or lifecycle line
             raise FixError(f"line {number}: the edits would change what kind of line it is") from error
         _check_kind_kept(node, edited)

@@ -180,7 +180,7 @@ def _import(
     data: dict[str, Any], steps: list[tuple[int, dict[str, Any]]], ctx: ReadContext
 ) -> Iterator[Item]:
     """A trajectory from another producer, mapped to natural bbox lines."""
-    from bbox_lark.ast import Comment
+    from bbox_lark import build
     from bbox_lark.convert.base import importer_header
 
     report = ctx.report
@@ -220,7 +220,7 @@ def _import(
             root += attachment(f"agent_{key}", agent[key])
             report.kept(f"agent {key} (in # atif root)", 1)
     if root:
-        yield Comment.build(f"{ATIF_COMMENT} root", continuation=root)
+        yield build.comment(f"{ATIF_COMMENT} root", continuation=root)
     for line, step in steps:
         try:
             yield from _import_step(step, line, ctx)
@@ -241,7 +241,7 @@ def _message_lines(value: Any, key: str) -> list[str]:
 
 
 def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[Event]:
-    from bbox_lark.ast import Call, Comment, Message, Observation, Result
+    from bbox_lark import build
     from bbox_lark.values import parse_timestamp
 
     report = ctx.report
@@ -271,17 +271,17 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
     if source == "system":
         # A comment's fields are its text: a system step's values all travel as attachments.
         stamped = attachment("timestamp", stamp) if stamp is not None and "ts" in dict(fields) else []
-        yield Comment.build(f"{ATIF_COMMENT} system", continuation=[*body, *stamped, *rest])
+        yield build.comment(f"{ATIF_COMMENT} system", continuation=[*body, *stamped, *rest])
         report.kept("system steps (as # atif system)", line)
     elif source == "user":
-        yield Message.build("user", "", fields=fields, continuation=[*body, *rest])
+        yield build.message("user", "", fields=fields, continuation=[*body, *rest])
         report.kept("user steps (as u:)", line)
     else:
         reasoning = step.get("reasoning_content")
         if reasoning is not None:
-            yield Message.build("thinking", "", fields=[("step", number)], continuation=text_lines(reasoning))
+            yield build.message("thinking", "", fields=[("step", number)], continuation=text_lines(reasoning))
             report.kept("reasoning_content (as th:)", line)
-        yield Message.build("agent", "", fields=fields, continuation=[*body, *rest])
+        yield build.message("agent", "", fields=fields, continuation=[*body, *rest])
         report.kept("agent steps (as a:)", line)
     typed = vocabulary_typed()
     for call in step.get("tool_calls") or ():
@@ -302,9 +302,9 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
         if call.get("extra") is not None:
             more += attachment("extra", call["extra"])
         try:
-            node = Call.build("tool", call["function_name"], fields=call_fields, continuation=more)
+            node = build.call("tool", call["function_name"], fields=call_fields, continuation=more)
         except ValueError:
-            node = Call.build(
+            node = build.call(
                 "tool",
                 "tool",
                 fields=call_fields,
@@ -331,7 +331,7 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
             else:
                 more = [*attachment("source_call_id", source_id), *more]
         report.kept("observation results (as o:)", line)
-        yield Observation.build(fields=obs_fields, result=Result.build("empty"), continuation=more)
+        yield build.observation(fields=obs_fields, result=build.result("empty"), continuation=more)
     metrics = step.get("metrics")
     if metrics is not None:
         pairs: list[tuple[str, str]] = [("step", number)]
@@ -344,7 +344,7 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
             else:
                 more += attachment(key, value)
         report.kept("step metrics (as # metrics)", line)
-        yield Comment.build("metrics", fields=pairs, continuation=more)
+        yield build.comment("metrics", fields=pairs, continuation=more)
 
 
 def vocabulary_typed() -> frozenset[str]:

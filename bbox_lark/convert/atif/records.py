@@ -114,7 +114,7 @@ def record(node: Any, n: int, *, continuation: bool = True) -> dict[str, Any]:
     """A body line as JSON values (what :func:`restore` builds it from again). Without
     ``continuation`` an event's continuation lines are left out (they are recorded as lines
     of their own, so that blank lines between them come back in place)."""
-    from bbox_lark.transform import values_of
+    from bbox_lark.build import values_of
 
     if isinstance(node, BlankLine):
         return {"n": n, "kind": "blank", "raw": node.raw}
@@ -217,7 +217,8 @@ def _pair_problem(what: str, value: Any) -> str | None:
 def restore(rec: Mapping[str, Any]) -> Any:
     """The body line a :func:`record` stands for (ValueError or KeyError when it is not one;
     :func:`record_problem` first tells a record of the wrong shape)."""
-    from bbox_lark.transform import build_values, read_result
+    from bbox_lark.build import from_values
+    from bbox_lark.transform import read_result
 
     kind = rec["kind"]
     if kind == "blank":
@@ -237,7 +238,7 @@ def restore(rec: Mapping[str, Any]) -> Any:
             values[key] = read_result(value, 1, 0)[0]
         else:
             values[key] = value
-    return build_values(kind, values)
+    return from_values(kind, values)
 
 
 # -- reading ----------------------------------------------------------------------------

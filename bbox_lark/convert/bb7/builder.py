@@ -105,7 +105,7 @@ class _Builder:
         """A ``u a th`` line (or ``@notify`` for ``kind`` "system") for ``text``: its first
         line on the event line when it reads back as written (and leaves ``fields`` as
         given), else every line on continuation lines. ``whole`` puts all text there."""
-        from bbox_lark.ast import Lifecycle, Message
+        from bbox_lark import build
 
         lines = self._text_lines(text, where) if text else []
         while lines and not lines[-1].strip():
@@ -115,7 +115,7 @@ class _Builder:
         if first and first == first.strip() and len(first) < LINE_LIMIT:
             try:
                 if kind == "system":
-                    node: Event = Lifecycle.build(
+                    node: Event = build.lifecycle(
                         "notify",
                         [first],
                         fields=fields,
@@ -123,7 +123,7 @@ class _Builder:
                         continuation=self._continuation(lines[1:]),
                     )
                 else:
-                    node = Message.build(
+                    node = build.message(
                         kind,
                         first,
                         fields=fields,
@@ -137,8 +137,8 @@ class _Builder:
             self.report.note("kept", "text first lines moved to a continuation line", where)
         rest = self._continuation(lines)
         if kind == "system":
-            return Lifecycle.build("notify", fields=fields, metrics=metrics, continuation=rest)
-        return Message.build(kind, "", fields=fields, metrics=metrics, continuation=rest)
+            return build.lifecycle("notify", fields=fields, metrics=metrics, continuation=rest)
+        return build.message(kind, "", fields=fields, metrics=metrics, continuation=rest)
 
     # -- the chat -----------------------------------------------------------------------
 
@@ -242,10 +242,10 @@ class _Builder:
         # Comments before the message: a model switch, the context snapshot of a user message.
         model = _one_line(self._string(message, "model", "message", line))
         if model and model != self.model:
-            from bbox_lark.ast import Comment
+            from bbox_lark import build
 
             self.model = model
-            yield Comment.build(f"model: {self.model}")
+            yield build.comment(f"model: {self.model}")
             report.kept("model switches (# model:)", line)
         snapshot = self._snapshot(message.get("context_snapshot"), line)
         if snapshot is not None:
@@ -323,7 +323,7 @@ class _Builder:
 
     def _snapshot(self, refs: Any, line: int) -> Item | None:
         """``# file-snapshot: files=[path@id, path:10-50@id]`` for a context snapshot."""
-        from bbox_lark.ast import Comment
+        from bbox_lark import build
 
         if refs is None or refs == []:
             return None
@@ -332,7 +332,7 @@ class _Builder:
             self.report.dropped("context snapshots that are not lists of file references", line)
             return None
         self.report.kept("context snapshots (# file-snapshot: files=[…])", line)
-        return Comment.build("file-snapshot:", fields={"files": items})
+        return build.comment("file-snapshot:", fields={"files": items})
 
     @staticmethod
     def _file_refs(refs: Any, id_key: str, line: int) -> list[str] | None:
@@ -429,14 +429,14 @@ class _Builder:
         line: int,
         where: str,
     ) -> Event | None:
-        from bbox_lark.ast import Call
+        from bbox_lark import build
 
         path = part.get("path") or ""
         if not path:
             self.report.skip(line, f"{where}: a file part needs a path")
             return None
         self.report.kept("file parts (t:write PATH extra.part=file)", line)
-        return Call.build("tool", "write", [path], fields={**fields, "extra.part": "file"}, metrics=metrics)
+        return build.call("tool", "write", [path], fields={**fields, "extra.part": "file"}, metrics=metrics)
 
     def context_event_part(
         self,
@@ -447,7 +447,7 @@ class _Builder:
         line: int,
         where: str,
     ) -> Event | None:
-        from bbox_lark.ast import Call, Comment
+        from bbox_lark import build
 
         report = self.report
         action = part.get("action") or ""
@@ -476,7 +476,7 @@ class _Builder:
         if action in FORK_WARNINGS:
             report.kept(f"context events {action} (# notes: fork-warning)", line)
             text = f"notes: fork-warning {FORK_WARNINGS[action]}"
-            return Comment.build(
+            return build.comment(
                 text, fields={"path": path, **values, **({"ts": fields["ts"]} if "ts" in fields else {})}
             )
         name, actor = ACTIONS.get(action, ("context-event", ""))
@@ -486,7 +486,7 @@ class _Builder:
             values["action"] = action
             report.kept("context events of an action the spec does not list (t:context-event action=…)", line)
         by = {"by": actor} if actor == "user" else {}
-        return Call.build(
+        return build.call(
             "tool", name, [path] if path else [], fields={**values, **by, **fields}, metrics=metrics
         )
 
@@ -495,7 +495,7 @@ class _Builder:
     def context_files(self) -> Iterator[Item]:
         """``# file-snapshot: context files=[…] readonly=[…] external=[…]``: the chat's context
         when it was saved."""
-        from bbox_lark.ast import Comment
+        from bbox_lark import build
 
         files = self.chat.get("context_files")
         if files is None or files == []:
@@ -513,11 +513,11 @@ class _Builder:
         if external:
             fields["external"] = external
         self.report.kept("chat context files (# file-snapshot: context, at the end)", 1)
-        yield Comment.build("file-snapshot: context", fields=fields)
+        yield build.comment("file-snapshot: context", fields=fields)
 
     def draft(self) -> Iterator[Item]:
         """``# notes: draft`` with the unsent input on continuation lines."""
-        from bbox_lark.ast import Comment
+        from bbox_lark import build
 
         draft = self._string(self.chat, "draft", "chat", 1)
         if not draft.strip():
@@ -526,7 +526,7 @@ class _Builder:
         while lines and not lines[-1].strip():
             lines.pop()
         self.report.kept("drafts (# notes: draft, its text on continuation lines)", 1)
-        yield Comment.build("notes: draft (unsent input)", continuation=self._continuation(lines))
+        yield build.comment("notes: draft (unsent input)", continuation=self._continuation(lines))
 
 
 def _field_text(value: Any) -> Any:

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark.ast import Call, Comment, Continuation, Event, Message, Observation, Result
+from bbox_lark import build
+from bbox_lark.ast import Continuation, Event
 from bbox_lark.convert.base import (
     ReadContext,
     importer_header,
@@ -187,7 +188,7 @@ class ClaudeCodeReader:
         if not changed:
             return []
         self.report.kept("changes of session id, cwd, branch or version (as # notes: lines)", number)
-        return [Comment.build("notes: changed", fields=changed)]
+        return [build.comment("notes: changed", fields=changed)]
 
     def clean(self, text: str, number: int) -> str:
         """``text`` without what a bbox line cannot hold: NUL and lone surrogates become
@@ -232,14 +233,14 @@ class ClaudeCodeReader:
         lines = self.text_lines(text, number)
         if lines and lines[0] == lines[0].strip() and len(lines[0]) <= INLINE:
             try:
-                node = Message.build(kind, lines[0], fields=fields, continuation=self.continuation(lines[1:]))
+                node = build.message(kind, lines[0], fields=fields, continuation=self.continuation(lines[1:]))
             except ValueError:
                 pass
             else:
                 # A field of the text (`ts=` in a message) would win over ours: keep it apart.
                 if all(node.fields.get(key) == value for key, value in fields):
                     return node
-        return Message.build(kind, "", fields=fields, continuation=self.continuation(lines))
+        return build.message(kind, "", fields=fields, continuation=self.continuation(lines))
 
     def block_text(self, content: Any, number: int) -> str:
         """The text of a tool result's content (a string or a list of blocks)."""
@@ -295,7 +296,7 @@ class ClaudeCodeReader:
                 )
             elif kind == "image":
                 self.report.dropped("image data (a placeholder is written)", number)
-                out.append(Message.build("user", image_placeholder(block), fields=fields))
+                out.append(build.message("user", image_placeholder(block), fields=fields))
             else:
                 out.append(self.unknown_block(block, number))
         return out
@@ -327,15 +328,15 @@ class ClaudeCodeReader:
         status = "error" if error else "ok"
         if lines and lines[0] == lines[0].strip() and len(lines[0]) <= INLINE:
             try:
-                result = Result.build(status, rest=lines[0])
+                result = build.result(status, rest=lines[0])
                 return [
-                    Observation.build(fields=pairs, result=result, continuation=self.continuation(lines[1:]))
+                    build.observation(fields=pairs, result=result, continuation=self.continuation(lines[1:]))
                 ]
             except ValueError:
                 pass
         return [
-            Observation.build(
-                fields=pairs, result=Result.build(status), continuation=self.continuation(lines)
+            build.observation(
+                fields=pairs, result=build.result(status), continuation=self.continuation(lines)
             )
         ]
 
@@ -358,7 +359,7 @@ class ClaudeCodeReader:
             self.meta.setdefault("model", model)
             if self.model is not None and model != self.model:
                 self.report.kept("model changes (# model:)", number)
-                out.append(Comment.build("model: " + as_arg(model)))
+                out.append(build.comment("model: " + as_arg(model)))
             self.model = model
         flushed, usage = self.api_usage.account(message, number, tid)
         out += flushed
@@ -380,7 +381,7 @@ class ClaudeCodeReader:
             elif kind == "redacted_thinking":
                 self.report.kept("redacted thinking blocks (th: [redacted:thinking])", number)
                 self.report.dropped("redacted thinking data", number)
-                out.append(Message.build("thinking", "[redacted:thinking]", fields=usage_fields))
+                out.append(build.message("thinking", "[redacted:thinking]", fields=usage_fields))
             elif kind == "tool_use":
                 out += self.tool_use(block, fields, number, usage)
             else:
@@ -438,10 +439,10 @@ class ClaudeCodeReader:
             first.append(("extra.name", self.clean(head, number)))
             self.report.extra("tool names that are not one word (extra.name=)", number)
         # The usage goes after the arrow (it is no argument of the call), as real writers put it.
-        result = Result.build(status, rest=" ".join(f"{k}={v}" for k, v in usage))
+        result = build.result(status, rest=" ".join(f"{k}={v}" for k, v in usage))
         node: Event | None = None
         try:
-            node = Call.build(kind, safe, fields=first + pairs + extra + fields, result=result)
+            node = build.call(kind, safe, fields=first + pairs + extra + fields, result=result)
         except ValueError:
             node = None
         if node is not None and any(node.fields.get(k) != v for k, v in usage):
@@ -450,7 +451,7 @@ class ClaudeCodeReader:
             # Too long for one line: the input as JSON on continuation lines.
             lines = self.text_lines(as_json(tool_input), number)
             self.report.synthesized("line breaks in tool inputs too long for one line", number)
-            node = Call.build(
+            node = build.call(
                 kind,
                 safe,
                 fields=first + fields,
@@ -501,19 +502,19 @@ class ClaudeCodeReader:
                 items.append(" ".join(text.split()))
         items = [self.clean(item, number) for item in items if item]
         try:
-            node = Message.build("todos", " ".join(items), fields=fields)
+            node = build.message("todos", " ".join(items), fields=fields)
             if all(node.fields.get(k) == v for k, v in fields) and len(node.raw) <= self.limit:
                 return node
         except ValueError:
             pass
         lines = [piece for item in items for piece in self.text_lines(item, number)]
-        return Message.build("todos", "", fields=fields, continuation=self.continuation(lines))
+        return build.message("todos", "", fields=fields, continuation=self.continuation(lines))
 
     # -- other records -----------------------------------------------------------------
 
     def comment(self, head: str, pairs: list[tuple[str, str]], text: str, number: int) -> Event:
         """A comment ``# head fields…`` with ``text`` on continuation lines."""
-        return Comment.build(
+        return build.comment(
             head, fields=pairs, continuation=self.continuation(self.text_lines(text, number))
         )
 
@@ -522,14 +523,14 @@ class ClaudeCodeReader:
         type, the record as JSON on continuation lines."""
         self.report.kept("records of unknown types (as comments with their JSON)", number)
         lines = self.text_lines(as_json(record), number)
-        return [Comment.build("claude-code record " + as_arg(self.clean(kind, number)), continuation=lines)]
+        return [build.comment("claude-code record " + as_arg(self.clean(kind, number)), continuation=lines)]
 
     def unknown_block(self, block: dict[str, Any], number: int) -> Event:
         kind = block.get("type")
         name = self.clean(kind, number) if isinstance(kind, str) and kind else "untyped"
         self.report.kept("content blocks of unknown types (as comments with their JSON)", number)
         lines = self.text_lines(as_json(block), number)
-        return Comment.build("claude-code block " + as_arg(name), continuation=lines)
+        return build.comment("claude-code block " + as_arg(name), continuation=lines)
 
     def drop_message_keys(self, message: dict[str, Any], number: int) -> None:
         for key in message:
@@ -546,14 +547,14 @@ class ClaudeCodeReader:
             if lines:
                 self.report.kept("subagent logs no Task result names (at the end, tid= lines)", self.line_no)
                 pairs = [("session_id", self.clean(agent, self.line_no)), ("path", relative(self, log))]
-                out.append(Comment.build("notes: subagent", fields=pairs))
+                out.append(build.comment("notes: subagent", fields=pairs))
                 out += lines
         for tid in list(self.api_usage.usage):
             out += self.api_usage.flush(tid or None)
         if self.api_usage.wrote_usage:
             self.report.synthesized("closing token summary (# tokens_in=…, each message id once)", 0)
             out.append(
-                Comment.build(
+                build.comment(
                     "", fields=[(name, str(value)) for name, value in self.api_usage.totals.items()]
                 )
             )

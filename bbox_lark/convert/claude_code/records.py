@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark.ast import Call, Comment, Lifecycle
+from bbox_lark import build
 from bbox_lark.convert.claude_code.tables import INLINE
 from bbox_lark.convert.claude_code.values import Malformed, as_arg, as_json
 from bbox_lark.grammar import vocabulary
@@ -42,7 +42,7 @@ def system(reader: ClaudeCodeReader, record: dict[str, Any], number: int, tid: s
                 pairs.append(("tokens_before", str(meta["preTokens"])))
         reader.report.kept("compact boundaries (@compact)", number)
         lines = reader.text_lines(text, number)
-        return [Lifecycle.build("compact", fields=pairs + fields, continuation=reader.continuation(lines))]
+        return [build.lifecycle("compact", fields=pairs + fields, continuation=reader.continuation(lines))]
     pairs = []
     if isinstance(subtype, str) and subtype:
         pairs.append(("subtype", reader.clean(subtype, number)))
@@ -72,7 +72,7 @@ def snapshot(reader: ClaudeCodeReader, record: dict[str, Any], number: int, tid:
     ts = snapshot.get("timestamp", record.get("timestamp"))
     pairs += reader.fields({"timestamp": ts}, number, tid)
     reader.report.kept("file-history snapshots (# file-snapshot:)", number)
-    return [Comment.build(head, fields=pairs)]
+    return [build.comment(head, fields=pairs)]
 
 
 def queue(reader: ClaudeCodeReader, record: dict[str, Any], number: int, tid: str | None) -> list[Line]:
@@ -86,8 +86,8 @@ def queue(reader: ClaudeCodeReader, record: dict[str, Any], number: int, tid: st
     fields = reader.fields(record, number, tid)
     reader.report.kept("queue operations (# queue:)", number)
     if len(lines) == 1 and len(lines[0]) <= INLINE:
-        return [Comment.build(head + " " + as_arg(lines[0]), fields=fields)]
-    return [Comment.build(head, fields=fields, continuation=reader.continuation(lines))]
+        return [build.comment(head + " " + as_arg(lines[0]), fields=fields)]
+    return [build.comment(head, fields=fields, continuation=reader.continuation(lines))]
 
 
 def progress(reader: ClaudeCodeReader, record: dict[str, Any], number: int, tid: str | None) -> list[Line]:
@@ -100,10 +100,10 @@ def progress(reader: ClaudeCodeReader, record: dict[str, Any], number: int, tid:
     pairs, extra = reader.input_fields(data, number) if isinstance(data, dict) else ([], [])
     reader.report.kept("progress records (t~:)", number)
     fields = [("id", reader.clean(str(call), number)), *pairs, *extra, *reader.fields(record, number, tid)]
-    node = Call.build("tool_progress", name, fields=fields)
+    node = build.call("tool_progress", name, fields=fields)
     if len(node.raw) > reader.limit:
         reader.report.dropped("progress data too long for one line", number)
-        node = Call.build("tool_progress", name, fields=[fields[0], *reader.fields(record, number, tid)])
+        node = build.call("tool_progress", name, fields=[fields[0], *reader.fields(record, number, tid)])
     return [node]
 
 

@@ -8,7 +8,7 @@ with its values (kind, name, fields, typed values, arguments, result, metrics) *
 ``source`` text and line ending. Reading a record that has ``source`` reads that text (line
 by line, as :func:`bbox_lark.iter_nodes` does), so ``bbox → jsonl → bbox`` is byte for byte
 the input; a record without ``source`` (written by hand or by a data tool) is built from its
-values with the node builders (``Call.build`` …) and reported as synthesized text.
+values with the node builders (``build.call`` …) and reported as synthesized text.
 
 Invalid UTF-8 (decoded with ``surrogateescape``, docs/reference.md#api-values) becomes lone surrogates
 U+DC80–U+DCFF; they are written as JSON escapes (``"\\udcff"``), which keeps the JSONL file

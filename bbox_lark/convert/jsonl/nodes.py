@@ -7,9 +7,9 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark import build
 from bbox_lark.ast import (
     BlankLine,
-    Call,
     Comment,
     Continuation,
     Event,
@@ -53,23 +53,23 @@ def build_record(record: dict[str, Any], kind: str, number: int, eol: str) -> Li
     try:
         node: Event
         if cls is Message:
-            node = Message.build(kind, text, result=result, metrics=metrics)
+            node = build.message(kind, text, result=result, metrics=metrics)
             missing = {k: v for k, v in fields.items() if k not in node.fields}
             if missing:
-                node = Message.build(kind, text, fields=missing, result=result, metrics=metrics)
+                node = build.message(kind, text, fields=missing, result=result, metrics=metrics)
         elif cls is Comment:
-            node = Comment.build(text)
+            node = build.comment(text)
             missing = {k: v for k, v in fields.items() if k not in node.fields}
             if missing:
-                node = Comment.build(text, fields=missing)
+                node = build.comment(text, fields=missing)
         elif cls is Unknown:
-            node = Unknown.build(text)
+            node = build.unknown(text)
         elif cls is Observation:
-            node = Observation.build(args, fields=fields, result=result, metrics=metrics)
+            node = build.observation(args, fields=fields, result=result, metrics=metrics)
         elif cls is Lifecycle:
-            node = Lifecycle.build(name or "", args, fields=fields, result=result, metrics=metrics)
+            node = build.lifecycle(name or "", args, fields=fields, result=result, metrics=metrics)
         else:
-            node = Call.build(kind, name, args, fields=fields, result=result, metrics=metrics)
+            node = build.call(kind, name, args, fields=fields, result=result, metrics=metrics)
     except (ValueError, TypeError) as error:
         raise RecordError(f"cannot build a {kind} line from its values: {error}") from None
     return _placed(node, number, eol)
@@ -159,10 +159,10 @@ def _result(value: Any) -> Result:
         raise RecordError("'result.choices' must be a list of strings")
     try:
         if kind == "fields":
-            return Result.build("fields", fields=_fields(value.get("fields"), "result.fields"))
+            return build.result("fields", fields=_fields(value.get("fields"), "result.fields"))
         if kind == "text":
-            return Result.build("text", text=text)
-        return Result.build(
+            return build.result("text", text=text)
+        return build.result(
             kind,
             number=_int(value.get("number")),
             unit=_opt_str(value.get("unit")),
@@ -221,17 +221,17 @@ def terse_node(record: dict[str, Any], number: int) -> Event:
         if prefix == "@":
             primitive = _string(record, "n")
             return _placed(
-                Lifecycle.build(primitive, args, fields=fields or None, result=result), number, "\n"
+                build.lifecycle(primitive, args, fields=fields or None, result=result), number, "\n"
             )
         kind = vocab.prefix_kinds[prefix]
         if prefix in vocab.free_text_prefixes:
             text = _string(record, "c", "")
-            node: Event = Message.build(kind, text, fields=fields or None, result=result)
+            node: Event = build.message(kind, text, fields=fields or None, result=result)
             return _placed(node, number, "\n")
         if kind == "observation":
-            return _placed(Observation.build(args, fields=fields or None, result=result), number, "\n")
+            return _placed(build.observation(args, fields=fields or None, result=result), number, "\n")
         name = _terse_name(record, kind, args)
-        return _placed(Call.build(kind, name, args, fields=fields or None, result=result), number, "\n")
+        return _placed(build.call(kind, name, args, fields=fields or None, result=result), number, "\n")
     except (ValueError, TypeError) as error:
         raise RecordError(f"cannot build a {prefix}: line from its values: {error}") from None
 
@@ -257,18 +257,18 @@ def _terse_result(value: Any) -> Result:
     try:
         if isinstance(value, str):
             if value in vocab.start_statuses or value in vocab.final_statuses:
-                return Result.build(value)
+                return build.result(value)
             return read_result(value.strip(), 1, 0)[0]
         if isinstance(value, int) and not isinstance(value, bool):
-            return Result.build("count", number=value)
+            return build.result("count", number=value)
         if isinstance(value, dict):
             if len(value) == 1:
                 ((key, item),) = value.items()
                 if key in ("err", "error") and isinstance(item, str):
-                    return Result.build("error", message=item)
+                    return build.result("error", message=item)
                 if isinstance(item, int) and not isinstance(item, bool):
-                    return Result.build("count", number=item, unit=key)
-            return Result.build("fields", fields=_fields(value, "r"))
+                    return build.result("count", number=item, unit=key)
+            return build.result("fields", fields=_fields(value, "r"))
     except ValueError as error:
         raise RecordError(f"'r': {error}") from None
     raise RecordError(f"'r' must be a string, a number or an object, not {json_type(value, article=True)}")

@@ -50,7 +50,7 @@ EXPORT_MAPPING = (
 
 IMPORT_MAPPING = (
     MappingRow("record with `source`", "that line, byte for byte (values are not read)"),
-    MappingRow("record without `source`", "a line built from its values (`Call.build` …)", "synthesized"),
+    MappingRow("record without `source`", "a line built from its values (`build.call` …)", "synthesized"),
     MappingRow("header record with `lines`", "those header lines, byte for byte"),
     MappingRow("header record with only `fields`", "a header written from them", "synthesized"),
     MappingRow("`typed` value without its field", "the field, written from the value", "synthesized"),

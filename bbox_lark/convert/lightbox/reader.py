@@ -132,10 +132,10 @@ def _output_result(
     status: str, output: Any, error: Any, safe: bool
 ) -> tuple[Result | None, list[str], list[tuple[str, Any]]]:
     """The result, continuation lines and result fields (redaction sizes) of an event."""
-    from bbox_lark.ast import Result
+    from bbox_lark import build
 
     if status == "pending":
-        return Result.build("running"), [], []
+        return build.result("running"), [], []
     extra_fields: list[tuple[str, Any]] = []
     general = None if safe else _general_form(output)
     if status == "error":
@@ -143,9 +143,9 @@ def _output_result(
         if general is not None and general[0] is not None and general[0].kind == "error":
             return general[0], general[1], []
         try:
-            result = Result.build("error", message=message) if message else Result.build("error")
+            result = build.result("error", message=message) if message else build.result("error")
         except ValueError:
-            result = Result.build("error")
+            result = build.result("error")
         if general is not None and general[0] is None:
             return result, general[1], []
         return result, ([] if output is None else json_lines(output)), []
@@ -185,14 +185,14 @@ def _output_result(
             built = _try_result("text", text=inline)
             if built is not None and json_object(built.text) == output:
                 return built, [], []
-    return Result.build("empty"), json_lines(output), []
+    return build.result("empty"), json_lines(output), []
 
 
 def _try_result(kind: str, **values: Any) -> Result | None:
-    from bbox_lark.ast import Result
+    from bbox_lark import build
 
     try:
-        return Result.build(kind, **values)
+        return build.result(kind, **values)
     except ValueError:
         return None
 
@@ -225,9 +225,9 @@ def _general_form(output: Any) -> tuple[Result | None, list[str]] | None:
     if text is None and lines is None:
         return None
     if result is None:
-        from bbox_lark.ast import Result
+        from bbox_lark import build
 
-        result = Result.build("empty")
+        result = build.result("empty")
     return result, continuation
 
 
@@ -255,8 +255,6 @@ class _Reader:
 
     def node(self, event: dict[str, Any], number: int) -> Event | None:
         """The call line of one event; None (and a skip) when it is not one."""
-        from bbox_lark.ast import Call
-
         tool, invocation, status = event.get("tool"), event.get("invocation_id"), event.get("status")
         if not isinstance(tool, str) or not tool:
             self.report.skip(number, "no tool name (`tool` missing or not a string)")
@@ -270,7 +268,7 @@ class _Reader:
             return None
         for safe in (False, True):
             try:
-                node = self._build(Call, event, tool, invocation, status, number, safe)
+                node = self._build(event, tool, invocation, status, number, safe)
             except ValueError as error:
                 if safe:
                     self.report.skip(number, f"cannot be written as a bbox line: {error}")
@@ -285,7 +283,6 @@ class _Reader:
 
     def _build(
         self,
-        call: Any,
         event: dict[str, Any],
         tool: str,
         invocation: str,
@@ -293,6 +290,8 @@ class _Reader:
         number: int,
         safe: bool,
     ) -> Event:
+        from bbox_lark import build
+
         report = self.report
         kind, name = _kind_and_name(tool)
         line = _Line()
@@ -355,7 +354,7 @@ class _Reader:
         fields.extend(result_fields)
         if kind == "tool" and status == "pending":
             kind = "tool_start"
-        node: Event = call.build(
+        node: Event = build.call(
             kind, name, line.args, fields=fields, result=result, continuation=continuation
         )
         unknown = sorted(set(event) - KNOWN_EVENT_KEYS)
@@ -370,7 +369,7 @@ class _Reader:
 def _kind_and_name(tool: str) -> tuple[str, str | None]:
     """The bbox kind and name a Lightbox tool name stands for: ``x:explore`` → a subagent
     line (as the writer names them), else a tool line (its name made safe when needed)."""
-    from bbox_lark.ast import Call
+    from bbox_lark import build
 
     prefix, colon, rest = tool.partition(":")
     if colon:
@@ -378,12 +377,12 @@ def _kind_and_name(tool: str) -> tuple[str, str | None]:
             if letter == prefix:
                 name = rest or None
                 try:
-                    Call.build(kind, name)
+                    build.call(kind, name)
                 except ValueError:
                     break
                 return kind, name
     try:
-        Call.build("tool", tool)
+        build.call("tool", tool)
     except ValueError:
         return "tool", TOOL_CHARS.sub("_", tool).strip("_.-") or "tool"
     return "tool", tool
