@@ -429,5 +429,7 @@ def test_report_stats_and_query_follow_allowed_secrets(secret_log: Path, tmp_pat
     assert "github_token" in shown and "aws_access_key" not in shown
     assert "3 error(s)" in invoke(["stats", str(secret_log)]).output
     pytest.importorskip("duckdb")
-    listed = invoke(["query", "--sql", "select message from diagnostics", "--format", "json", str(secret_log)])
+    listed = invoke(
+        ["query", "--sql", "select message from diagnostics", "--format", "json", str(secret_log)]
+    )
     assert "github_token" in listed.output and "aws_access_key" not in listed.output
