@@ -336,6 +336,8 @@ def needs_quotes(value: str, *, arrow: bool = True) -> bool:
         return False
     if value[0] == '"' or any(char.isspace() for char in value) or (arrow and "→" in value):
         return True
+    if '"' in value and any(char == '"' and opens_string(value, index) for index, char in enumerate(value)):
+        return True  # `="`, `[x,"`: that quote would open a string (docs/reference.md#quotes)
     if UNWRITABLE.search(value):
         return True
     pats = patterns()
