@@ -336,12 +336,27 @@ def needs_quotes(value: str, *, arrow: bool = True) -> bool:
         return False
     if value[0] == '"' or any(char.isspace() for char in value) or (arrow and "→" in value):
         return True
-    if '"' in value and any(char == '"' and opens_string(value, index) for index, char in enumerate(value)):
-        return True  # `="`, `[x,"`: that quote would open a string (docs/reference.md#quotes)
+    if '"' in value and _opens_unclosed(value):
+        return True
     if UNWRITABLE.search(value):
         return True
     pats = patterns()
     return value[0] == "[" and pats.list_.fullmatch(value) is not None and not pats.redaction.fullmatch(value)
+
+
+def _opens_unclosed(value: str) -> bool:
+    """True when a ``"`` inside ``value`` would open a string that never closes in it (``="``,
+    ``a,"b``: a quote after ``=``, ``[`` or ``,`` opens one; docs/reference.md#quotes). A string
+    that closes keeps the bare value as it is (``{"a":1,"b":2}`` reads back as itself)."""
+    index = value.find('"', 1)
+    while index != -1:
+        if opens_string(value, index):
+            quoted = quoted_at(value, index)
+            if quoted is None:
+                return True
+            index = quoted.end() - 1
+        index = value.find('"', index + 1)
+    return False
 
 
 def render_list(items: tuple[str, ...] | list[str]) -> str:
