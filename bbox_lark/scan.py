@@ -16,7 +16,7 @@ from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlobPointer, Document, Event, Field, Line, QuoteFault, Redaction, Result
-from bbox_lark.grammar import opens_string, terminal_pattern, vocabulary
+from bbox_lark.grammar import opens_string, possessive_pattern, terminal_pattern, vocabulary
 from bbox_lark.values import to_int
 
 
@@ -53,6 +53,54 @@ def patterns() -> Patterns:
         blob=re.compile(terminal_pattern("BLOB")),
         fence=re.compile(terminal_pattern("FENCE")),
         head_kinds=dict(head_kinds),
+    )
+
+
+#: Lines longer than this are left to the LALR driver (the reference path): the one scan is
+#: linear too (possessive repetitions, atomic tokens), but a line this long is rare and its
+#: cost is the regex engine's, not the per-token work the scan saves.
+LINE_SCAN_MAX = 64 * 1024
+
+
+@cache
+def line_scanner() -> re.Pattern[str]:
+    """One anchored scan for the common line shapes, composed of the grammar's own terminals.
+
+    A blank line (``BLANK?``), a continuation (``CONTINUATION``), or an event or lifecycle
+    head (the prefix terminals of ``line``, ``AT_OTHER`` for ``@name``) followed by the
+    tail the grammar gives it: ``call_tail`` (``CALL_TEXT? RESULT? METRICS?``) or
+    ``free_tail`` (``FREE_TEXT? FREE_RESULT? METRICS?``), then the line's end. Each token is
+    an atomic group: it matches exactly what the contextual lexer's scanner matches at that
+    position and never gives anything back, so the groups are the lexer's tokens (the
+    terminals of one tail are disjoint where they start: ``CALL_TEXT`` stops where ``RESULT``
+    or ``METRICS`` would match, which is how the lexer's priorities split them). A line the
+    scan does not take (a comment, an unknown line, anything it cannot prove) goes to the LALR
+    driver; ``tests/test_line_scan.py`` checks that both give the same nodes.
+
+    Groups: ``blank``, ``cont``; ``call`` or ``free`` (the head token), ``text``,
+    ``result``, ``metrics``."""
+    vocab = vocabulary()
+    free_kinds = {vocab.prefix_kinds[prefix] for prefix in vocab.free_text_prefixes}
+    call_heads = [name for name, kind in vocab.head_kinds.items() if kind not in free_kinds]
+    free_heads = [name for name, kind in vocab.head_kinds.items() if kind in free_kinds]
+    # `@name`: the lexer takes the longest name and looks the primitives up in it.
+    call_heads.append("AT_OTHER")
+
+    def token(name: str) -> str:
+        return f"(?>{possessive_pattern(name)})"
+
+    def heads(names: list[str]) -> str:
+        return "(?>" + "|".join(terminal_pattern(name) for name in names) + ")"
+
+    tail = (
+        f"(?P<text>(?(call){token('CALL_TEXT')}|{token('FREE_TEXT')}))?"
+        f"(?P<result>(?(call){token('RESULT')}|{token('FREE_RESULT')}))?"
+        f"(?P<metrics>{token('METRICS')})?"
+    )
+    return re.compile(
+        f"(?:(?P<blank>(?:{terminal_pattern('BLANK')})?)"
+        f"|(?P<cont>{token('CONTINUATION')})"
+        f"|(?:(?P<call>{heads(call_heads)})|(?P<free>{heads(free_heads)})){tail})\\Z"
     )
 
 

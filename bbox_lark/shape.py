@@ -30,7 +30,7 @@ from bbox_lark.ast import (
     Unknown,
 )
 from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import classify_result, quoted_at, scan_items, unquote
+from bbox_lark.scan import LINE_SCAN_MAX, classify_result, line_scanner, quoted_at, scan_items, unquote
 
 
 class LineToken(str):
@@ -202,15 +202,89 @@ def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], lis
 
 
 def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
+    """The event of the LALR driver's parts: its tokens as spans of ``raw``."""
     what, kind, head, (text_token, result_token, metrics_token) = parts
+    text_end = text_token.start_pos + len(text_token) if text_token is not None else -1
+    return event_node(
+        kind,
+        what == "lifecycle",
+        str(head),
+        raw,
+        text_token.start_pos if text_token is not None else -1,
+        text_end,
+        result_token.start_pos if result_token is not None else -1,
+        result_token.start_pos + len(result_token) if result_token is not None else -1,
+        metrics_token.start_pos if metrics_token is not None else -1,
+        line,
+        eol,
+    )
+
+
+def scanned_line(raw: str, line: int, eol: str) -> Line | None:
+    """The node of ``raw`` from the one anchored scan (:func:`bbox_lark.scan.line_scanner`),
+    or None when the scan does not take the line (the LALR driver then parses it)."""
+    if len(raw) > LINE_SCAN_MAX:
+        return None
+    match = line_scanner().match(raw)
+    if match is None:
+        return None
+    head = match["call"]
+    if head is None:
+        head = match["free"]
+        if head is None:
+            if match["blank"] is not None:
+                return BlankLine(line, raw, eol)
+            return Continuation(line, raw, eol)
+    lifecycle = head[0] == "@"
+    kind = "lifecycle" if lifecycle else _head_kinds()[head.partition(":")[0]]
+    text_start, text_end = match.span("text")
+    result_start, result_end = match.span("result")
+    return event_node(
+        kind,
+        lifecycle,
+        head,
+        raw,
+        text_start,
+        text_end,
+        result_start,
+        result_end,
+        match.start("metrics"),
+        line,
+        eol,
+    )
+
+
+@cache
+def _head_kinds() -> dict[str, str]:
+    return vocabulary().prefix_kinds
+
+
+def event_node(
+    kind: str,
+    lifecycle: bool,
+    head: str,
+    raw: str,
+    text_start: int,
+    text_end: int,
+    result_start: int,
+    result_end: int,
+    metrics_start: int,
+    line: int,
+    eol: str,
+) -> Event:
+    """The node of an event or lifecycle line from its tokens' spans in ``raw`` (-1: absent):
+    the head (prefix and name, or ``@primitive``), the call text, the result (from its arrow)
+    and a trailing ``# metrics`` comment."""
     spaced = False
     leading_args: list[Any] = []
-    text_start = text_token.start_pos if text_token is not None else len(raw)
-    call = str(text_token) if text_token is not None else ""
-    if what == "lifecycle":
+    if text_start >= 0:
+        call = raw[text_start:text_end]
+    else:
+        call, text_start = "", len(raw)
+    if lifecycle:
         prefix, name, name_col = "@", head[1:], 2
     else:
-        prefix, _, name = str(head).partition(":")
+        prefix, _, name = head.partition(":")
         name_col = len(prefix) + 2
         if kind == "mode":
             stripped = name.lstrip()
@@ -252,20 +326,18 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
         nodes, args, faults = scan.fields, leading_args + scan.args, scan.faults
     result = None
     arrow_text = arrow_col = None
-    if result_token is not None:
-        arrow_text = "→" if result_token.startswith("→") else "->"
-        arrow_col = result_token.start_pos + 1
-        result_raw = result_token[len(arrow_text) :]
+    if result_start >= 0:
+        arrow_text = "→" if raw[result_start] == "→" else "->"
+        arrow_col = result_start + 1
+        result_raw = raw[result_start + len(arrow_text) : result_end]
         result, after, after_faults = read_result(result_raw, arrow_col + len(arrow_text), line)
         faults.extend(after_faults)
         nodes.extend(after)
     metrics = None
     metric_nodes: tuple[Field, ...] = ()
-    if metrics_token is not None:
-        offset = metrics_token.index("metrics") + len("metrics")
-        found = scan_items(
-            metrics_token[offset:], metrics_token.start_pos + 1 + offset, free_text=True, want_args=False
-        ).fields
+    if metrics_start >= 0:
+        offset = raw.index("metrics", metrics_start) + len("metrics")
+        found = scan_items(raw[offset:], offset + 1, free_text=True, want_args=False).fields
         metric_nodes = tuple(found)
         metrics = field_dict(found)
     return node_class(kind)(
