@@ -31,6 +31,10 @@ class Patterns:
     fence: re.Pattern[str]
     #: Result-head terminal name -> result kind.
     head_kinds: dict[str, str]
+    #: In text without a quote or a bracket (no QUOTED, no LIST: every item is a run of
+    #: non-whitespace), the fields and the positional words, found without a loop over items.
+    plain_field: re.Pattern[str]
+    plain_word: re.Pattern[str]
 
 
 @cache
@@ -44,6 +48,13 @@ def patterns() -> Patterns:
     item = f"({terminal_pattern('ITEM_WS')})?(?:{parts})"
     head_kinds = vocabulary().result_heads
     heads = alternation({name: name for name in head_kinds})
+    # WORD is a run of one character class (`\S+`): an item starts where no such
+    # character stands before it.
+    word = terminal_pattern("WORD")
+    word_char = word.removesuffix("+")
+    assert word == word_char + "+" and re.fullmatch(r"\\[A-Za-z]|\[[^\]]*\]", word_char), word
+    item_start = f"(?<!{word_char})"
+    field = terminal_pattern("FIELD")
     return Patterns(
         item=re.compile(item),
         quoted=re.compile(terminal_pattern("QUOTED")),
@@ -53,6 +64,8 @@ def patterns() -> Patterns:
         blob=re.compile(terminal_pattern("BLOB")),
         fence=re.compile(terminal_pattern("FENCE")),
         head_kinds=dict(head_kinds),
+        plain_field=re.compile(f"{item_start}{field}"),
+        plain_word=re.compile(f"{item_start}(?!{field}){word}"),
     )
 
 
@@ -231,6 +244,29 @@ def scan_items(
     unterminated-quote faults, following the grammar's ``items`` rule."""
     pats = patterns()
     fields: list[Field] = []
+    if '"' not in text and "[" not in text:
+        # No quoted string, no list, so no fault: each field and word is a run of
+        # non-whitespace; the regex engine finds them without a Python loop over the words.
+        for match in pats.plain_field.finditer(text):
+            key, _, raw_value = match[0].partition("=")
+            start = col + match.start()
+            fields.append(Field(key, raw_value, raw_value, start, start + len(key) + 1, False, after_arrow))
+        return Scan(fields, pats.plain_word.findall(text) if want_args else [], [])
+    return scan_item_loop(text, col, after_arrow=after_arrow, free_text=free_text, want_args=want_args)
+
+
+def scan_item_loop(
+    text: str,
+    col: int,
+    *,
+    after_arrow: bool = False,
+    free_text: bool = False,
+    want_args: bool = True,
+) -> Scan:
+    """:func:`scan_items` item by item: the general path (quotes, lists), and the reference
+    for the plain one (``tests/test_line_scan.py`` compares them)."""
+    pats = patterns()
+    fields: list[Field] = []
     args: list[Any] = []
     faults: list[QuoteFault] = []
     # Positions are kept by adding lengths: every item starts right after the whitespace
@@ -324,12 +360,36 @@ def _choices(body: str) -> tuple[str, ...]:
 def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Result:
     """Type the text after an arrow (``raw`` starts at column ``col``) following the
     grammar's ``result`` rule. ``fields`` are the fields scanned from the same text."""
+    return typed_result(raw, col, line, fields, patterns().result_head.match(raw))
+
+
+def result_items(raw: str, col: int) -> tuple[re.Match[str] | None, Scan | None]:
+    """The result head of the text after an arrow (``raw``, at column ``col``) and, when it
+    holds a ``=``, its items (after the arrow: fields and quote faults, no arguments). A
+    bracket head without a quote or a bracket inside, followed by plain text, is one LIST
+    item to the item scan: the items are then the plain ones after the head, found by one
+    regex (the item loop over the whole text is the reference, and the general path)."""
+    pats = patterns()
+    match = pats.result_head.match(raw)
+    if "=" not in raw:
+        return match, None
+    if match is not None:
+        end = match.end()
+        head = match[match.lastgroup or 0]
+        rest = raw[end:]
+        if head[0] == "[" and '"' not in head and "[" not in head[1:] and '"' not in rest and "[" not in rest:
+            return match, scan_items(rest, col + end, after_arrow=True, free_text=True, want_args=False)
+    return match, scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
+
+
+def typed_result(raw: str, col: int, line: int, fields: list[Field], match: re.Match[str] | None) -> Result:
+    """:func:`classify_result` with the result head already matched (``match``: of
+    ``patterns().result_head`` on ``raw``)."""
     text = raw.strip()
     if not text:
         return Result("empty", "", col)
     text_col = col + (len(raw) - len(raw.lstrip()))
     pats = patterns()
-    match = pats.result_head.match(raw)
     if match is None:
         if fields and _only_fields(text):
             return Result("fields", text, text_col)

@@ -30,7 +30,15 @@ from bbox_lark.ast import (
     Unknown,
 )
 from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import LINE_SCAN_MAX, classify_result, line_scanner, quoted_at, scan_items, unquote
+from bbox_lark.scan import (
+    LINE_SCAN_MAX,
+    line_scanner,
+    quoted_at,
+    result_items,
+    scan_items,
+    typed_result,
+    unquote,
+)
 
 
 class LineToken(str):
@@ -190,10 +198,10 @@ def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], lis
     it holds and its unclosed quotes."""
     after: list[Field] = []
     faults: list[QuoteFault] = []
-    if "=" in raw:
-        scan = scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
+    head, scan = result_items(raw, col)
+    if scan is not None:
         after, faults = scan.fields, scan.faults
-    result = classify_result(raw, col, line, after)
+    result = typed_result(raw, col, line, after, head)
     if result.kind == "blob" and after:
         # A blob pointer's own attributes are not fields of the event.
         head_end = result.col + len(result.head)

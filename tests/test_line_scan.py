@@ -25,8 +25,8 @@ from test_bench_tool import bench
 import bbox_lark
 from bbox_lark import parser
 from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import LINE_SCAN_MAX
-from bbox_lark.shape import build_line, scanned_line
+from bbox_lark.scan import LINE_SCAN_MAX, classify_result, scan_item_loop, scan_items
+from bbox_lark.shape import build_line, read_result, scanned_line
 from bbox_lark.source import LineReader
 
 #: Lines the quote and arrow rules make interesting (docs/reference.md#quotes).
@@ -77,6 +77,17 @@ TRICKY = [
     "t:read a\r",
     "t:read\u2028a → [ok]",
     "s:x → @blob sha256=ab bytes=3 mime=text/plain tail=1",
+    "t:x a=b=c 1a=b a-b=c d= e.f= _=1 =x x= ==",
+    "t:x a\u00a0b=c k=\u3000v w\x0bz=1 \x1cq=2",
+    "a: so k=v and x!=y or é=1 → [ok] n=1 m==2",
+    "o: id=1 → k=v k=w",
+    "o: id=1 → [ok]k=v",
+    "o: id=1 → [3 a[b] k=v",
+    'o: id=1 → [auto: yes, reason="a]b"] k=v',
+    "o: id=1 → [ok] [a k=v] j=1",
+    "o: id=1 → [redacted:key] k=[redacted:x]",
+    "o: → k=v",
+    "o: →k=v [ok]",
 ]
 
 
@@ -84,8 +95,34 @@ def reference_node(raw: str) -> bbox_lark.Line:
     return build_line(parser.line_driver().parse(raw), raw, 7, "\n")
 
 
+def assert_same_items(raw: str) -> None:
+    """The plain item scan (no quote, no bracket: one regex) and the item loop agree, and so
+    do the result's items read past a plain bracket head and the item loop over the whole
+    result (at every arrow of the line)."""
+    for after_arrow, free_text, want_args in (
+        (False, False, True),
+        (True, True, False),
+        (False, True, False),
+    ):
+        options = {"after_arrow": after_arrow, "free_text": free_text, "want_args": want_args}
+        assert scan_items(raw, 3, **options) == scan_item_loop(raw, 3, **options), raw
+    for at in range(len(raw)):
+        if raw[at] == "→" or raw.startswith(" ->", at):
+            after = raw[at + 1 :] if raw[at] == "→" else raw[at + 3 :]
+            fast = read_result(after, 5, 7)
+            fields, faults = [], []
+            if "=" in after:
+                scan = scan_item_loop(after, 5, after_arrow=True, free_text=True, want_args=False)
+                fields, faults = scan.fields, scan.faults
+            result = classify_result(after, 5, 7, fields)
+            if result.kind == "blob":
+                fields = [f for f in fields if f.col >= result.col + len(result.head)]
+            assert fast == (result, fields, faults), raw
+
+
 def assert_same_line(raw: str) -> bool:
-    """True when the scan took the line (and gave the driver's node)."""
+    """True when the scan took the line (and gave the driver's node); the item scans agree on it."""
+    assert_same_items(raw)
     scanned = scanned_line(raw, 7, "\n")
     if scanned is None:
         return False
