@@ -31,10 +31,6 @@ class Patterns:
     fence: re.Pattern[str]
     #: Result-head terminal name -> result kind.
     head_kinds: dict[str, str]
-    #: In text without a quote or a bracket (no QUOTED, no LIST: every item is a run of
-    #: non-whitespace), the fields and the positional words, found without a loop over items.
-    plain_field: re.Pattern[str]
-    plain_word: re.Pattern[str]
 
 
 @cache
@@ -48,13 +44,6 @@ def patterns() -> Patterns:
     item = f"({terminal_pattern('ITEM_WS')})?(?:{parts})"
     head_kinds = vocabulary().result_heads
     heads = alternation({name: name for name in head_kinds})
-    # WORD is a run of one character class (`\S+`): an item starts where no such
-    # character stands before it.
-    word = terminal_pattern("WORD")
-    word_char = word.removesuffix("+")
-    assert word == word_char + "+" and re.fullmatch(r"\\[A-Za-z]|\[[^\]]*\]", word_char), word
-    item_start = f"(?<!{word_char})"
-    field = terminal_pattern("FIELD")
     return Patterns(
         item=re.compile(item),
         quoted=re.compile(terminal_pattern("QUOTED")),
@@ -64,8 +53,6 @@ def patterns() -> Patterns:
         blob=re.compile(terminal_pattern("BLOB")),
         fence=re.compile(terminal_pattern("FENCE")),
         head_kinds=dict(head_kinds),
-        plain_field=re.compile(f"{item_start}{field}"),
-        plain_word=re.compile(f"{item_start}(?!{field}){word}"),
     )
 
 
@@ -244,29 +231,6 @@ def scan_items(
     unterminated-quote faults, following the grammar's ``items`` rule."""
     pats = patterns()
     fields: list[Field] = []
-    if '"' not in text and "[" not in text:
-        # No quoted string, no list, so no fault: each field and word is a run of
-        # non-whitespace; the regex engine finds them without a Python loop over the words.
-        for match in pats.plain_field.finditer(text):
-            key, _, raw_value = match[0].partition("=")
-            start = col + match.start()
-            fields.append(Field(key, raw_value, raw_value, start, start + len(key) + 1, False, after_arrow))
-        return Scan(fields, pats.plain_word.findall(text) if want_args else [], [])
-    return scan_item_loop(text, col, after_arrow=after_arrow, free_text=free_text, want_args=want_args)
-
-
-def scan_item_loop(
-    text: str,
-    col: int,
-    *,
-    after_arrow: bool = False,
-    free_text: bool = False,
-    want_args: bool = True,
-) -> Scan:
-    """:func:`scan_items` item by item: the general path (quotes, lists), and the reference
-    for the plain one (``tests/test_line_scan.py`` compares them)."""
-    pats = patterns()
-    fields: list[Field] = []
     args: list[Any] = []
     faults: list[QuoteFault] = []
     # Positions are kept by adding lengths: every item starts right after the whitespace
@@ -365,20 +329,21 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
 
 def result_items(raw: str, col: int) -> tuple[re.Match[str] | None, Scan | None]:
     """The result head of the text after an arrow (``raw``, at column ``col``) and, when it
-    holds a ``=``, its items (after the arrow: fields and quote faults, no arguments). A
-    bracket head without a quote or a bracket inside, followed by plain text, is one LIST
-    item to the item scan: the items are then the plain ones after the head, found by one
-    regex (the item loop over the whole text is the reference, and the general path)."""
+    holds a ``=``, its items (after the arrow: fields and quote faults, no arguments).
+
+    A bracket head with no quote and no bracket inside is exactly one LIST item to the item
+    scan, and the items after it do not depend on what stands before them (no item pattern
+    looks behind, and after the arrow no quote looks at its opener), so only the text after
+    the head is scanned (``tests/test_line_scan.py`` compares with the scan of the whole)."""
     pats = patterns()
     match = pats.result_head.match(raw)
     if "=" not in raw:
         return match, None
     if match is not None:
-        end = match.end()
         head = match[match.lastgroup or 0]
-        rest = raw[end:]
-        if head[0] == "[" and '"' not in head and "[" not in head[1:] and '"' not in rest and "[" not in rest:
-            return match, scan_items(rest, col + end, after_arrow=True, free_text=True, want_args=False)
+        if head[0] == "[" and '"' not in head and "[" not in head[1:]:
+            end = match.end()
+            return match, scan_items(raw[end:], col + end, after_arrow=True, free_text=True, want_args=False)
     return match, scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
 
 

@@ -8,6 +8,7 @@ makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import cache
 from typing import Any
@@ -348,7 +349,33 @@ def event_node(
         found = scan_items(raw[offset:], offset + 1, free_text=True, want_args=False).fields
         metric_nodes = tuple(found)
         metrics = field_dict(found)
-    return node_class(kind)(
+    cls = node_class(kind)
+    if _positional():
+        return cls(
+            kind,
+            line,
+            raw,
+            eol,
+            1,
+            prefix,
+            name,
+            name_col,
+            spaced,
+            text,
+            text_col,
+            field_dict(nodes),
+            tuple(nodes),
+            tuple(args),
+            arrow_text,
+            arrow_col,
+            result,
+            metrics,
+            metric_nodes,
+            (),
+            tuple(faults),
+            False,
+        )
+    return cls(
         kind,
         line,
         raw,
@@ -369,6 +396,42 @@ def event_node(
         metric_nodes=metric_nodes,
         quote_faults=tuple(faults),
     )
+
+
+#: The fields of every event node class, in order: :func:`event_node` passes them by
+#: position (a fifth of the cost of making the node is matching 17 keywords), as long as the
+#: classes have exactly these (:func:`_positional`; else it passes keywords).
+_EVENT_FIELDS = (
+    "kind",
+    "line",
+    "source",
+    "eol",
+    "col",
+    "prefix",
+    "name",
+    "name_col",
+    "spaced_name",
+    "text",
+    "text_col",
+    "fields",
+    "field_nodes",
+    "args",
+    "arrow",
+    "arrow_col",
+    "result",
+    "metrics",
+    "metric_nodes",
+    "continuation",
+    "quote_faults",
+    "oversized",
+)
+
+
+@cache
+def _positional() -> bool:
+    """True when every event node class has exactly :data:`_EVENT_FIELDS`, in that order."""
+    classes: list[type[Event]] = [Event, *_classes().values()]
+    return all(tuple(f.name for f in dataclasses.fields(cls)) == _EVENT_FIELDS for cls in classes)
 
 
 @cache

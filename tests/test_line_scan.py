@@ -25,7 +25,7 @@ from test_bench_tool import bench
 import bbox_lark
 from bbox_lark import parser
 from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import LINE_SCAN_MAX, classify_result, scan_item_loop, scan_items
+from bbox_lark.scan import LINE_SCAN_MAX, classify_result, scan_items
 from bbox_lark.shape import build_line, read_result, scanned_line
 from bbox_lark.source import LineReader
 
@@ -88,6 +88,8 @@ TRICKY = [
     "o: id=1 → [redacted:key] k=[redacted:x]",
     "o: → k=v",
     "o: →k=v [ok]",
+    'o: → [ok]"k=v" j="a b" "q',
+    'o: → [ok]"x y=1" [1 line] k=[a, "b"]',
 ]
 
 
@@ -95,34 +97,25 @@ def reference_node(raw: str) -> bbox_lark.Line:
     return build_line(parser.line_driver().parse(raw), raw, 7, "\n")
 
 
-def assert_same_items(raw: str) -> None:
-    """The plain item scan (no quote, no bracket: one regex) and the item loop agree, and so
-    do the result's items read past a plain bracket head and the item loop over the whole
-    result (at every arrow of the line)."""
-    for after_arrow, free_text, want_args in (
-        (False, False, True),
-        (True, True, False),
-        (False, True, False),
-    ):
-        options = {"after_arrow": after_arrow, "free_text": free_text, "want_args": want_args}
-        assert scan_items(raw, 3, **options) == scan_item_loop(raw, 3, **options), raw
+def assert_same_result(raw: str) -> None:
+    """At every arrow of ``raw``: the result's items read after its head (:func:`read_result`)
+    are those of the item scan over the whole result text."""
     for at in range(len(raw)):
         if raw[at] == "→" or raw.startswith(" ->", at):
             after = raw[at + 1 :] if raw[at] == "→" else raw[at + 3 :]
-            fast = read_result(after, 5, 7)
             fields, faults = [], []
             if "=" in after:
-                scan = scan_item_loop(after, 5, after_arrow=True, free_text=True, want_args=False)
+                scan = scan_items(after, 5, after_arrow=True, free_text=True, want_args=False)
                 fields, faults = scan.fields, scan.faults
             result = classify_result(after, 5, 7, fields)
             if result.kind == "blob":
                 fields = [f for f in fields if f.col >= result.col + len(result.head)]
-            assert fast == (result, fields, faults), raw
+            assert read_result(after, 5, 7) == (result, fields, faults), raw
 
 
 def assert_same_line(raw: str) -> bool:
-    """True when the scan took the line (and gave the driver's node); the item scans agree on it."""
-    assert_same_items(raw)
+    """True when the scan took the line (and gave the driver's node); the result scans agree on it."""
+    assert_same_result(raw)
     scanned = scanned_line(raw, 7, "\n")
     if scanned is None:
         return False
@@ -267,3 +260,12 @@ def test_grammar_lines(raw: str) -> None:
 def test_documents(text: str) -> None:
     with pytest.MonkeyPatch.context() as monkeypatch:
         both_paths(text, monkeypatch)
+
+
+def test_nodes_are_made_by_position_and_the_same_by_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bbox_lark import shape
+
+    assert shape._positional()  # the node classes have the fields event_node passes in order
+    by_position = [scanned_line(raw, 3, "\n") for raw in TRICKY]
+    monkeypatch.setattr(shape, "_positional", lambda: False)
+    assert [scanned_line(raw, 3, "\n") for raw in TRICKY] == by_position
