@@ -31,6 +31,8 @@ class Patterns:
     fence: re.Pattern[str]
     #: Result-head terminal name -> result kind.
     head_kinds: dict[str, str]
+    #: The result kinds that are status words (they carry no values).
+    statuses: frozenset[str]
 
 
 @cache
@@ -53,6 +55,7 @@ def patterns() -> Patterns:
         blob=re.compile(terminal_pattern("BLOB")),
         fence=re.compile(terminal_pattern("FENCE")),
         head_kinds=dict(head_kinds),
+        statuses=vocabulary().start_statuses | vocabulary().final_statuses,
     )
 
 
@@ -229,6 +232,23 @@ def scan_items(
 ) -> Scan:
     """Split ``text`` (which starts at column ``col``) into fields, positional arguments and
     unterminated-quote faults, following the grammar's ``items`` rule."""
+    if "=" not in text and '"' not in text and "[" not in text:
+        # No FIELD, QUOTED or LIST can start here, and no fault: every item is a WORD, a run
+        # of non-whitespace (`\s` is `str.isspace`, tests/test_vocabulary.py).
+        return Scan([], text.split() if want_args else [], [])
+    return scan_item_loop(text, col, after_arrow=after_arrow, free_text=free_text, want_args=want_args)
+
+
+def scan_item_loop(
+    text: str,
+    col: int,
+    *,
+    after_arrow: bool = False,
+    free_text: bool = False,
+    want_args: bool = True,
+) -> Scan:
+    """:func:`scan_items` item by item, whatever the text holds (the reference for its
+    shortcut: ``tests/test_line_scan.py`` compares them)."""
     pats = patterns()
     fields: list[Field] = []
     args: list[Any] = []
@@ -363,6 +383,8 @@ def typed_result(raw: str, col: int, line: int, fields: list[Field], match: re.M
     head = match[group]
     rest = raw[match.end() :].strip()
     kind = pats.head_kinds[group]
+    if kind in pats.statuses:  # `[ok]`, `[running]`, ...: nothing more to read
+        return Result(kind, text, text_col, head, rest)
     if kind == "count":
         count = _COUNT.fullmatch(head)
         number = to_int(count[1]) if count else None

@@ -25,7 +25,7 @@ from test_bench_tool import bench
 import bbox_lark
 from bbox_lark import parser
 from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import LINE_SCAN_MAX, classify_result, scan_items
+from bbox_lark.scan import LINE_SCAN_MAX, classify_result, scan_item_loop, scan_items
 from bbox_lark.shape import build_line, read_result, scanned_line
 from bbox_lark.source import LineReader
 
@@ -97,6 +97,19 @@ def reference_node(raw: str) -> bbox_lark.Line:
     return build_line(parser.line_driver().parse(raw), raw, 7, "\n")
 
 
+def assert_same_items(raw: str) -> None:
+    """:func:`scan_items` (with its shortcut for text that holds no ``=``, quote or bracket)
+    and the item loop agree on the line and on each of its words."""
+    for text in (raw, *raw.split(" ")):
+        for after_arrow, free_text, want_args in (
+            (False, False, True),
+            (True, True, False),
+            (False, True, False),
+        ):
+            options = {"after_arrow": after_arrow, "free_text": free_text, "want_args": want_args}
+            assert scan_items(text, 3, **options) == scan_item_loop(text, 3, **options), text
+
+
 def assert_same_result(raw: str) -> None:
     """At every arrow of ``raw``: the result's items read after its head (:func:`read_result`)
     are those of the item scan over the whole result text."""
@@ -114,7 +127,9 @@ def assert_same_result(raw: str) -> None:
 
 
 def assert_same_line(raw: str) -> bool:
-    """True when the scan took the line (and gave the driver's node); the result scans agree on it."""
+    """True when the scan took the line (and gave the driver's node); the item and result
+    scans agree on it."""
+    assert_same_items(raw)
     assert_same_result(raw)
     scanned = scanned_line(raw, 7, "\n")
     if scanned is None:
