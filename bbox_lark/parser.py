@@ -182,13 +182,17 @@ LINE_SCAN = True
 
 def _line_parser() -> Callable[[str, int, str], Line]:
     """The function that parses one body line (``raw, line, eol``) into its node."""
-    parse = line_driver().parse
     if not LINE_SCAN:
+        parse = line_driver().parse
         return lambda raw, line, eol: build_line(parse(raw), raw, line, eol)
 
     def parse_one(raw: str, line: int, eol: str) -> Line:
         node = scanned_line(raw, line, eol)
-        return node if node is not None else build_line(parse(raw), raw, line, eol)
+        if node is not None:
+            return node
+        # The driver is made when a line first needs it (a file the scan reads whole never
+        # builds its tables).
+        return build_line(line_driver().parse(raw), raw, line, eol)
 
     return parse_one
 
