@@ -5,6 +5,10 @@ The line grammar keeps the call part, the result and the metrics comment as sing
 level start rules ``items`` and ``result``; this module compiles those rules' terminal
 patterns, taken from the loaded grammar, into plain ``re`` scanners. No pattern here is
 written by hand, so the grammar stays the single source of truth.
+
+The first level has a scanner here too: :func:`line_scanner`, one anchored regex composed
+of the ``line`` rule's terminals, which reads the common line shapes' tokens in one match
+(the LALR driver reads the rest).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """From Lark's view of one line to a typed AST node (the parse path; building nodes from
 values is :mod:`bbox_lark.transform`, above the parser).
 
-:class:`LineShaper` is passed to Lark as an inline transformer, so no parse tree is ever
-built: each rule's callback turns its tokens into a small tuple. :func:`build_line` then
-makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
+:func:`scanned_line` makes the node of a common line straight from the spans of the one
+anchored scan (:func:`bbox_lark.scan.line_scanner`). Any other line goes through the LALR
+driver, to which :class:`LineShaper` is passed as an inline transformer, so no parse tree is
+ever built: each rule's callback turns its tokens into a small tuple, and :func:`build_line`
+makes the frozen node. Both paths meet in :func:`event_node`, which splits the coarse tokens
+with :mod:`bbox_lark.scan`.
 """
 
 from __future__ import annotations
