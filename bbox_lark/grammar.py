@@ -111,6 +111,21 @@ def terminal_pattern(name: str) -> str:
 
 
 @cache
+def possessive_pattern(name: str) -> str:
+    """:func:`terminal_pattern` with its trailing group repetition made possessive
+    (``(…)*`` → ``(…)*+``), when it has one. At the end of a terminal a repetition never
+    gives anything back, so every match is the same; but Python's ``re`` keeps backtracking
+    state for each repetition of a group, which for a 10 MB call part (``CALL_TEXT``: one
+    iteration per word or field) was a gigabyte at the peak (docs/design.md, "Long lines
+    and memory")."""
+    pattern = terminal_pattern(name)
+    backslashes = len(pattern[:-2]) - len(pattern[:-2].rstrip("\\"))
+    if not pattern.endswith(")*") or backslashes % 2:
+        return pattern  # no trailing group repetition (`\)*` is a literal bracket repeated)
+    return pattern + "+"
+
+
+@cache
 def compiled(name: str) -> re.Pattern[str]:
     """The compiled pattern of terminal ``name``."""
     return re.compile(terminal_pattern(name))

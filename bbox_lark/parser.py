@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import itertools
 import re
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
 from typing import Any, cast
@@ -22,9 +22,9 @@ from bbox_lark.ast import Continuation, Document, Event, Header, HeaderLine, Lin
 
 # Read here by the importers and the workflows; a node, so it lives with the nodes.
 from bbox_lark.ast import Head as Head
-from bbox_lark.grammar import build_lark, compiled, plain_parser, terminal_pattern
+from bbox_lark.grammar import build_lark, compiled, plain_parser, possessive_pattern, terminal_pattern
 from bbox_lark.header import MAX_HEADER_BYTES, read_header
-from bbox_lark.shape import LineShaper, LineToken, Parts, build_line
+from bbox_lark.shape import LineShaper, LineToken, Parts, build_line, scanned_line
 from bbox_lark.source import DEFAULT_MAX_LINE, LineReader, Source
 
 _SURROGATES = re.compile("[\udc80-\udcff]")
@@ -158,30 +158,48 @@ def line_driver() -> LineDriver:
 
 def _possessive(scanner: re.Pattern[str]) -> re.Pattern[str]:
     """A contextual lexer's scanner (``(?P<NAME>pattern)|…``) with the trailing group
-    repetition of each terminal made possessive (``(…)*`` → ``(…)*+``). At the end of its
-    branch a repetition never gives anything back, so every match is the same; but
-    Python's ``re`` keeps backtracking state for each repetition of a group, which for a
-    10 MB call part (``CALL_TEXT``, ``FREE_TEXT``: one iteration per word or field) was a
-    gigabyte at the peak (docs/design.md, "Long lines and memory")."""
+    repetition of each terminal made possessive (:func:`bbox_lark.grammar.possessive_pattern`):
+    the same matches, without a gigabyte of backtracking state on a 10 MB line."""
     source = scanner.pattern
     changed = source
     for name in scanner.groupindex:
         try:
             pattern = terminal_pattern(name)
+            possessive = possessive_pattern(name)
         except (KeyError, ValueError, AttributeError):
             continue
-        backslashes = len(pattern[:-2]) - len(pattern[:-2].rstrip("\\"))
-        if not pattern.endswith(")*") or backslashes % 2:
-            continue  # no trailing group repetition (`\)*` is a literal bracket repeated)
         whole = f"(?P<{name}>{pattern})"
-        if whole in changed:
-            changed = changed.replace(whole, f"(?P<{name}>{pattern}+)")
+        if possessive != pattern and whole in changed:
+            changed = changed.replace(whole, f"(?P<{name}>{possessive})")
     return scanner if changed == source else re.compile(changed, scanner.flags)
+
+
+#: Body lines are read by the one anchored scan first (:func:`bbox_lark.shape.scanned_line`)
+#: and by the LALR driver when the scan does not take them. False: every line goes through
+#: the driver, the reference path (``tests/test_line_scan.py`` compares the two).
+LINE_SCAN = True
+
+
+def _line_parser() -> Callable[[str, int, str], Line]:
+    """The function that parses one body line (``raw, line, eol``) into its node."""
+    if not LINE_SCAN:
+        parse = line_driver().parse
+        return lambda raw, line, eol: build_line(parse(raw), raw, line, eol)
+
+    def parse_one(raw: str, line: int, eol: str) -> Line:
+        node = scanned_line(raw, line, eol)
+        if node is not None:
+            return node
+        # The driver is made when a line first needs it (a file the scan reads whole never
+        # builds its tables).
+        return build_line(line_driver().parse(raw), raw, line, eol)
+
+    return parse_one
 
 
 def parse_line(raw: str, line: int = 1, eol: str = "") -> Line:
     """Parse one body line's text (without its ending) into its AST node."""
-    return build_line(line_driver().parse(raw), raw, line, eol)
+    return _line_parser()(raw, line, eol)
 
 
 def reparse(node: Event, text: str) -> Event:
@@ -209,14 +227,14 @@ def iter_body(
     lines: list[tuple[str, str]], start: int, oversized: frozenset[int] = frozenset()
 ) -> Iterator[Line]:
     """Parse body lines one by one (``start`` is the index of the first), streaming."""
-    parse = line_driver().parse
+    parse = _line_parser()
     for index in range(start, len(lines)):
         raw, eol = lines[index]
         number = index + 1
         if number in oversized:
             yield Unknown("unknown", number, raw, eol, oversized=True)
             continue
-        yield build_line(parse(raw), raw, number, eol)
+        yield parse(raw, number, eol)
 
 
 def attach_continuations(nodes: list[Line]) -> tuple[Line, ...]:
@@ -388,7 +406,7 @@ def _parse_body(
 ) -> Iterator[Line]:
     """Parse each body line as it comes (line ``number`` first), with the cyclic garbage
     collector paused; it collects the young generation once per :data:`GC_BATCH` lines."""
-    parse = line_driver().parse
+    parse = _line_parser()
     enabled = gc.isenabled()
     gc.disable()  # millions of small objects: the cyclic GC would run constantly
     try:
@@ -397,7 +415,7 @@ def _parse_body(
             if oversized:
                 yield Unknown("unknown", number, raw, eol, oversized=True)
             else:
-                yield build_line(parse(raw), raw, number, eol)
+                yield parse(raw, number, eol)
             number += 1
             countdown -= 1
             if not countdown:

@@ -5,6 +5,10 @@ The line grammar keeps the call part, the result and the metrics comment as sing
 level start rules ``items`` and ``result``; this module compiles those rules' terminal
 patterns, taken from the loaded grammar, into plain ``re`` scanners. No pattern here is
 written by hand, so the grammar stays the single source of truth.
+
+The first level has a scanner here too: :func:`line_scanner`, one anchored regex composed
+of the ``line`` rule's terminals, which reads the common line shapes' tokens in one match
+(the LALR driver reads the rest).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlobPointer, Document, Event, Field, Line, QuoteFault, Redaction, Result
-from bbox_lark.grammar import opens_string, terminal_pattern, vocabulary
+from bbox_lark.grammar import opens_string, possessive_pattern, terminal_pattern, vocabulary
 from bbox_lark.values import to_int
 
 
@@ -31,6 +35,8 @@ class Patterns:
     fence: re.Pattern[str]
     #: Result-head terminal name -> result kind.
     head_kinds: dict[str, str]
+    #: The result kinds that are status words (they carry no values).
+    statuses: frozenset[str]
 
 
 @cache
@@ -53,6 +59,55 @@ def patterns() -> Patterns:
         blob=re.compile(terminal_pattern("BLOB")),
         fence=re.compile(terminal_pattern("FENCE")),
         head_kinds=dict(head_kinds),
+        statuses=vocabulary().start_statuses | vocabulary().final_statuses,
+    )
+
+
+#: Lines longer than this are left to the LALR driver (the reference path): the one scan is
+#: linear too (possessive repetitions, atomic tokens), but a line this long is rare and its
+#: cost is the regex engine's, not the per-token work the scan saves.
+LINE_SCAN_MAX = 64 * 1024
+
+
+@cache
+def line_scanner() -> re.Pattern[str]:
+    """One anchored scan for the common line shapes, composed of the grammar's own terminals.
+
+    A blank line (``BLANK?``), a continuation (``CONTINUATION``), or an event or lifecycle
+    head (the prefix terminals of ``line``, ``AT_OTHER`` for ``@name``) followed by the
+    tail the grammar gives it: ``call_tail`` (``CALL_TEXT? RESULT? METRICS?``) or
+    ``free_tail`` (``FREE_TEXT? FREE_RESULT? METRICS?``), then the line's end. Each token is
+    an atomic group: it matches exactly what the contextual lexer's scanner matches at that
+    position and never gives anything back, so the groups are the lexer's tokens (the
+    terminals of one tail are disjoint where they start: ``CALL_TEXT`` stops where ``RESULT``
+    or ``METRICS`` would match, which is how the lexer's priorities split them). A line the
+    scan does not take (a comment, an unknown line, anything it cannot prove) goes to the LALR
+    driver; ``tests/test_line_scan.py`` checks that both give the same nodes.
+
+    Groups: ``blank``, ``cont``; ``call`` or ``free`` (the head token), ``text``,
+    ``result``, ``metrics``."""
+    vocab = vocabulary()
+    free_kinds = {vocab.prefix_kinds[prefix] for prefix in vocab.free_text_prefixes}
+    call_heads = [name for name, kind in vocab.head_kinds.items() if kind not in free_kinds]
+    free_heads = [name for name, kind in vocab.head_kinds.items() if kind in free_kinds]
+    # `@name`: the lexer takes the longest name and looks the primitives up in it.
+    call_heads.append("AT_OTHER")
+
+    def token(name: str) -> str:
+        return f"(?>{possessive_pattern(name)})"
+
+    def heads(names: list[str]) -> str:
+        return "(?>" + "|".join(terminal_pattern(name) for name in names) + ")"
+
+    tail = (
+        f"(?P<text>(?(call){token('CALL_TEXT')}|{token('FREE_TEXT')}))?"
+        f"(?P<result>(?(call){token('RESULT')}|{token('FREE_RESULT')}))?"
+        f"(?P<metrics>{token('METRICS')})?"
+    )
+    return re.compile(
+        f"(?:(?P<blank>(?:{terminal_pattern('BLANK')})?)"
+        f"|(?P<cont>{token('CONTINUATION')})"
+        f"|(?:(?P<call>{heads(call_heads)})|(?P<free>{heads(free_heads)})){tail})\\Z"
     )
 
 
@@ -181,6 +236,23 @@ def scan_items(
 ) -> Scan:
     """Split ``text`` (which starts at column ``col``) into fields, positional arguments and
     unterminated-quote faults, following the grammar's ``items`` rule."""
+    if "=" not in text and '"' not in text and "[" not in text:
+        # No FIELD, QUOTED or LIST can start here, and no fault: every item is a WORD, a run
+        # of non-whitespace (`\s` is `str.isspace`, tests/test_vocabulary.py).
+        return Scan([], text.split() if want_args else [], [])
+    return scan_item_loop(text, col, after_arrow=after_arrow, free_text=free_text, want_args=want_args)
+
+
+def scan_item_loop(
+    text: str,
+    col: int,
+    *,
+    after_arrow: bool = False,
+    free_text: bool = False,
+    want_args: bool = True,
+) -> Scan:
+    """:func:`scan_items` item by item, whatever the text holds (the reference for its
+    shortcut: ``tests/test_line_scan.py`` compares them)."""
     pats = patterns()
     fields: list[Field] = []
     args: list[Any] = []
@@ -276,12 +348,37 @@ def _choices(body: str) -> tuple[str, ...]:
 def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Result:
     """Type the text after an arrow (``raw`` starts at column ``col``) following the
     grammar's ``result`` rule. ``fields`` are the fields scanned from the same text."""
+    return typed_result(raw, col, line, fields, patterns().result_head.match(raw))
+
+
+def result_items(raw: str, col: int) -> tuple[re.Match[str] | None, Scan | None]:
+    """The result head of the text after an arrow (``raw``, at column ``col``) and, when it
+    holds a ``=``, its items (after the arrow: fields and quote faults, no arguments).
+
+    A bracket head with no quote and no bracket inside is exactly one LIST item to the item
+    scan, and the items after it do not depend on what stands before them (no item pattern
+    looks behind, and after the arrow no quote looks at its opener), so only the text after
+    the head is scanned (``tests/test_line_scan.py`` compares with the scan of the whole)."""
+    pats = patterns()
+    match = pats.result_head.match(raw)
+    if "=" not in raw:
+        return match, None
+    if match is not None:
+        head = match[match.lastgroup or 0]
+        if head[0] == "[" and '"' not in head and "[" not in head[1:]:
+            end = match.end()
+            return match, scan_items(raw[end:], col + end, after_arrow=True, free_text=True, want_args=False)
+    return match, scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
+
+
+def typed_result(raw: str, col: int, line: int, fields: list[Field], match: re.Match[str] | None) -> Result:
+    """:func:`classify_result` with the result head already matched (``match``: of
+    ``patterns().result_head`` on ``raw``)."""
     text = raw.strip()
     if not text:
         return Result("empty", "", col)
     text_col = col + (len(raw) - len(raw.lstrip()))
     pats = patterns()
-    match = pats.result_head.match(raw)
     if match is None:
         if fields and _only_fields(text):
             return Result("fields", text, text_col)
@@ -290,6 +387,8 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
     head = match[group]
     rest = raw[match.end() :].strip()
     kind = pats.head_kinds[group]
+    if kind in pats.statuses:  # `[ok]`, `[running]`, ...: nothing more to read
+        return Result(kind, text, text_col, head, rest)
     if kind == "count":
         count = _COUNT.fullmatch(head)
         number = to_int(count[1]) if count else None

@@ -1,13 +1,17 @@
 """From Lark's view of one line to a typed AST node (the parse path; building nodes from
 values is :mod:`bbox_lark.transform`, above the parser).
 
-:class:`LineShaper` is passed to Lark as an inline transformer, so no parse tree is ever
-built: each rule's callback turns its tokens into a small tuple. :func:`build_line` then
-makes the frozen node, splitting the coarse tokens with :mod:`bbox_lark.scan`.
+:func:`scanned_line` makes the node of a common line straight from the spans of the one
+anchored scan (:func:`bbox_lark.scan.line_scanner`). Any other line goes through the LALR
+driver, to which :class:`LineShaper` is passed as an inline transformer, so no parse tree is
+ever built: each rule's callback turns its tokens into a small tuple, and :func:`build_line`
+makes the frozen node. Both paths meet in :func:`event_node`, which splits the coarse tokens
+with :mod:`bbox_lark.scan`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import cache
 from typing import Any
@@ -30,7 +34,15 @@ from bbox_lark.ast import (
     Unknown,
 )
 from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import classify_result, quoted_at, scan_items, unquote
+from bbox_lark.scan import (
+    LINE_SCAN_MAX,
+    line_scanner,
+    quoted_at,
+    result_items,
+    scan_items,
+    typed_result,
+    unquote,
+)
 
 
 class LineToken(str):
@@ -190,10 +202,10 @@ def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], lis
     it holds and its unclosed quotes."""
     after: list[Field] = []
     faults: list[QuoteFault] = []
-    if "=" in raw:
-        scan = scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
+    head, scan = result_items(raw, col)
+    if scan is not None:
         after, faults = scan.fields, scan.faults
-    result = classify_result(raw, col, line, after)
+    result = typed_result(raw, col, line, after, head)
     if result.kind == "blob" and after:
         # A blob pointer's own attributes are not fields of the event.
         head_end = result.col + len(result.head)
@@ -202,15 +214,89 @@ def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], lis
 
 
 def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
+    """The event of the LALR driver's parts: its tokens as spans of ``raw``."""
     what, kind, head, (text_token, result_token, metrics_token) = parts
+    text_end = text_token.start_pos + len(text_token) if text_token is not None else -1
+    return event_node(
+        kind,
+        what == "lifecycle",
+        str(head),
+        raw,
+        text_token.start_pos if text_token is not None else -1,
+        text_end,
+        result_token.start_pos if result_token is not None else -1,
+        result_token.start_pos + len(result_token) if result_token is not None else -1,
+        metrics_token.start_pos if metrics_token is not None else -1,
+        line,
+        eol,
+    )
+
+
+def scanned_line(raw: str, line: int, eol: str) -> Line | None:
+    """The node of ``raw`` from the one anchored scan (:func:`bbox_lark.scan.line_scanner`),
+    or None when the scan does not take the line (the LALR driver then parses it)."""
+    if len(raw) > LINE_SCAN_MAX:
+        return None
+    match = line_scanner().match(raw)
+    if match is None:
+        return None
+    head = match["call"]
+    if head is None:
+        head = match["free"]
+        if head is None:
+            if match["blank"] is not None:
+                return BlankLine(line, raw, eol)
+            return Continuation(line, raw, eol)
+    lifecycle = head[0] == "@"
+    kind = "lifecycle" if lifecycle else _head_kinds()[head.partition(":")[0]]
+    text_start, text_end = match.span("text")
+    result_start, result_end = match.span("result")
+    return event_node(
+        kind,
+        lifecycle,
+        head,
+        raw,
+        text_start,
+        text_end,
+        result_start,
+        result_end,
+        match.start("metrics"),
+        line,
+        eol,
+    )
+
+
+@cache
+def _head_kinds() -> dict[str, str]:
+    return vocabulary().prefix_kinds
+
+
+def event_node(
+    kind: str,
+    lifecycle: bool,
+    head: str,
+    raw: str,
+    text_start: int,
+    text_end: int,
+    result_start: int,
+    result_end: int,
+    metrics_start: int,
+    line: int,
+    eol: str,
+) -> Event:
+    """The node of an event or lifecycle line from its tokens' spans in ``raw`` (-1: absent):
+    the head (prefix and name, or ``@primitive``), the call text, the result (from its arrow)
+    and a trailing ``# metrics`` comment."""
     spaced = False
     leading_args: list[Any] = []
-    text_start = text_token.start_pos if text_token is not None else len(raw)
-    call = str(text_token) if text_token is not None else ""
-    if what == "lifecycle":
+    if text_start >= 0:
+        call = raw[text_start:text_end]
+    else:
+        call, text_start = "", len(raw)
+    if lifecycle:
         prefix, name, name_col = "@", head[1:], 2
     else:
-        prefix, _, name = str(head).partition(":")
+        prefix, _, name = head.partition(":")
         name_col = len(prefix) + 2
         if kind == "mode":
             stripped = name.lstrip()
@@ -252,23 +338,48 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
         nodes, args, faults = scan.fields, leading_args + scan.args, scan.faults
     result = None
     arrow_text = arrow_col = None
-    if result_token is not None:
-        arrow_text = "→" if result_token.startswith("→") else "->"
-        arrow_col = result_token.start_pos + 1
-        result_raw = result_token[len(arrow_text) :]
+    if result_start >= 0:
+        arrow_text = "→" if raw[result_start] == "→" else "->"
+        arrow_col = result_start + 1
+        result_raw = raw[result_start + len(arrow_text) : result_end]
         result, after, after_faults = read_result(result_raw, arrow_col + len(arrow_text), line)
         faults.extend(after_faults)
         nodes.extend(after)
     metrics = None
     metric_nodes: tuple[Field, ...] = ()
-    if metrics_token is not None:
-        offset = metrics_token.index("metrics") + len("metrics")
-        found = scan_items(
-            metrics_token[offset:], metrics_token.start_pos + 1 + offset, free_text=True, want_args=False
-        ).fields
+    if metrics_start >= 0:
+        offset = raw.index("metrics", metrics_start) + len("metrics")
+        found = scan_items(raw[offset:], offset + 1, free_text=True, want_args=False).fields
         metric_nodes = tuple(found)
         metrics = field_dict(found)
-    return node_class(kind)(
+    cls = node_class(kind)
+    if _positional():
+        return cls(
+            kind,
+            line,
+            raw,
+            eol,
+            1,
+            prefix,
+            name,
+            name_col,
+            spaced,
+            text,
+            text_col,
+            field_dict(nodes),
+            tuple(nodes),
+            tuple(args),
+            arrow_text,
+            arrow_col,
+            result,
+            metrics,
+            metric_nodes,
+            (),
+            tuple(faults),
+            False,
+            None,
+        )
+    return cls(
         kind,
         line,
         raw,
@@ -289,6 +400,43 @@ def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
         metric_nodes=metric_nodes,
         quote_faults=tuple(faults),
     )
+
+
+#: The fields of every event node class, in order: :func:`event_node` passes them by
+#: position (a fifth of the cost of making the node is matching 17 keywords), as long as the
+#: classes have exactly these (:func:`_positional`; else it passes keywords).
+_EVENT_FIELDS = (
+    "kind",
+    "line",
+    "source",
+    "eol",
+    "col",
+    "prefix",
+    "name",
+    "name_col",
+    "spaced_name",
+    "text",
+    "text_col",
+    "fields",
+    "field_nodes",
+    "args",
+    "arrow",
+    "arrow_col",
+    "result",
+    "metrics",
+    "metric_nodes",
+    "continuation",
+    "quote_faults",
+    "oversized",
+    "emitted",
+)
+
+
+@cache
+def _positional() -> bool:
+    """True when every event node class has exactly :data:`_EVENT_FIELDS`, in that order."""
+    classes: list[type[Event]] = [Event, *_classes().values()]
+    return all(tuple(f.name for f in dataclasses.fields(cls)) == _EVENT_FIELDS for cls in classes)
 
 
 @cache

@@ -111,7 +111,8 @@ def test_the_stages_table_counts_every_line_and_grows(
 ) -> None:
     text = bench.generate_session(300)
     lines = bench.count_lines(text)
-    assert bench.stage_split(text) == bench.stage_driver(text) == lines
+    assert bench.stage_split(text) == bench.stage_scan(text) == bench.stage_driver(text) == lines
+    assert bench.scan_share(text)[1] == lines and bench.scan_share(text)[0] > lines // 2
     assert bench.stage_build(text) > 0
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -121,3 +122,4 @@ def test_the_stages_table_counts_every_line_and_grows(
     for name, _ in bench.STAGES:
         assert shown.count(name) == 2  # real logs and the generated session
     assert "re classifier (baseline)" in shown and "µs/line" in shown
+    assert shown.count("read by the one scan") == 2 and shown.count(bench.REFERENCE[0]) == 2

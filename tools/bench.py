@@ -11,8 +11,10 @@ across changes; the machine is noisy, so read the ordering, not the third digit.
   >= 1.0 with all cores. All cores: ``multiprocessing`` over the files for the real logs;
   over chunks of one big file only once the library can check a file on several cores
   (:func:`library_parallel_check`, the pending ``check --jobs``).
-* **Stages**: CPU µs per line of splitting, the LALR driver, building the nodes and every
-  check, each including the ones before it (interleaved run by run), beside the baseline.
+* **Stages**: CPU µs per line of splitting, scanning (the one anchored scan, the LALR
+  driver for the lines it declines), building the nodes and every check, each including the
+  ones before it (interleaved run by run), beside the baseline; the share of lines the scan
+  reads, and the LALR driver on every line for comparison.
 * **Peak memory**: the RSS high-water mark of a fresh ``bbox-lark check FILE`` process on
   generated files of 10k, 100k and 1M lines, and the ratio of the largest to the smallest.
 * **Export** (``bbox-lark export``, the ``scale`` extra): lines/s of a fresh ``bbox-lark
@@ -33,7 +35,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
     python tools/bench.py                      # everything: about 3 minutes here
     python tools/bench.py --quick              # 100k lines, fewer runs: under a minute
     python tools/bench.py --only startup --startup-runs 60
-    python tools/bench.py --only stages        # µs per line: split, driver, build, checks
+    python tools/bench.py --only stages        # µs per line: split, scan, build, checks
     python tools/bench.py --corpus DIR --lines 200000 --repeat 5
     python tools/bench.py --only export --export-sessions 3000
 """
@@ -277,7 +279,8 @@ def stage_split(text: str) -> int:
 
 
 def stage_driver(text: str) -> int:
-    """Splitting, then the LALR driver on each line (tokens and reductions, no nodes)."""
+    """Splitting, then the LALR driver on every line (tokens and reductions, no nodes): the
+    reference path, shown for comparison (not a stage of ``check`` any more)."""
     from bbox_lark.parser import line_driver
     from bbox_lark.source import LineReader
 
@@ -292,18 +295,51 @@ def stage_driver(text: str) -> int:
     return count
 
 
+def scan_share(text: str) -> tuple[int, int]:
+    """(lines the one anchored scan takes, lines) of ``text``."""
+    from bbox_lark.scan import LINE_SCAN_MAX, line_scanner
+    from bbox_lark.source import LineReader
+
+    match = line_scanner().match
+    taken = count = 0
+    for raw, _eol, oversized in LineReader().lines(text):
+        count += 1
+        taken += not oversized and len(raw) <= LINE_SCAN_MAX and match(raw) is not None
+    return taken, count
+
+
+def stage_scan(text: str) -> int:
+    """Splitting, then what reads each line's tokens: the one anchored scan
+    (:func:`bbox_lark.scan.line_scanner`), and the LALR driver for the lines it declines."""
+    from bbox_lark.parser import line_driver
+    from bbox_lark.scan import LINE_SCAN_MAX, line_scanner
+    from bbox_lark.source import LineReader
+
+    parse = line_driver().parse
+    match = line_scanner().match
+    count = 0
+    for raw, _eol, oversized in LineReader().lines(text):
+        if not oversized and (len(raw) > LINE_SCAN_MAX or match(raw) is None):
+            with contextlib.suppress(Exception):
+                parse(raw)
+        count += 1
+    return count
+
+
 def stage_build(text: str) -> int:
-    """Splitting, the driver and building every node (:func:`bbox_lark.iter_nodes`)."""
+    """Splitting, the scan and building every node (:func:`bbox_lark.iter_nodes`)."""
     return sum(1 for _ in bbox_lark.iter_nodes(text))
 
 
 #: The stages, each including the ones before it; ``check`` is the last.
 STAGES: tuple[tuple[str, Callable[[str], int]], ...] = (
     ("split (lines, byte checks)", stage_split),
-    ("scan/driver (LALR, tokens)", stage_driver),
+    ("scan (one scan; LALR if declined)", stage_scan),
     ("build (nodes)", stage_build),
     ("checks (bbox_lark.check)", bbox_check),
 )
+#: Not a stage: the LALR driver on every line, the reference path the scan replaces.
+REFERENCE = ("LALR driver, every line", stage_driver)
 
 
 def stage_times(texts: Sequence[str], repeat: int) -> dict[str, float]:
@@ -311,7 +347,7 @@ def stage_times(texts: Sequence[str], repeat: int) -> dict[str, float]:
     ``repeat``); the stages are interleaved run by run so that load falls on all alike."""
     lines = sum(count_lines(text) for text in texts)
     bbox_check(SMALL_FILE)
-    runs: list[tuple[str, Callable[[str], int]]] = [("re classifier", regex_classify), *STAGES]
+    runs: list[tuple[str, Callable[[str], int]]] = [("re classifier", regex_classify), *STAGES, REFERENCE]
     best = dict.fromkeys((name for name, _ in runs), float("inf"))
     for _ in range(max(1, repeat)):
         for name, function in runs:
@@ -323,14 +359,19 @@ def stages(label: str, texts: Sequence[str], repeat: int) -> None:
     """Print the per-stage table: µs per line, cumulative and the stage's own share."""
     micros = stage_times(texts, repeat)
     baseline = micros.pop("re classifier")
-    print(f"  {label}: {sum(count_lines(text) for text in texts):,} lines")
-    print(f"    {'re classifier (baseline)':30} {baseline:7.2f} µs/line")
+    reference = micros.pop(REFERENCE[0])
+    shares = [scan_share(text) for text in texts]
+    taken, lines = sum(t for t, _ in shares), sum(n for _, n in shares)
+    print(f"  {label}: {lines:,} lines, {taken / max(lines, 1):.1%} of them read by the one scan")
+    print(f"    {'re classifier (baseline)':34} {baseline:7.2f} µs/line")
     before = 0.0
+    split = micros[STAGES[0][0]]
     for name, total in micros.items():
         print(
-            f"    {name:30} {total:7.2f} µs/line   own {total - before:6.2f}   ratio {baseline / total:5.3f}"
+            f"    {name:34} {total:7.2f} µs/line   own {total - before:6.2f}   ratio {baseline / total:5.3f}"
         )
         before = total
+    print(f"    ({REFERENCE[0]}: own {reference - split:.2f} µs/line, for comparison with the scan)")
     print(f"    (a ratio of {GOAL_ONE} allows {baseline / GOAL_ONE:.2f} µs/line in all)")
 
 
