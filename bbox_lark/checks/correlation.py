@@ -7,7 +7,7 @@ The pairing itself (what opens a call, what completes it, which key it goes by) 
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.correlate import (
     AMBIGUOUS,
     DEFERRED,
@@ -109,9 +109,8 @@ class CorrelationRule(Rule):
 
     family = FAMILY
     keys = frozenset(KEY_FIELDS)
-
-    def wants(self, node: Line) -> bool:
-        return node.kind in _PAIRED
+    #: The lines that can open, complete or refer to a call.
+    sees = kinds("observation", "tool_progress", *FAMILIES)
 
     def __init__(self) -> None:
         self.pairer = Pairer()
@@ -139,8 +138,6 @@ class CorrelationRule(Rule):
         ctx.report("W002", line, col, f"observation for unknown call {key[0]}={key[1]}")
 
     def node(self, event: Line, ctx: Context) -> None:
-        if event.kind not in _PAIRED:
-            return
         assert isinstance(event, Event)
         outcome = self.pairer.feed(event)
         if outcome == ORPHAN:
@@ -169,7 +166,3 @@ class CorrelationRule(Rule):
                 )
             else:
                 ctx.report("W025", event.line, 1, f"`{event.prefix}:` call started here is never completed")
-
-
-#: The line kinds the pairing looks at.
-_PAIRED = frozenset({"observation", "tool_progress", *FAMILIES})

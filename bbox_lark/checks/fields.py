@@ -6,7 +6,7 @@ import bisect
 from array import array
 
 from bbox_lark.ast import Event, Field, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.grammar import vocabulary
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
@@ -118,6 +118,7 @@ class FieldRule(Rule):
     codes = frozenset({"W005", "W014"})
     family = FAMILY
     scope = "line"
+    sees = kinds(events=True, but=["unknown"])  # an unknown line has no fields
 
     def __init__(self) -> None:
         vocab = vocabulary()
@@ -125,12 +126,9 @@ class FieldRule(Rule):
         self.reference_comments = vocab.step_reference_comments
 
     def node(self, event: Line, ctx: Context) -> None:
-        kind = event.kind
-        if kind in _SKIPPED:
-            return
         assert isinstance(event, Event)
         typed = self.typed
-        if kind == "comment":
+        if event.kind == "comment":
             if event.name in self.reference_comments:
                 for node in event.field_nodes:
                     if node.key in typed:
@@ -153,6 +151,7 @@ class StepRule(Rule):
     codes = frozenset({"W004", "I007", "I009"})
     family = FAMILY
     keys = frozenset({"step"})
+    sees = kinds(events=True, but=["unknown"])
 
     def __init__(self) -> None:
         self.reference_comments = vocabulary().step_reference_comments
@@ -162,7 +161,7 @@ class StepRule(Rule):
         self.references: list[tuple[int, int, int, str]] = []
 
     def wants(self, node: Line) -> bool:
-        if node.kind in _SKIPPED:
+        if node.kind not in self.sees:
             return False
         assert isinstance(node, Event)
         if node.kind == "comment" and node.name not in self.reference_comments:
@@ -170,11 +169,8 @@ class StepRule(Rule):
         return any(field.key == "step" for field in node.field_nodes)
 
     def node(self, event: Line, ctx: Context) -> None:
-        kind = event.kind
-        if kind in _SKIPPED:
-            return
         assert isinstance(event, Event)
-        if kind == "comment":
+        if event.kind == "comment":
             if event.name in self.reference_comments:
                 for node in event.field_nodes:
                     if node.key == "step":
@@ -190,9 +186,6 @@ class StepRule(Rule):
         for line, col, step, raw in self.references:
             if steps and step not in steps:
                 ctx.report("I009", line, col, f"step={shorten(raw)} refers to a step no line has")
-
-
-_SKIPPED = frozenset({"unknown", "continuation", "blank"})
 
 
 class StepSet:

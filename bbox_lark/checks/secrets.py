@@ -11,7 +11,7 @@ leak the secret into CI logs, SARIF or JSON. Values a config lists in ``allowed-
 from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule
+from bbox_lark.checks.base import EVERY_LINE, Context, Rule, describe, example, rule
 from bbox_lark.secrets import ERROR, SecretMatch, find_secrets, might_hold_secrets
 
 FAMILY = "secrets"
@@ -68,6 +68,8 @@ class SecretRule(Rule):
 
     family = FAMILY
     scope = "line"
+    #: Every line: any text may hold a secret, and any line but a continuation ends a key block.
+    sees = EVERY_LINE
 
     def __init__(self) -> None:
         self.in_key_block = False
