@@ -10,6 +10,7 @@ from bbox_lark.ast import Event, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.correlate import (
     AMBIGUOUS,
+    COMPLETION,
     DEFERRED,
     FAMILIES,
     KEY_FIELDS,
@@ -140,6 +141,8 @@ class CorrelationRule(Rule):
     def node(self, event: Line, ctx: Context) -> None:
         assert isinstance(event, Event)
         outcome = self.pairer.feed(event)
+        if outcome <= COMPLETION:  # OTHER, CALL, COMPLETION: nothing to report (most lines)
+            return
         if outcome == ORPHAN:
             key = call_key(event)
             what = f"{key[0]}={shorten(key[1])}" if key else f"tool {shorten(event.name or '')!r}"

@@ -92,16 +92,22 @@ def _typed_problem(key: str, value: object) -> str | None:
     terminal = vocab.typed_field_terminals.get(key)
     if terminal not in _SYNTAX:
         return None
-    problem = _SYNTAX[terminal].format(levels=", ".join(vocab.levels))
     if not isinstance(value, str) or vocab.typed_fields[key].fullmatch(value) is None:
-        return problem
+        return _SYNTAX[terminal].format(levels=", ".join(vocab.levels))
     if any(is_oversized_int(part) for part in value.split("/", 1)):
         return _TOO_LARGE
-    if key == "ts" and parse_timestamp(value) is None:
-        return problem
-    if key == "attempt" and parse_attempt(value) is None:
-        return problem
+    if (key == "ts" and parse_timestamp(value) is None) or (
+        key == "attempt" and parse_attempt(value) is None
+    ):
+        return _SYNTAX[terminal].format(levels=", ".join(vocab.levels))
     return None
+
+
+def checked_keys() -> frozenset[str]:
+    """The typed keys whose values :func:`_typed_problem` checks (``ts``, ``step``, ...; not
+    the ids, which take any non-empty value)."""
+    terminals = vocabulary().typed_field_terminals
+    return frozenset(key for key, terminal in terminals.items() if terminal in _SYNTAX)
 
 
 def _typed(ctx: Context, line: int, node: Field) -> None:
@@ -121,25 +127,25 @@ class FieldRule(Rule):
     sees = kinds(events=True, but=["unknown"])  # an unknown line has no fields
 
     def __init__(self) -> None:
-        vocab = vocabulary()
-        self.typed = vocab.typed_fields
-        self.reference_comments = vocab.step_reference_comments
+        self.checked = checked_keys()
+        self.reference_comments = vocabulary().step_reference_comments
 
     def node(self, event: Line, ctx: Context) -> None:
+        # The fields' dicts hold every key of their nodes: a line without a checked key
+        # (most lines) costs one set operation, and no field node is looked at.
         assert isinstance(event, Event)
-        typed = self.typed
-        if event.kind == "comment":
-            if event.name in self.reference_comments:
-                for node in event.field_nodes:
-                    if node.key in typed:
-                        _typed(ctx, event.line, node)
+        checked = self.checked
+        if event.kind == "comment" and event.name not in self.reference_comments:
             return
-        for node in event.field_nodes:
-            if node.key in typed:
-                _typed(ctx, event.line, node)
-        for node in event.metric_nodes:
-            if node.key in typed:
-                _typed(ctx, event.line, node)
+        if not checked.isdisjoint(event.fields):
+            for node in event.field_nodes:
+                if node.key in checked:
+                    _typed(ctx, event.line, node)
+        metrics = event.metrics
+        if metrics and event.kind != "comment" and not checked.isdisjoint(metrics):
+            for node in event.metric_nodes:
+                if node.key in checked:
+                    _typed(ctx, event.line, node)
 
 
 @rule
@@ -166,10 +172,12 @@ class StepRule(Rule):
         assert isinstance(node, Event)
         if node.kind == "comment" and node.name not in self.reference_comments:
             return False
-        return any(field.key == "step" for field in node.field_nodes)
+        return "step" in node.fields
 
     def node(self, event: Line, ctx: Context) -> None:
         assert isinstance(event, Event)
+        if "step" not in event.fields:  # it holds every key of the field nodes
+            return
         if event.kind == "comment":
             if event.name in self.reference_comments:
                 for node in event.field_nodes:
