@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import field
+from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
@@ -225,16 +226,32 @@ def rule(cls: R) -> R:
 class Dispatch(dict[str, tuple[Callable[[Line, Context], None], ...]]):
     """Each kind of line -> the :meth:`Rule.node` methods of the ``rules`` that see it, in
     the rules' order (so findings are reported in the same order as when every rule saw
-    every line). A kind is looked up once a run, when its first line comes."""
+    every line). A file's checker fills it as each kind first comes; which rules see a
+    kind is worked out once a process for each selection of rules (:func:`_seeing`)."""
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         super().__init__()
         self.rules = tuple(r for r in rules if type(r).node is not Rule.node)
+        self._nodes = tuple(r.node for r in self.rules)
+        self._seeing = _seeing(tuple(type(r) for r in self.rules))
 
     def __missing__(self, kind: str) -> tuple[Callable[[Line, Context], None], ...]:
-        methods = tuple(r.node for r in self.rules if kind in r.sees)
+        seeing = self._seeing
+        at = seeing.get(kind)
+        if at is None:
+            classes = tuple(type(r) for r in self.rules)
+            at = seeing[kind] = tuple(n for n, cls in enumerate(classes) if kind in cls.sees)
+        methods = tuple(map(self._nodes.__getitem__, at))
         self[kind] = methods
         return methods
+
+
+@lru_cache(maxsize=256)
+def _seeing(classes: tuple[type[Rule], ...]) -> dict[str, tuple[int, ...]]:
+    """For a selection of rules: each kind of line -> the positions of the rules that see
+    it (:attr:`Rule.sees` is a class attribute, the same for every instance), filled by
+    :meth:`Dispatch.__missing__` as kinds come."""
+    return {}
 
 
 #: The marker that opens a suppression comment's text (``# bbox-lark: ignore[...]``,
