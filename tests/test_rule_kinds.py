@@ -74,7 +74,7 @@ class _Recording(Rule):
         self.called.append(node.kind)
 
 
-def _Recorder(sees: LineKinds) -> _Recording:
+def _recorder(sees: LineKinds) -> _Recording:
     """A recording rule of a class of its own that sees ``sees`` (a class attribute)."""
     cls = type("Recorder", (_Recording,), {"sees": sees})
     return cls()  # type: ignore[no-any-return]
@@ -90,9 +90,9 @@ def test_the_dispatch_calls_a_rule_only_for_the_kinds_it_sees() -> None:
     nodes = _body_nodes(HEADER + EVERY_KIND)
     present = {node.kind for node in nodes}
     assert present == LINE_KINDS  # the body has every kind
-    comments, calls = _Recorder(kinds("comment")), _Recorder(kinds("tool", "observation"))
-    events = _Recorder(kinds(events=True, but=["unknown"]))
-    nothing, everything = _Recorder(kinds()), _Recorder(EVERY_LINE)
+    comments, calls = _recorder(kinds("comment")), _recorder(kinds("tool", "observation"))
+    events = _recorder(kinds(events=True, but=["unknown"]))
+    nothing, everything = _recorder(kinds()), _recorder(EVERY_LINE)
     dispatch = Dispatch([comments, calls, events, nothing, everything])
     for node in nodes:
         for check in dispatch[node.kind]:
@@ -105,7 +105,7 @@ def test_the_dispatch_calls_a_rule_only_for_the_kinds_it_sees() -> None:
 
 
 def test_the_dispatch_keeps_the_rules_order_and_skips_rules_without_node() -> None:
-    first, second = _Recorder(EVERY_LINE), _Recorder(kinds("user"))
+    first, second = _recorder(EVERY_LINE), _recorder(kinds("user"))
     dispatch = Dispatch([second, Rule(), first])
     assert dispatch["user"] == (second.node, first.node)
     assert dispatch["blank"] == (first.node,)
