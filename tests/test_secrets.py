@@ -10,7 +10,17 @@ import pytest
 from printer_support import EXTERNAL, external_files, file_id, golden_files
 
 import bbox_lark
-from bbox_lark.secrets import PATTERNS, _hinted, find_secrets, mask, might_hold_secrets, redact_secrets
+from bbox_lark.secrets import (
+    _CASED_HINTS,
+    _FOLDED_HINTS,
+    _UNLESS,
+    PATTERNS,
+    _hinted,
+    find_secrets,
+    mask,
+    might_hold_secrets,
+    redact_secrets,
+)
 
 DECOYS = [
     "sig=Es…...",
@@ -247,6 +257,10 @@ PROBES = [
     *(f"tokens_in=3 {row.example} max_tokens=1" for row in PATTERNS),
     *(row.example.upper() for row in PATTERNS),
     *(row.example.lower() for row in PATTERNS),
+    # each hint and name alone, at the start and the end of a text, and upper-cased
+    *(f"{text}{end}" for text in (*_CASED_HINTS, *_FOLDED_HINTS, *_UNLESS) for end in ("", "=x", " ")),
+    *(f"x={text}" for text in (*_CASED_HINTS, *_FOLDED_HINTS, *_UNLESS)),
+    *(text.upper() for text in (*_FOLDED_HINTS, *_UNLESS)),
 ]
 
 
