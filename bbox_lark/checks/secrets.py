@@ -93,9 +93,10 @@ class SecretRule(Rule):
                 self._report(found, raw, node.line, ctx)
 
     def _scan(self, text: str, line: int, ctx: Context) -> None:
-        found = find_secrets(text, allowed=ctx.allowed_secrets)
-        if found:
-            self._report(found, text, line, ctx)
+        if might_hold_secrets(text):
+            found = find_secrets(text, allowed=ctx.allowed_secrets)
+            if found:
+                self._report(found, text, line, ctx)
 
     def _report(self, secrets: list[SecretMatch], text: str, line: int, ctx: Context) -> None:
         for found in secrets:
