@@ -153,6 +153,9 @@ class _OpenCalls:
         return self._front(queue)
 
 
+_NO_DIGESTS = array("Q")
+
+
 class SeenKeys:
     """The call keys seen so far (for W002: an observation whose key no earlier line had).
 
@@ -174,7 +177,9 @@ class SeenKeys:
 
     def __init__(self) -> None:
         self._recent: set[int] = set()
-        self._buckets: list[array[int]] = [array("Q") for _ in range(256)]
+        # One empty array for all: a bucket is never changed in place (_sort_in replaces
+        # it), and a checker is made for every file, most of them small.
+        self._buckets: list[array[int]] = [_NO_DIGESTS] * 256
         self._count = 0
 
     @staticmethod
