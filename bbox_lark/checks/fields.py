@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from functools import cache
 
 from bbox_lark.ast import Event, Field, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
@@ -103,6 +104,7 @@ def _typed_problem(key: str, value: object) -> str | None:
     return None
 
 
+@cache
 def checked_keys() -> frozenset[str]:
     """The typed keys whose values :func:`_typed_problem` checks (``ts``, ``step``, ...; not
     the ids, which take any non-empty value)."""
