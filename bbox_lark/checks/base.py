@@ -144,8 +144,8 @@ class Rule:
     #: Every code the rule can report (by default: its family's codes).
     codes: ClassVar[frozenset[str]] = frozenset()
     #: The kinds of line :meth:`node` is called for, and only those (:func:`kinds`; every
-    #: rule declares it, :func:`rule` refuses one that does not): the checker builds, once a
-    #: run, a table from each kind to the rules that see it (:class:`Dispatch`).
+    #: rule declares it, :func:`rule` refuses one that does not): the checker looks each
+    #: kind up in a table of the selected rules that see it (:class:`Dispatch`).
     sees: ClassVar[LineKinds]
     #: The family module (``header``, ``lines``, ...).
     family: ClassVar[str] = ""
@@ -233,14 +233,14 @@ class Dispatch(dict[str, tuple[Callable[[Line, Context], None], ...]]):
         super().__init__()
         self.rules = tuple(r for r in rules if type(r).node is not Rule.node)
         self._nodes = tuple(r.node for r in self.rules)
-        self._seeing = _seeing(tuple(type(r) for r in self.rules))
+        self._classes = tuple(type(r) for r in self.rules)
+        self._seeing = _seeing(self._classes)
 
     def __missing__(self, kind: str) -> tuple[Callable[[Line, Context], None], ...]:
         seeing = self._seeing
         at = seeing.get(kind)
         if at is None:
-            classes = tuple(type(r) for r in self.rules)
-            at = seeing[kind] = tuple(n for n, cls in enumerate(classes) if kind in cls.sees)
+            at = seeing[kind] = tuple(n for n, cls in enumerate(self._classes) if kind in cls.sees)
         methods = tuple(map(self._nodes.__getitem__, at))
         self[kind] = methods
         return methods
