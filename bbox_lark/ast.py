@@ -24,6 +24,7 @@ prints them lives in the modules that own it: :mod:`bbox_lark.build` builds and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
@@ -334,6 +335,69 @@ class Unknown(Event):
     """A line that is nothing else (W003), kept as written."""
 
 
+# -- parts of a parsed event built on first access ----------------------------------------
+
+
+class Deferred(tuple[Any, ...]):
+    """Parts of a parsed event the parser left unbuilt: ``(read, *state)``, where
+    ``read(*state)`` gives the event's ``(field_nodes, args, metric_nodes)``.
+
+    The parser (:func:`bbox_lark.shape.event_node`) puts one such object in each of those
+    slots that ``check`` does not read (it reads ``fields``, ``quote_faults``, ``metrics``
+    and ``result``, which are built at once); the first read of any of them calls ``read``
+    (the parse side's reader, from the source and the offsets the scan found) and stores its
+    parts in every slot that still holds this object. So the node reads, compares, prints,
+    pickles and ``dataclasses.replace``-s as if they had been built with it: every way to
+    look at a slot goes through :class:`_BuiltOnRead`. A tuple, so that the parser passes it
+    where the class's annotation says ``tuple[...]``; nothing outside this module sees one.
+    """
+
+    __slots__ = ()
+
+
+#: The slots of an event that may hold a :class:`Deferred`, in the order ``read`` gives them.
+DEFERRED_PARTS = ("field_nodes", "args", "metric_nodes")
+
+
+class _BuiltOnRead:
+    """The class attribute of a :data:`DEFERRED_PARTS` slot: reads the slot (through its own
+    member descriptor, kept here), building the deferred parts first when it holds a
+    :class:`Deferred`. Writes go to the slot unchanged (the frozen ``__setattr__`` still
+    refuses them; ``__init__`` and unpickling write through the slot)."""
+
+    __slots__ = ("slot", "slots")
+
+    def __init__(self, slot: Any, slots: tuple[Any, ...]) -> None:
+        self.slot = slot
+        self.slots = slots
+
+    def __get__(self, node: Any, owner: type | None = None) -> Any:
+        if node is None:
+            return self
+        value = self.slot.__get__(node, owner)
+        if type(value) is Deferred:
+            read: Callable[..., tuple[Any, ...]] = value[0]
+            for slot, part in zip(self.slots, read(*value[1:]), strict=True):
+                if slot.__get__(node, owner) is value:
+                    slot.__set__(node, part)
+            value = self.slot.__get__(node, owner)
+        return value
+
+    def __set__(self, node: Any, value: Any) -> None:
+        self.slot.__set__(node, value)
+
+    def __delete__(self, node: Any) -> None:
+        self.slot.__delete__(node)
+
+
+def _build_on_read(cls: type) -> None:
+    # After every event class is made: their ``__init__`` (``_classes._fast_frozen_init``)
+    # keeps writing through the plain slot descriptors it found then.
+    slots = tuple(cls.__dict__[name] for name in DEFERRED_PARTS)
+    for name, slot in zip(DEFERRED_PARTS, slots, strict=True):
+        setattr(cls, name, _BuiltOnRead(slot, slots))
+
+
 @dataclass(frozen=True, slots=True)
 class Head:
     """What :func:`bbox_lark.iter_nodes` yields first: the header block, read before any body line.
@@ -348,6 +412,8 @@ class Head:
 
 
 Line = Event | Continuation | BlankLine
+
+_build_on_read(Event)
 
 
 # -- what a line says (``Event.values``): data reads only, no printing --------------------

@@ -14,7 +14,7 @@ of the ``line`` rule's terminals, which reads the common line shapes' tokens in 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import cache
 from typing import Any
 
@@ -233,14 +233,22 @@ def scan_items(
     after_arrow: bool = False,
     free_text: bool = False,
     want_args: bool = True,
+    into: dict[str, Any] | None = None,
 ) -> Scan:
     """Split ``text`` (which starts at column ``col``) into fields, positional arguments and
-    unterminated-quote faults, following the grammar's ``items`` rule."""
+    unterminated-quote faults, following the grammar's ``items`` rule.
+
+    With ``into``, no :class:`Field` is made: each key not yet in ``into`` is added with its
+    value (a list for a bracketed list: ``Event.fields``' form), the first occurrence
+    winning, and ``Scan.fields`` stays empty (what the parser builds at once; the field
+    nodes are built on first access, :class:`bbox_lark.ast.Deferred`)."""
     if "=" not in text and '"' not in text and "[" not in text:
         # No FIELD, QUOTED or LIST can start here, and no fault: every item is a WORD, a run
         # of non-whitespace (`\s` is `str.isspace`, tests/test_vocabulary.py).
         return Scan([], text.split() if want_args else [], [])
-    return scan_item_loop(text, col, after_arrow=after_arrow, free_text=free_text, want_args=want_args)
+    return scan_item_loop(
+        text, col, after_arrow=after_arrow, free_text=free_text, want_args=want_args, into=into
+    )
 
 
 def scan_item_loop(
@@ -250,9 +258,19 @@ def scan_item_loop(
     after_arrow: bool = False,
     free_text: bool = False,
     want_args: bool = True,
+    into: dict[str, Any] | None = None,
 ) -> Scan:
     """:func:`scan_items` item by item, whatever the text holds (the reference for its
     shortcut: ``tests/test_line_scan.py`` compares them)."""
+    return Scan(*item_loop(text, col, after_arrow, free_text, want_args, into))
+
+
+def item_loop(
+    text: str, col: int, after_arrow: bool, free_text: bool, want_args: bool, into: dict[str, Any] | None
+) -> tuple[list[Field], list[Any], list[QuoteFault]]:
+    """:func:`scan_item_loop`'s loop, its options by position and its finds as a plain tuple
+    ``(fields, args, faults)``: what the parser calls on every line when it makes no field
+    nodes (``into``), where the keywords and the :class:`Scan` would be a tenth of its cost."""
     pats = patterns()
     fields: list[Field] = []
     args: list[Any] = []
@@ -286,7 +304,10 @@ def scan_item_loop(
                         faults.extend(
                             QuoteFault(c, False, False) for c in list_quote_faults(raw_value, value_col)
                         )
-            fields.append(Field(key, value, raw_value, col + start, value_col, quoted, after_arrow))
+            if into is None:
+                fields.append(Field(key, value, raw_value, col + start, value_col, quoted, after_arrow))
+            elif key not in into:
+                into[key] = list(value) if isinstance(value, tuple) else value
         elif quoted_token:
             end = start + len(quoted_token)
             if not want_args:
@@ -305,14 +326,13 @@ def scan_item_loop(
                 args.append(split_list(list_token))
         else:
             end = start + len(word)
-            if not want_args:
-                continue
             # A quote opens a string only at a token start (docs/reference.md#quotes): after whitespace,
             # `=`, `[` or `,`, or at the start of the text; elsewhere it is a character.
             if word[0] == '"' and not free_text and opens_string(text, start):
                 faults.append(QuoteFault(col + start, False, after_arrow))
-            args.append(word)
-    return Scan(fields, args, faults)
+            if want_args:
+                args.append(word)
+    return fields, args, faults
 
 
 def find_redactions(text: str, line: int, col: int = 1) -> list[Redaction]:
@@ -351,29 +371,37 @@ def classify_result(raw: str, col: int, line: int, fields: list[Field]) -> Resul
     return typed_result(raw, col, line, fields, patterns().result_head.match(raw))
 
 
-def result_items(raw: str, col: int) -> tuple[re.Match[str] | None, Scan | None]:
+def result_items(
+    raw: str, col: int, into: dict[str, Any] | None = None
+) -> tuple[re.Match[str] | None, list[Field], list[QuoteFault]]:
     """The result head of the text after an arrow (``raw``, at column ``col``) and, when it
     holds a ``=``, its items (after the arrow: fields and quote faults, no arguments).
 
     A bracket head with no quote and no bracket inside is exactly one LIST item to the item
     scan, and the items after it do not depend on what stands before them (no item pattern
     looks behind, and after the arrow no quote looks at its opener), so only the text after
-    the head is scanned (``tests/test_line_scan.py`` compares with the scan of the whole)."""
+    the head is scanned (``tests/test_line_scan.py`` compares with the scan of the whole).
+    ``into``: as :func:`scan_items`' (the fields then go there)."""
     pats = patterns()
     match = pats.result_head.match(raw)
     if "=" not in raw:
-        return match, None
+        return match, [], []
+    text, at = raw, col
     if match is not None:
         head = match[match.lastgroup or 0]
         if head[0] == "[" and '"' not in head and "[" not in head[1:]:
             end = match.end()
-            return match, scan_items(raw[end:], col + end, after_arrow=True, free_text=True, want_args=False)
-    return match, scan_items(raw, col, after_arrow=True, free_text=True, want_args=False)
+            text, at = raw[end:], col + end
+    fields, _, faults = item_loop(text, at, True, True, False, into)
+    return match, fields, faults
 
 
-def typed_result(raw: str, col: int, line: int, fields: list[Field], match: re.Match[str] | None) -> Result:
+def typed_result(
+    raw: str, col: int, line: int, fields: Collection[Any], match: re.Match[str] | None
+) -> Result:
     """:func:`classify_result` with the result head already matched (``match``: of
-    ``patterns().result_head`` on ``raw``)."""
+    ``patterns().result_head`` on ``raw``). Only whether ``fields`` (the fields scanned
+    from ``raw``: nodes, or a dict of them) is empty matters."""
     text = raw.strip()
     if not text:
         return Result("empty", "", col)

@@ -23,6 +23,7 @@ from bbox_lark.ast import (
     Call,
     Comment,
     Continuation,
+    Deferred,
     Event,
     Field,
     Lifecycle,
@@ -36,6 +37,7 @@ from bbox_lark.ast import (
 from bbox_lark.grammar import vocabulary
 from bbox_lark.scan import (
     LINE_SCAN_MAX,
+    item_loop,
     line_scanner,
     quoted_at,
     result_items,
@@ -200,17 +202,75 @@ _NAME = re.compile(r"\s*([^\s→]+)")
 def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], list[QuoteFault]]:
     """The text after an arrow (``raw``, at column ``col``): its typed result, the fields
     it holds and its unclosed quotes."""
-    after: list[Field] = []
-    faults: list[QuoteFault] = []
-    head, scan = result_items(raw, col)
-    if scan is not None:
-        after, faults = scan.fields, scan.faults
+    head, after, faults = result_items(raw, col)
     result = typed_result(raw, col, line, after, head)
     if result.kind == "blob" and after:
         # A blob pointer's own attributes are not fields of the event.
         head_end = result.col + len(result.head)
         after = [f for f in after if f.col >= head_end]
     return result, after, faults
+
+
+def read_result_into(
+    raw: str, col: int, line: int, fields: dict[str, Any]
+) -> tuple[Result, list[QuoteFault]]:
+    """:func:`read_result` without field nodes: the result's fields are added to ``fields``
+    (the keys not in it already: a field before the arrow wins), then the result and its
+    unclosed quotes are returned."""
+    after: dict[str, Any] = {}
+    head, _, faults = result_items(raw, col, after)
+    result = typed_result(raw, col, line, after, head)
+    if result.kind == "blob" and after:
+        # A blob pointer's own attributes are not fields of the event: their columns tell.
+        _, nodes, faults = read_result(raw, col, line)
+        after = field_dict(nodes)
+    for key, value in after.items():
+        if key not in fields:
+            fields[key] = value
+    return result, faults
+
+
+def _metric_fields(raw: str, metrics_start: int, into: dict[str, Any] | None = None) -> list[Field]:
+    """The fields of the trailing ``# metrics`` comment at ``metrics_start`` (into ``into``,
+    if given, instead)."""
+    offset = raw.index("metrics", metrics_start) + len("metrics")
+    return scan_items(raw[offset:], offset + 1, free_text=True, want_args=False, into=into).fields
+
+
+def deferred_parts(
+    raw: str,
+    call_start: int,
+    call_end: int,
+    free: bool,
+    result_start: int,
+    result_end: int,
+    metrics_start: int,
+    line: int,
+) -> tuple[tuple[Field, ...], tuple[Any, ...], tuple[Field, ...]]:
+    """An event's ``(field_nodes, args, metric_nodes)``, read again from its source ``raw`` and
+    the spans :func:`event_node` found (its call part after the name, its result with the
+    arrow, its ``# metrics`` tail; -1: absent): what a :class:`~bbox_lark.ast.Deferred`
+    builds on first access, equal to what :func:`event_node` builds at once with
+    :data:`DEFER_PARTS` off (``tests/test_deferred_parts.py``)."""
+    nodes: list[Field] = []
+    args: list[Any] = []
+    call = raw[call_start:call_end]
+    if call and (not free or "=" in call):
+        scan = scan_items(call, call_start + 1, free_text=free, want_args=not free)
+        nodes, args = scan.fields, scan.args
+    if result_start >= 0:
+        arrow = 1 if raw[result_start] == "→" else 2
+        nodes = nodes + read_result(raw[result_start + arrow : result_end], result_start + 1 + arrow, line)[1]
+    metric_nodes = tuple(_metric_fields(raw, metrics_start)) if metrics_start >= 0 else ()
+    return tuple(nodes), tuple(args), metric_nodes
+
+
+#: True: :func:`event_node` builds at once only what ``check`` reads on every line
+#: (``fields``, ``quote_faults``, ``result``, ``metrics``, the names and columns) and leaves
+#: ``field_nodes``, ``args`` and ``metric_nodes`` to :func:`deferred_parts` on first access
+#: (no :class:`Field` is made for a line nobody asks about); False builds them all at once,
+#: the reference the tests compare with.
+DEFER_PARTS = True
 
 
 def _build_event(parts: Parts, raw: str, line: int, eol: str) -> Event:
@@ -328,30 +388,75 @@ def event_node(
         if not name:
             name, name_col = None, None
     free = prefix in vocabulary().free_text_prefixes
-    nodes: list[Field] = []
-    args: list[Any] = list(leading_args)
-    faults: list[QuoteFault] = []
     text = call.strip()
     text_col = text_start + 1 + (len(call) - len(call.lstrip())) if text else len(raw) + 1
-    if call and (not free or "=" in call):
-        scan = scan_items(call, text_start + 1, free_text=free, want_args=not free)
-        nodes, args, faults = scan.fields, leading_args + scan.args, scan.faults
     result = None
     arrow_text = arrow_col = None
-    if result_start >= 0:
-        arrow_text = "→" if raw[result_start] == "→" else "->"
-        arrow_col = result_start + 1
-        result_raw = raw[result_start + len(arrow_text) : result_end]
-        result, after, after_faults = read_result(result_raw, arrow_col + len(arrow_text), line)
-        faults.extend(after_faults)
-        nodes.extend(after)
-    metrics = None
+    metrics: dict[str, Any] | None = None
+    field_nodes: tuple[Field, ...] = ()
+    args: tuple[Any, ...] = ()
     metric_nodes: tuple[Field, ...] = ()
-    if metrics_start >= 0:
-        offset = raw.index("metrics", metrics_start) + len("metrics")
-        found = scan_items(raw[offset:], offset + 1, free_text=True, want_args=False).fields
-        metric_nodes = tuple(found)
-        metrics = field_dict(found)
+    if DEFER_PARTS and not leading_args:
+        # The fields' dict and the quote faults from item scans that make no Field; a
+        # Deferred (deferred_parts, from the same spans) in the slots of the parts left for
+        # later, unless there is nothing in them (no field: the dict is empty; no call part).
+        fields: dict[str, Any] = {}
+        faults: list[QuoteFault] = []
+        # What scan_items' shortcut skips here (only words: no field, no fault) is skipped.
+        if "=" in call or (not free and ('"' in call or "[" in call)):
+            faults = item_loop(call, text_start + 1, False, free, False, fields)[2]
+        if result_start >= 0:
+            arrow_text = "→" if raw[result_start] == "→" else "->"
+            arrow_col = result_start + 1
+            result_raw = raw[result_start + len(arrow_text) : result_end]
+            result, after_faults = read_result_into(result_raw, arrow_col + len(arrow_text), line, fields)
+            if after_faults:
+                faults.extend(after_faults)
+        if metrics_start >= 0:
+            metrics = {}
+            _metric_fields(raw, metrics_start, metrics)
+        want_args = bool(call) and not free
+        if fields or metrics or want_args:
+            deferred = Deferred(
+                (
+                    deferred_parts,
+                    raw,
+                    text_start,
+                    text_start + len(call),
+                    free,
+                    result_start,
+                    result_end,
+                    metrics_start,
+                    line,
+                )
+            )
+            if fields:
+                field_nodes = deferred
+            if want_args:
+                args = deferred
+            if metrics:
+                metric_nodes = deferred
+    else:
+        nodes: list[Field] = []
+        arg_list: list[Any] = list(leading_args)
+        faults = []
+        if call and (not free or "=" in call):
+            scan = scan_items(call, text_start + 1, free_text=free, want_args=not free)
+            nodes, arg_list, faults = scan.fields, leading_args + scan.args, scan.faults
+        if result_start >= 0:
+            arrow_text = "→" if raw[result_start] == "→" else "->"
+            arrow_col = result_start + 1
+            result_raw = raw[result_start + len(arrow_text) : result_end]
+            result, after, after_faults = read_result(result_raw, arrow_col + len(arrow_text), line)
+            faults.extend(after_faults)
+            nodes.extend(after)
+        if metrics_start >= 0:
+            found = _metric_fields(raw, metrics_start)
+            metric_nodes = tuple(found)
+            metrics = field_dict(found)
+        fields = field_dict(nodes)
+        field_nodes = tuple(nodes)
+        args = tuple(arg_list)
     cls = node_class(kind)
     if _positional():
         return cls(
@@ -366,9 +471,9 @@ def event_node(
             spaced,
             text,
             text_col,
-            field_dict(nodes),
-            tuple(nodes),
-            tuple(args),
+            fields,
+            field_nodes,
+            args,
             arrow_text,
             arrow_col,
             result,
@@ -390,9 +495,9 @@ def event_node(
         spaced_name=spaced,
         text=text,
         text_col=text_col,
-        fields=field_dict(nodes),
-        field_nodes=tuple(nodes),
-        args=tuple(args),
+        fields=fields,
+        field_nodes=field_nodes,
+        args=args,
         arrow=arrow_text,
         arrow_col=arrow_col,
         result=result,
