@@ -214,19 +214,24 @@ def read_result(raw: str, col: int, line: int) -> tuple[Result, list[Field], lis
 def read_result_into(
     raw: str, col: int, line: int, fields: dict[str, Any]
 ) -> tuple[Result, list[QuoteFault]]:
-    """:func:`read_result` without field nodes: the result's fields are added to ``fields``
-    (the keys not in it already: a field before the arrow wins), then the result and its
-    unclosed quotes are returned."""
-    after: dict[str, Any] = {}
-    head, _, faults = result_items(raw, col, after)
-    result = typed_result(raw, col, line, after, head)
-    if result.kind == "blob" and after:
+    """:func:`read_result` without field nodes: the result's fields are added to the line's
+    ``fields`` (the keys not in it already: a field before the arrow wins), then the result
+    and its unclosed quotes are returned.
+
+    ``typed_result`` is given the line's dict: whether the result's own fields are empty
+    matters only to a result without a head, and there a text made only of fields has
+    some (``tests/test_deferred_parts.py`` compares with :func:`read_result`)."""
+    known = len(fields)
+    head, _, faults = result_items(raw, col, fields)
+    result = typed_result(raw, col, line, fields, head)
+    if result.kind == "blob" and len(fields) > known:
         # A blob pointer's own attributes are not fields of the event: their columns tell.
+        for key in list(fields)[known:]:
+            del fields[key]
         _, nodes, faults = read_result(raw, col, line)
-        after = field_dict(nodes)
-    for key, value in after.items():
-        if key not in fields:
-            fields[key] = value
+        for key, value in field_dict(nodes).items():
+            if key not in fields:
+                fields[key] = value
     return result, faults
 
 
@@ -234,7 +239,7 @@ def _metric_fields(raw: str, metrics_start: int, into: dict[str, Any] | None = N
     """The fields of the trailing ``# metrics`` comment at ``metrics_start`` (into ``into``,
     if given, instead)."""
     offset = raw.index("metrics", metrics_start) + len("metrics")
-    return scan_items(raw[offset:], offset + 1, free_text=True, want_args=False, into=into).fields
+    return item_loop(raw[offset:], offset + 1, False, True, False, into)[0]
 
 
 def deferred_parts(
