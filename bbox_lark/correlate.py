@@ -75,10 +75,6 @@ def is_start(event: Event) -> bool:
     return event.kind in FAMILIES and event.result is not None and event.result.kind in starts
 
 
-def _is_final(event: Event) -> bool:
-    return event.result is not None and event.result.kind not in vocabulary().start_statuses
-
-
 @dataclass(slots=True)
 class _Open:
     event: Event
@@ -157,6 +153,9 @@ class _OpenCalls:
         return self._front(queue)
 
 
+_NO_DIGESTS = array("Q")
+
+
 class SeenKeys:
     """The call keys seen so far (for W002: an observation whose key no earlier line had).
 
@@ -178,7 +177,9 @@ class SeenKeys:
 
     def __init__(self) -> None:
         self._recent: set[int] = set()
-        self._buckets: list[array[int]] = [array("Q") for _ in range(256)]
+        # One empty array for all: a bucket is never changed in place (_sort_in replaces
+        # it), and a checker is made for every file, most of them small.
+        self._buckets: list[array[int]] = [_NO_DIGESTS] * 256
         self._count = 0
 
     @staticmethod
@@ -189,10 +190,10 @@ class SeenKeys:
         return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
     def add(self, key: Key) -> None:
-        value = self._digest(key)
-        if self._has(value):
-            return
+        value = hash(key) & 0xFFFF_FFFF_FFFF_FFFF if _WIDE_HASH else self._digest(key)  # _digest, inline
         recent = self._recent
+        if value in recent or self._has(value):
+            return
         recent.add(value)
         if len(recent) >= self.RECENT and len(recent) >= self._count >> 7:
             self._sort_in()
@@ -260,7 +261,8 @@ class RecentKeys:
         self._parts += 1
 
 
-#: What :meth:`Pairer.feed` says about an event.
+#: What :meth:`Pairer.feed` says about an event (the first three report nothing: a caller
+#: may test ``outcome <= COMPLETION``).
 OTHER, CALL, COMPLETION, ORPHAN, UNKNOWN, AMBIGUOUS, DEFERRED = range(7)
 
 
@@ -270,10 +272,11 @@ class Pairer:
     It keeps the open calls (each with its event), the keys seen (:class:`SeenKeys`) and,
     per tool name, the open ``t!`` starts without a key; nothing else."""
 
-    __slots__ = ("_anonymous", "_index", "_open", "_seen", "completed")
+    __slots__ = ("_anonymous", "_index", "_open", "_seen", "_starts", "completed")
 
     def __init__(self, seen: SeenKeys | RecentKeys | None = None) -> None:
         self._index = _OpenCalls()
+        self._starts = vocabulary().start_statuses
         self._seen = seen if seen is not None else SeenKeys()
         self._anonymous: dict[str | None, deque[_Open]] = {}
         self._open: dict[int, _Open] = {}  # by id(), in the order the calls started
@@ -304,16 +307,16 @@ class Pairer:
             key = call_key(event)
             if key is None:
                 return OTHER
-            if not self._index.any_open(key):
+            oldest = self._index.oldest(key, None)
+            if oldest is None:
                 # Not open: nothing to complete, so the key's history only decides W002. (An
                 # open key was seen: the line that opened it registered it.)
                 held = self._seen.holds(key)
                 return OTHER if held else UNKNOWN if held is False else DEFERRED
-            if _is_final(event):
-                started = self._close_oldest(key, None)
-                if started is not None:
-                    self.completed = started.line
-                    return COMPLETION
+            result = event.result
+            if result is not None and result.kind not in self._starts:  # a final result
+                self.completed = self._close(oldest).line
+                return COMPLETION
             return OTHER
         if kind == "tool_progress":
             key = call_key(event)
@@ -345,11 +348,12 @@ class Pairer:
                     del self._anonymous[event.name]
             return CALL
         outcome = CALL
-        if is_start(event):
+        result = event.result
+        if kind == "tool_start" or (result is not None and result.kind in self._starts):  # is_start
             if self._index.any_open(key):
                 outcome = AMBIGUOUS
             self._start(_Open(event, family, key))
-        else:
+        elif (key, family) in self._index.by_key_family:  # else no open call of its own to close
             started = self._close_oldest(key, family)
             if started is not None:
                 self.completed = started.line

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
-from bbox_lark.checks import Checker, Context, Rule
+from bbox_lark.checks import Checker, Context, Dispatch, Rule
 from bbox_lark.checks.base import SUPPRESSION_MARKER, PairsInParts
 from bbox_lark.correlate import FAMILIES, Key, RecentKeys, call_key
 from bbox_lark.parser import Head, NodeStream, iter_nodes
@@ -161,7 +161,7 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
     for rule in line_rules:
         rule.start(ctx)  # what a rule needs from the header (the blob folder); the parent
     ctx.found.clear()  # reports the header's findings
-    node_rules = [r.node for r in (*line_rules, *file_rules) if type(r).node is not Rule.node]
+    node_rules = Dispatch((*line_rules, *file_rules))
     fault_rules = [r.fault for r in line_rules if type(r).fault is not Rule.fault]
     nodes: list[Slim] = []
     stream = _body_nodes(_lines(path, part), part.first_line, options.max_line)
@@ -174,9 +174,9 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
                 for report in fault_rules:
                     report(fault, ctx)
             faults.clear()
-        for check in node_rules:
-            check(node, ctx)
         kind = node.kind
+        for check in node_rules[kind]:
+            check(node, ctx)
         marker = kind == "comment" and isinstance(node, Event) and node.text.startswith(SUPPRESSION_MARKER)
         if marker or any(r.wants(node) for r in sequence):
             nodes.append(_slim(node, keys) if isinstance(node, Event) else (node.kind, node.line))
@@ -263,7 +263,7 @@ def check_split(
     ctx = checker.context
     assert ctx is not None
     states = {type(r).__name__: r for r in checker.rules if r.scope == "file"}
-    sequence = [r.node for r in checker.rules if r.scope == "sequence"]
+    sequence = Dispatch(r for r in checker.rules if r.scope == "sequence")
     suppressions = checker.suppressions
     recent = RecentKeys()
     correlation = next((r for r in checker.rules if isinstance(r, PairsInParts)), None)
@@ -279,7 +279,7 @@ def check_split(
         for slim in result.nodes:
             node = _unslim(slim)
             suppressions.node(node)
-            for check in sequence:
+            for check in sequence[node.kind]:
                 check(node, ctx)
         recent.next_part()
     if correlation is not None and correlation.deferred:

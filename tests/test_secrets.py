@@ -7,10 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from printer_support import EXTERNAL, external_files, file_id
+from printer_support import EXTERNAL, external_files, file_id, golden_files
 
 import bbox_lark
-from bbox_lark.secrets import PATTERNS, find_secrets, mask, redact_secrets
+from bbox_lark.secrets import (
+    _CASED_HINTS,
+    _FOLDED_HINTS,
+    _UNLESS,
+    PATTERNS,
+    _hinted,
+    find_secrets,
+    mask,
+    might_hold_secrets,
+    redact_secrets,
+)
 
 DECOYS = [
     "sig=Es…...",
@@ -223,3 +233,64 @@ def test_a_message_that_quotes_a_value_never_shows_a_secret() -> None:
     for d in found:
         assert key not in d.message
     assert "sk-ant-…AA" in next(d.message for d in found if d.code == "W005")
+
+
+# -- the prefilter ---------------------------------------------------------------------------
+
+#: Texts made to catch a prefilter that drops a line the scan would look at: hints next to
+#: and inside the names that only look like one (``tokens_in``), in other cases, and with
+#: characters whose lower case is ASCII (the Kelvin sign) or whose case folding is (``ſ``).
+PROBES = [
+    "tokens_in=9 tokens_out=3 tokens_cached=1 max_tokens=64000",
+    "secretokens_in=1",
+    "max_tokens_in=1 token=Fk9q2LmZ7vXw4RtY8pQs",
+    "tokens_in=1 TOKEN=Fk9q2LmZ7vXw4RtY8pQs",
+    "max_tokensx=Fk9q2LmZ7vXw4RtY8pQs",
+    "max_token=Fk9q2LmZ7vXw4RtY8pQs",
+    "tokens_inx tokens_ou tokens_cache",
+    "Max_Tokens=1 Tokens_In=2 tokens_out_token=Fk9q2LmZ7vXw4RtY8pQs",
+    "to\u212aen=Fk9q2LmZ7vXw4RtY8pQs",
+    "to\u212aens_in=Fk9q2LmZ7vXw4RtY8pQs",
+    "token\u017f_in=Fk9q2LmZ7vXw4RtY8pQs",
+    "\u0130API_KEY=Fk9q2LmZ7vXw4RtY8pQs",
+    "Authorization: BEARER Fk9q2LmZ7vXw4RtY8pQs",
+    *(f"tokens_in=3 {row.example} max_tokens=1" for row in PATTERNS),
+    *(row.example.upper() for row in PATTERNS),
+    *(row.example.lower() for row in PATTERNS),
+    # each hint and name alone, at the start and the end of a text, and upper-cased
+    *(f"{text}{end}" for text in (*_CASED_HINTS, *_FOLDED_HINTS, *_UNLESS) for end in ("", "=x", " ")),
+    *(f"x={text}" for text in (*_CASED_HINTS, *_FOLDED_HINTS, *_UNLESS)),
+    *(text.upper() for text in (*_FOLDED_HINTS, *_UNLESS)),
+]
+
+
+def _texts(source: str) -> list[str]:
+    """The samples of this file, or each file of the project's corpus or of the external
+    real logs, whole and line by line."""
+    if source == "samples":
+        return [*DECOYS, *PROBES, *(row.example for row in PATTERNS)]
+    if source == "corpus":
+        paths = [path for path in golden_files() if path.suffix == ".bbox"]
+    else:
+        paths = [path for path in EXTERNAL_LOGS if "rlog-real" in path.parts]
+        if not paths:
+            pytest.skip("../shared/corpus-external/rlog-real is absent")
+    texts = []
+    for path in paths:
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        texts += [text, *text.splitlines()]
+    return texts
+
+
+@pytest.mark.parametrize("source", ["samples", "corpus", "rlog-real"])
+def test_the_prefilter_never_drops_what_the_scan_would_find(source: str) -> None:
+    """Differential: where ``might_hold_secrets`` says no, the full scan looks at no row of
+    the table (so it finds nothing)."""
+    texts = _texts(source)
+    assert texts
+    for text in texts:
+        if not might_hold_secrets(text):
+            assert _hinted(text, text.lower()) == [], text
+            assert find_secrets(text) == [], text
+    if source != "samples":  # and it does stop most lines
+        assert sum(1 for text in texts if not might_hold_secrets(text)) > len(texts) // 2

@@ -545,6 +545,20 @@ def test_a_key_of_escaped_characters_only_is_looked_for_in_every_line(tmp_path: 
     assert _split_check(path, 200) == bbox_lark.check(text) == []  # seen: found by parsing every line
 
 
+def test_seen_keys_sorted_in_stay_with_their_own_set() -> None:
+    # Every SeenKeys starts with one shared empty array per bucket (a checker is made for
+    # every file); sorting keys in must replace a bucket, never fill the shared one.
+    from bbox_lark.correlate import SeenKeys
+
+    first, second = SeenKeys(), SeenKeys()
+    keys = [("id", f"k{n}") for n in range(3 * SeenKeys.RECENT)]
+    for key in keys:
+        first.add(key)
+    assert all(key in first for key in keys)
+    assert not any(key in second for key in keys) and not any(key in SeenKeys() for key in keys)
+    assert ("id", "never") not in first
+
+
 def test_recent_keys_hold_two_parts_only() -> None:
     from bbox_lark.correlate import RecentKeys
 

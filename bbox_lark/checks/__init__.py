@@ -11,8 +11,9 @@ Code scheme (codes are never reused; a retired code stays in the registry as a t
 Adding a check is one small addition to a family module: a :func:`describe` call (code,
 kebab-case name, severity, summary, rationale, a failing and a passing example, and ``fix``:
 what to do about a finding) and the code that reports it from a :class:`Rule` (registered
-with :func:`rule`), which sees one node at a time and reports at the end what only the
-whole file shows. The registry
+with :func:`rule`), which declares the kinds of line it sees (``sees = kinds(...)``), is
+called for one such node at a time and reports at the end what only the whole file shows.
+The registry
 drives ``docs/checks.md``, the ``explain`` command, the ``full``, SARIF and JUnit outputs of
 ``check``, and the tests that run every example and that require an ``corpus/invalid`` file
 for every code.
@@ -26,14 +27,18 @@ from pathlib import Path
 
 from bbox_lark.ast import Diagnostic, Document, Event, Head, Line, SourceFault
 from bbox_lark.checks.base import CLEAN_HEADER as CLEAN_HEADER
+from bbox_lark.checks.base import EVERY_LINE as EVERY_LINE
 from bbox_lark.checks.base import REGISTRY as REGISTRY
 from bbox_lark.checks.base import RULES as RULES
 from bbox_lark.checks.base import SEVERITIES as SEVERITIES
 from bbox_lark.checks.base import CheckInfo as CheckInfo
 from bbox_lark.checks.base import Context as Context
+from bbox_lark.checks.base import Dispatch as Dispatch
+from bbox_lark.checks.base import LineKinds as LineKinds
 from bbox_lark.checks.base import Rule as Rule
 from bbox_lark.checks.base import describe as describe
 from bbox_lark.checks.base import example as example
+from bbox_lark.checks.base import kinds as kinds
 from bbox_lark.checks.base import printable as printable
 from bbox_lark.checks.base import rule as rule
 from bbox_lark.checks.base import shorten as shorten
@@ -104,7 +109,8 @@ class Checker:
 
         self.enabled = selection(select, ignore)
         self.rules = [cls() for cls in active_rules(self.enabled)]
-        self._node_rules = [r.node for r in self.rules if type(r).node is not Rule.node]
+        #: Each kind of line -> the rules that see it (their :attr:`Rule.sees`).
+        self.dispatch = Dispatch(self.rules)
         self._fault_rules = [r.fault for r in self.rules if type(r).fault is not Rule.fault]
         self.path, self.blobs = path, blobs
         self.stream = stream
@@ -121,7 +127,7 @@ class Checker:
         ctx = self.context
         assert ctx is not None
         self.suppressions.node(node)
-        for check in self._node_rules:
+        for check in self.dispatch[node.kind]:
             check(node, ctx)
 
     def fault(self, fault: SourceFault) -> None:

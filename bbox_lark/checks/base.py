@@ -7,7 +7,9 @@ examples' clean header. The family modules import them from here; the package
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import field
+from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
@@ -91,11 +93,48 @@ def shorten(text: str, limit: int = 100) -> str:
     return f"{text[: limit - 20]}… ({len(text):,} characters)"
 
 
+#: The kinds of line that are not events (:class:`~bbox_lark.ast.Continuation`,
+#: :class:`~bbox_lark.ast.BlankLine`); every other kind is an event's (docs/reference.md#line-kinds).
+NOT_EVENTS = frozenset({"continuation", "blank"})
+
+
+@dataclass(frozen=True, slots=True)
+class LineKinds:
+    """The kinds of line a rule's :meth:`Rule.node` is called for (:attr:`Rule.sees`): the
+    kinds named, and with ``events`` every event kind (``vocabulary().event_kinds``: the
+    prefixed events, ``comment``, ``lifecycle``, ``unknown``) but those in ``but``. Build it
+    with :func:`kinds`."""
+
+    named: frozenset[str] = frozenset()
+    events: bool = False
+    but: frozenset[str] = frozenset()
+
+    def __contains__(self, kind: object) -> bool:
+        if kind in self.named:
+            return True
+        return self.events and kind not in self.but and kind not in NOT_EVENTS
+
+    def names(self) -> frozenset[str]:
+        """Every kind this names (to test against the grammar's kinds)."""
+        return self.named | self.but
+
+
+def kinds(*named: str, events: bool = False, but: Iterable[str] = ()) -> LineKinds:
+    """What a rule sees: ``kinds("comment")``, ``kinds("continuation", events=True,
+    but=["comment"])``; ``kinds()`` for a rule that sees no body line (the header only)."""
+    return LineKinds(frozenset(named), events, frozenset(but))
+
+
+#: Every line, whatever its kind.
+EVERY_LINE = kinds(*NOT_EVENTS, events=True)
+
+
 class Rule:
     """A check: it declares the codes it can report, sees the header (:meth:`start`), then
-    each body line's node in file order (:meth:`node`), and reports what only the whole file
-    shows at the end (:meth:`finish`). A rule keeps only the state it needs between nodes:
-    nothing proportional to the file beyond its findings (see each rule's notes).
+    each body line's node of the kinds it declares (:attr:`sees`) in file order
+    (:meth:`node`), and reports what only the whole file shows at the end (:meth:`finish`).
+    A rule keeps only the state it needs between nodes: nothing proportional to the file
+    beyond its findings (see each rule's notes).
 
     Nodes come as :func:`bbox_lark.parser.iter_nodes` gives them with ``attach=False``: an
     event without its ``continuation`` tuple, each continuation with its ``owner`` line.
@@ -104,6 +143,10 @@ class Rule:
 
     #: Every code the rule can report (by default: its family's codes).
     codes: ClassVar[frozenset[str]] = frozenset()
+    #: The kinds of line :meth:`node` is called for, and only those (:func:`kinds`; every
+    #: rule declares it, :func:`rule` refuses one that does not): the checker looks each
+    #: kind up in a table of the selected rules that see it (:class:`Dispatch`).
+    sees: ClassVar[LineKinds]
     #: The family module (``header``, ``lines``, ...).
     family: ClassVar[str] = ""
     #: What a rule's findings depend on, for a file checked in parts (``check --jobs``):
@@ -117,8 +160,8 @@ class Rule:
 
     def wants(self, node: Line) -> bool:
         """``sequence`` rules: whether :meth:`node` needs this node (False: it would do
-        nothing with it)."""
-        return True
+        nothing with it). By default: whether the rule sees its kind."""
+        return node.kind in self.sees
 
     def merge(self, part: Rule) -> None:
         """``file`` rules: add the state of the next part of the file."""
@@ -174,8 +217,41 @@ def rule(cls: R) -> R:
         cls.codes = frozenset(code for code, info in REGISTRY.items() if info.family == cls.family)
     if not cls.codes:
         raise ValueError(f"rule {cls.__name__} declares no codes")
+    if not isinstance(getattr(cls, "sees", None), LineKinds):
+        raise ValueError(f"rule {cls.__name__} declares no line kinds (sees = kinds(...))")
     RULES.append(cls)
     return cls
+
+
+class Dispatch(dict[str, tuple[Callable[[Line, Context], None], ...]]):
+    """Each kind of line -> the :meth:`Rule.node` methods of the ``rules`` that see it, in
+    the rules' order (so findings are reported in the same order as when every rule saw
+    every line). A file's checker fills it as each kind first comes; which rules see a
+    kind is worked out once a process for each selection of rules (:func:`_seeing`)."""
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        super().__init__()
+        self.rules = tuple(r for r in rules if type(r).node is not Rule.node)
+        self._nodes = tuple(r.node for r in self.rules)
+        self._classes = tuple(type(r) for r in self.rules)
+        self._seeing = _seeing(self._classes)
+
+    def __missing__(self, kind: str) -> tuple[Callable[[Line, Context], None], ...]:
+        seeing = self._seeing
+        at = seeing.get(kind)
+        if at is None:
+            at = seeing[kind] = tuple(n for n, cls in enumerate(self._classes) if kind in cls.sees)
+        methods = tuple(map(self._nodes.__getitem__, at))
+        self[kind] = methods
+        return methods
+
+
+@lru_cache(maxsize=256)
+def _seeing(classes: tuple[type[Rule], ...]) -> dict[str, tuple[int, ...]]:
+    """For a selection of rules: each kind of line -> the positions of the rules that see
+    it (:attr:`Rule.sees` is a class attribute, the same for every instance), filled by
+    :meth:`Dispatch.__missing__` as kinds come."""
+    return {}
 
 
 #: The marker that opens a suppression comment's text (``# bbox-lark: ignore[...]``,

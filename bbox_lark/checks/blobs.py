@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bbox_lark.ast import BlobPointer, Line
 from bbox_lark.blobs import blob_path
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.scan import find_blobs
 from bbox_lark.values import MAX_INT, is_oversized_int
 
@@ -105,6 +105,7 @@ class BlobRule(Rule):
 
     family = FAMILY
     scope = "line"
+    sees = kinds("continuation", events=True)  # a blank line holds no pointer
 
     def __init__(self) -> None:
         self.folder: Path | None = None

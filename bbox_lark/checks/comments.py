@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_elapsed
 
 FAMILY = "comments"
@@ -39,6 +39,7 @@ class ElapsedRule(Rule):
     """``# elapsed`` marks: each against the previous one."""
 
     family = FAMILY
+    sees = kinds("comment")
 
     def wants(self, node: Line) -> bool:
         return node.kind == "comment" and isinstance(node, Event) and node.name == "elapsed"
@@ -48,8 +49,6 @@ class ElapsedRule(Rule):
         self.last_value = ""
 
     def node(self, event: Line, ctx: Context) -> None:
-        if event.kind != "comment":
-            return
         assert isinstance(event, Event)
         if event.name != "elapsed":
             return

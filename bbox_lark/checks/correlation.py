@@ -7,9 +7,10 @@ The pairing itself (what opens a call, what completes it, which key it goes by) 
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.correlate import (
     AMBIGUOUS,
+    COMPLETION,
     DEFERRED,
     FAMILIES,
     KEY_FIELDS,
@@ -109,9 +110,8 @@ class CorrelationRule(Rule):
 
     family = FAMILY
     keys = frozenset(KEY_FIELDS)
-
-    def wants(self, node: Line) -> bool:
-        return node.kind in _PAIRED
+    #: The lines that can open, complete or refer to a call.
+    sees = kinds("observation", "tool_progress", *FAMILIES)
 
     def __init__(self) -> None:
         self.pairer = Pairer()
@@ -139,10 +139,10 @@ class CorrelationRule(Rule):
         ctx.report("W002", line, col, f"observation for unknown call {key[0]}={key[1]}")
 
     def node(self, event: Line, ctx: Context) -> None:
-        if event.kind not in _PAIRED:
-            return
         assert isinstance(event, Event)
         outcome = self.pairer.feed(event)
+        if outcome <= COMPLETION:  # OTHER, CALL, COMPLETION: nothing to report (most lines)
+            return
         if outcome == ORPHAN:
             key = call_key(event)
             what = f"{key[0]}={shorten(key[1])}" if key else f"tool {shorten(event.name or '')!r}"
@@ -169,7 +169,3 @@ class CorrelationRule(Rule):
                 )
             else:
                 ctx.report("W025", event.line, 1, f"`{event.prefix}:` call started here is never completed")
-
-
-#: The line kinds the pairing looks at.
-_PAIRED = frozenset({"observation", "tool_progress", *FAMILIES})

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from functools import cache
 
 from bbox_lark.ast import Event, Field, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.grammar import vocabulary
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
@@ -92,16 +93,23 @@ def _typed_problem(key: str, value: object) -> str | None:
     terminal = vocab.typed_field_terminals.get(key)
     if terminal not in _SYNTAX:
         return None
-    problem = _SYNTAX[terminal].format(levels=", ".join(vocab.levels))
     if not isinstance(value, str) or vocab.typed_fields[key].fullmatch(value) is None:
-        return problem
+        return _SYNTAX[terminal].format(levels=", ".join(vocab.levels))
     if any(is_oversized_int(part) for part in value.split("/", 1)):
         return _TOO_LARGE
-    if key == "ts" and parse_timestamp(value) is None:
-        return problem
-    if key == "attempt" and parse_attempt(value) is None:
-        return problem
+    if (key == "ts" and parse_timestamp(value) is None) or (
+        key == "attempt" and parse_attempt(value) is None
+    ):
+        return _SYNTAX[terminal].format(levels=", ".join(vocab.levels))
     return None
+
+
+@cache
+def checked_keys() -> frozenset[str]:
+    """The typed keys whose values :func:`_typed_problem` checks (``ts``, ``step``, ...; not
+    the ids, which take any non-empty value)."""
+    terminals = vocabulary().typed_field_terminals
+    return frozenset(key for key, terminal in terminals.items() if terminal in _SYNTAX)
 
 
 def _typed(ctx: Context, line: int, node: Field) -> None:
@@ -118,30 +126,28 @@ class FieldRule(Rule):
     codes = frozenset({"W005", "W014"})
     family = FAMILY
     scope = "line"
+    sees = kinds(events=True, but=["unknown"])  # an unknown line has no fields
 
     def __init__(self) -> None:
-        vocab = vocabulary()
-        self.typed = vocab.typed_fields
-        self.reference_comments = vocab.step_reference_comments
+        self.checked = checked_keys()
+        self.reference_comments = vocabulary().step_reference_comments
 
     def node(self, event: Line, ctx: Context) -> None:
-        kind = event.kind
-        if kind in _SKIPPED:
-            return
+        # The fields' dicts hold every key of their nodes: a line without a checked key
+        # (most lines) costs one set operation, and no field node is looked at.
         assert isinstance(event, Event)
-        typed = self.typed
-        if kind == "comment":
-            if event.name in self.reference_comments:
-                for node in event.field_nodes:
-                    if node.key in typed:
-                        _typed(ctx, event.line, node)
+        checked = self.checked
+        if event.kind == "comment" and event.name not in self.reference_comments:
             return
-        for node in event.field_nodes:
-            if node.key in typed:
-                _typed(ctx, event.line, node)
-        for node in event.metric_nodes:
-            if node.key in typed:
-                _typed(ctx, event.line, node)
+        if not checked.isdisjoint(event.fields):
+            for node in event.field_nodes:
+                if node.key in checked:
+                    _typed(ctx, event.line, node)
+        metrics = event.metrics
+        if metrics and event.kind != "comment" and not checked.isdisjoint(metrics):
+            for node in event.metric_nodes:
+                if node.key in checked:
+                    _typed(ctx, event.line, node)
 
 
 @rule
@@ -153,6 +159,7 @@ class StepRule(Rule):
     codes = frozenset({"W004", "I007", "I009"})
     family = FAMILY
     keys = frozenset({"step"})
+    sees = kinds(events=True, but=["unknown"])
 
     def __init__(self) -> None:
         self.reference_comments = vocabulary().step_reference_comments
@@ -162,19 +169,18 @@ class StepRule(Rule):
         self.references: list[tuple[int, int, int, str]] = []
 
     def wants(self, node: Line) -> bool:
-        if node.kind in _SKIPPED:
+        if node.kind not in self.sees:
             return False
         assert isinstance(node, Event)
         if node.kind == "comment" and node.name not in self.reference_comments:
             return False
-        return any(field.key == "step" for field in node.field_nodes)
+        return "step" in node.fields
 
     def node(self, event: Line, ctx: Context) -> None:
-        kind = event.kind
-        if kind in _SKIPPED:
-            return
         assert isinstance(event, Event)
-        if kind == "comment":
+        if "step" not in event.fields:  # it holds every key of the field nodes
+            return
+        if event.kind == "comment":
             if event.name in self.reference_comments:
                 for node in event.field_nodes:
                     if node.key == "step":
@@ -190,9 +196,6 @@ class StepRule(Rule):
         for line, col, step, raw in self.references:
             if steps and step not in steps:
                 ctx.report("I009", line, col, f"step={shorten(raw)} refers to a step no line has")
-
-
-_SKIPPED = frozenset({"unknown", "continuation", "blank"})
 
 
 class StepSet:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 
 FAMILY = "header"
 
@@ -228,6 +228,7 @@ class HeaderRule(Rule):
 
     family = FAMILY
     scope = "line"  # the header only: checked once, before any part
+    sees = kinds()
 
     def start(self, ctx: Context) -> None:
         header_checks(ctx)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Event, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.grammar import vocabulary
 
 FAMILY = "lines"
@@ -123,6 +123,7 @@ class LineRule(Rule):
 
     family = FAMILY
     scope = "line"
+    sees = kinds("continuation", events=True, but=["comment"])  # a comment's own checks are elsewhere
 
     def node(self, node: Line, ctx: Context) -> None:
         if isinstance(node, Event):

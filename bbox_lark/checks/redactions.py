@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Field, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule, shorten
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.scan import iter_redactions, line_redactions, states_redaction_count
 from bbox_lark.values import parse_int
 
@@ -33,6 +33,7 @@ class RedactionRule(Rule):
 
     family = FAMILY
     scope = "file"
+    sees = kinds("continuation", events=True)  # a blank line holds no marker
 
     def __init__(self) -> None:
         self.count = 0

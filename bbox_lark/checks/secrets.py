@@ -11,7 +11,7 @@ leak the secret into CI logs, SARIF or JSON. Values a config lists in ``allowed-
 from __future__ import annotations
 
 from bbox_lark.ast import Continuation, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule
+from bbox_lark.checks.base import EVERY_LINE, Context, Rule, describe, example, rule
 from bbox_lark.secrets import ERROR, SecretMatch, find_secrets, might_hold_secrets
 
 FAMILY = "secrets"
@@ -68,6 +68,8 @@ class SecretRule(Rule):
 
     family = FAMILY
     scope = "line"
+    #: Every line: any text may hold a secret, and any line but a continuation ends a key block.
+    sees = EVERY_LINE
 
     def __init__(self) -> None:
         self.in_key_block = False
@@ -91,9 +93,10 @@ class SecretRule(Rule):
                 self._report(found, raw, node.line, ctx)
 
     def _scan(self, text: str, line: int, ctx: Context) -> None:
-        found = find_secrets(text, allowed=ctx.allowed_secrets)
-        if found:
-            self._report(found, text, line, ctx)
+        if might_hold_secrets(text):
+            found = find_secrets(text, allowed=ctx.allowed_secrets)
+            if found:
+                self._report(found, text, line, ctx)
 
     def _report(self, secrets: list[SecretMatch], text: str, line: int, ctx: Context) -> None:
         for found in secrets:

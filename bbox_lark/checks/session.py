@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import Event, Line
-from bbox_lark.checks.base import Context, Rule, describe, example, rule
+from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule
 
 FAMILY = "session"
 
@@ -40,6 +40,7 @@ class SessionRule(Rule):
 
     family = FAMILY
     scope = "file"
+    sees = kinds("continuation", events=True)  # the non-blank lines
 
     def __init__(self) -> None:
         self.content = 0
@@ -47,8 +48,6 @@ class SessionRule(Rule):
         self.ended = False
 
     def node(self, node: Line, ctx: Context) -> None:
-        if node.kind == "blank":
-            return
         self.content += 1
         if node.kind == "lifecycle":
             assert isinstance(node, Event)

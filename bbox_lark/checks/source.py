@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.ast import SourceFault
-from bbox_lark.checks.base import CLEAN_HEADER, Context, Rule, describe, example, rule
+from bbox_lark.checks.base import CLEAN_HEADER, Context, Rule, describe, example, kinds, rule
 
 FAMILY = "source"
 
@@ -61,6 +61,7 @@ class SourceRule(Rule):
 
     family = FAMILY
     scope = "line"
+    sees = kinds()  # byte-level faults (:meth:`fault`) and the header
 
     def start(self, ctx: Context) -> None:
         if ctx.head.bom:
