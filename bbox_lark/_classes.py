@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
 
+    from mypy_extensions import mypyc_attr as mypyc_attr
+
 #: More texts than this in the file: it is started afresh (old versions' texts pile up).
 MAX_ENTRIES = 4000
 
@@ -133,6 +135,13 @@ if not TYPE_CHECKING:
                     del dataclasses.exec
 
         return wrap if cls is None else wrap(cls)
+
+    def mypyc_attr(*attrs: str, **options: Any) -> Any:
+        """``mypy_extensions.mypyc_attr`` for the compiled build (``setup.py``): how mypyc
+        compiles a class (``native_class=False``: a plain Python class with compiled methods).
+        At run time the class is returned as it is, so the pure-Python install does not need
+        ``mypy_extensions``; mypyc reads the decorator from the source."""
+        return lambda cls: cls
 
 
 def _fast_frozen_init(cls: Any) -> None:

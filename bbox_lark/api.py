@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Document, Event, Line
@@ -99,7 +99,14 @@ def build_document(header: dict[str, Any] | None, lines: Iterable[Line], *, bom:
     return Document(bom, head.header_lines, head.header_info, tuple(body))
 
 
-def run(checker: Checker, stream: NodeStream, keep: list[Line] | None = None) -> Iterator[Diagnostic]:
+class Keeper(Protocol):
+    """What :func:`run` hands every node to: a list, or a reader that appends (the export's
+    rows, :mod:`bbox_lark.tables`)."""
+
+    def append(self, node: Line, /) -> None: ...
+
+
+def run(checker: Checker, stream: NodeStream, keep: Keeper | None = None) -> Iterator[Diagnostic]:
     """Feed ``stream`` to ``checker``; yield its findings: all at the end, sorted, or with
     ``checker.stream`` as soon as they are known. ``keep`` (when given) receives every node,
     and the stream's ``faults`` are then left in place."""

@@ -28,6 +28,7 @@ from array import array
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import field
+from typing import ClassVar
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Event
@@ -173,7 +174,9 @@ class SeenKeys:
 
     __slots__ = ("_buckets", "_count", "_recent")
 
-    RECENT = 4096
+    #: A ClassVar: compiled (setup.py), a bare class attribute of a native class would be a
+    #: per-instance default, missing from the class itself (``SeenKeys.RECENT``).
+    RECENT: ClassVar[int] = 4096
 
     def __init__(self) -> None:
         self._recent: set[int] = set()

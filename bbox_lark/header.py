@@ -129,7 +129,8 @@ def _too_deep(text: str) -> tuple[int, int, int] | None:
 _C_LOADER: Any = getattr(yaml, "CSafeLoader", None)
 #: Characters of a header that libyaml may read differently from the pure parser.
 #: (A lone surrogate, which only a ``str`` passed to the API can hold, cannot reach libyaml.)
-_PURE_ONLY = re.compile("[\t\ufeff!|>?\ud800-\udfff]")
+# The surrogates as regex escapes: mypyc (setup.py) compiles no literal lone surrogate.
+_PURE_ONLY = re.compile("[\t\ufeff!|>?\\ud800-\\udfff]")
 
 
 def _events(text: str) -> list[Any]:

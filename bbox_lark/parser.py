@@ -27,7 +27,8 @@ from bbox_lark.header import MAX_HEADER_BYTES, read_header
 from bbox_lark.shape import LineShaper, LineToken, Parts, build_line, scanned_line
 from bbox_lark.source import DEFAULT_MAX_LINE, LineReader, Source
 
-_SURROGATES = re.compile("[\udc80-\udcff]")
+# The surrogates as regex escapes: mypyc (setup.py) compiles no literal lone surrogate.
+_SURROGATES = re.compile("[\\udc80-\\udcff]")
 
 
 @cache

@@ -144,7 +144,8 @@ def quoted_at(text: str, index: int) -> re.Match[str] | None:
 #: characters other than tab and line feed (NUL and CR among them), the Unicode line and
 #: paragraph separators, lone surrogates, and the ``@`` of ``@blob`` (which would otherwise
 #: read as a blob pointer wherever it stands).
-UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|@(?=blob)")
+# The surrogates as regex escapes: mypyc (setup.py) compiles no literal lone surrogate.
+UNWRITABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\\ud800-\\udfff]|@(?=blob)")
 _QUOTE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
 _TO_ESCAPE = re.compile(f'[\\\\"\n\t]|{UNWRITABLE.pattern}')
 

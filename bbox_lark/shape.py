@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from lark import Token, Transformer
 
+from bbox_lark._classes import mypyc_attr
 from bbox_lark.ast import (
     BlankLine,
     Call,
@@ -47,6 +49,8 @@ from bbox_lark.scan import (
 )
 
 
+# A str subclass: a plain Python class in the compiled build (mypyc compiles no such class).
+@mypyc_attr(native_class=False)
 class LineToken(str):
     """A token of one line: its text, terminal name and 0-based offset in the line.
 
@@ -75,21 +79,27 @@ class LineToken(str):
 Parts = tuple[Any, ...]
 
 
+def _event_callback(kind: str) -> Callable[[list[Any]], Parts]:
+    """:class:`LineShaper`'s callback for the prefixed lines of one kind."""
+
+    def event(children: list[Any]) -> Parts:
+        return ("event", kind, children[0], children[1])
+
+    return event
+
+
 class LineShaper(Transformer[Token, Parts]):
     """Inline transformer: one callback per line rule of ``grammar/bbox.lark``.
 
     Each prefixed alternative of ``line`` is aliased to its line kind (``tool``,
-    ``user``, ...); :meth:`__getattr__` answers for every kind the grammar names, so a new
-    prefix is a change to the grammar alone."""
+    ``user``, ...); each instance has a callback for every kind the grammar names, so a new
+    prefix is a change to the grammar alone. (Instance attributes, not ``__getattr__``:
+    the compiled build, ``setup.py``, has no ``__getattr__`` on a subclass of a Python class.)"""
 
-    def __getattr__(self, name: str) -> Any:
-        if name in vocabulary().head_kinds.values():
-
-            def event(children: list[Any]) -> Parts:
-                return ("event", name, children[0], children[1])
-
-            return event
-        raise AttributeError(name)
+    def __init__(self) -> None:
+        super().__init__()
+        for kind in vocabulary().head_kinds.values():
+            setattr(self, kind, _event_callback(kind))
 
     def blank(self, _children: list[Any]) -> Parts:
         return ("blank",)
@@ -112,12 +122,15 @@ class LineShaper(Transformer[Token, Parts]):
                 text = token
         return (text, result, metrics)
 
-    free_tail = call_tail
+    def free_tail(self, children: list[Token]) -> Parts:
+        # A method, not ``free_tail = call_tail``: the compiled build drops such aliases.
+        return self.call_tail(children)
 
     def primitive(self, children: list[Token]) -> Token:
         return children[0]
 
-    unknown_primitive = primitive
+    def unknown_primitive(self, children: list[Token]) -> Token:
+        return children[0]
 
     def lifecycle(self, children: list[Any]) -> Parts:
         return ("lifecycle", "lifecycle", children[0], children[1])

@@ -24,7 +24,8 @@ BOM = "\ufeff"
 #: What can be read: the whole text (``str`` or ``bytes``), a file object (binary, or text
 #: opened with ``newline=""``) or any iterable of lines or pieces of text.
 Source = str | bytes | IO[str] | IO[bytes] | Iterable[str] | Iterable[bytes]
-_SURROGATE = re.compile("[\udc80-\udcff]")
+# The surrogates as regex escapes: mypyc (setup.py) compiles no literal lone surrogate.
+_SURROGATE = re.compile("[\\udc80-\\udcff]")
 
 
 def decode(data: bytes | str) -> str:

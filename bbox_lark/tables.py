@@ -345,7 +345,7 @@ class _SessionReader:
 
         self.stream = iter_nodes(source, max_line=max_line)
         checker = checker_for(None, None, select, ignore, allowed_secrets=allowed_secrets)
-        diagnostics = list(run(checker, self.stream, self))  # type: ignore[arg-type]
+        diagnostics = list(run(checker, self.stream, self))
         head = self.stream.head
         counter = self._counter()
         pending, _, totals = counter.finish()
