@@ -2,102 +2,57 @@
 bench's bare ``re`` classifier (``tools/bench.py``), in one process on the same text.
 
 Not a parser of the product and not a test: a measuring stick for the "Core v3" goal (check
-at >= 0.4 of the classifier, 0.5 as the aim). The toy checker below does one regex match a
-line (the classifier's own patterns), makes one small slots object, finds the fields with
-one ``findall`` when the line has a ``=``, and runs the cheapest forms of the per-line
+at >= 0.4 of the classifier, 0.5 as the aim). The toy checker (``tools/floor_checker.py``)
+does one regex match a line (the classifier's own patterns), makes one small slots object,
+finds the fields with one ``findall`` when the line has a ``=``, and runs the cheapest forms of the per-line
 checks the real ones must do: step order, a timestamp pattern, call ids opened and closed,
 an odd number of quotes, redaction markers, one secrets pre-filter search. It keeps no
 positions, no trivia, no typed results, no header, no continuation rules, no quote rules:
 everything it leaves out only adds to the real cost. Its ratio is therefore an upper bound
-for any design that builds a node per line in pure Python::
+for any design that builds a node per line in pure Python. With ``--compiled`` the same
+checker is also compiled with mypyc (it ships with mypy) in a temporary folder and measured
+beside it: the bound for the opt-in compiled build::
 
-    python tools/floor.py [--corpus DIR] [--repeat N]
+    python tools/floor.py [--corpus DIR] [--repeat N] [--compiled]
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import importlib.util
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import _FIELD, _LINE, DEFAULT_CORPUS, generate_session, regex_classify
+from bench import DEFAULT_CORPUS, generate_session, regex_classify
+from floor_checker import floor_check
 
-_SECRET = re.compile(
-    r"sk-|AKIA|gh[pousr]_|github_pat_|xox[abpr]-|AIza|sk_live|hf_|-----BEGIN|eyJ"
-    r"|://[^/\s:@]+:[^/\s@]+@|(?i:token|secret|password|api_?key)"
-)
-_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$")
+HERE = Path(__file__).resolve().parent
 
 
-class Node:
-    __slots__ = ("call", "fields", "kind", "line", "metrics", "name", "raw", "result")
-
-    def __init__(
-        self,
-        kind: str,
-        line: int,
-        raw: str,
-        name: str | None,
-        call: str,
-        result: str | None,
-        metrics: str | None,
-        fields: dict[str, str] | None,
-    ) -> None:
-        self.kind, self.line, self.raw, self.name = kind, line, raw, name
-        self.call, self.result, self.metrics, self.fields = call, result, metrics, fields
-
-
-def floor_check(text: str) -> int:
-    """The toy checker: the number of findings (so no work is optimised away)."""
-    findings: list[tuple[str, int]] = []
-    open_ids: dict[str, int] = {}
-    highest = -1
-    number = 0
-    for line in text.split("\n"):
-        number += 1
-        if line[:1] in (" ", "\t") or not line.strip():
-            continue
-        if "\0" in line:
-            findings.append(("nul", number))
-        match = _LINE.match(line)
-        if match is None:
-            kind = "comment" if line.startswith("#") else "other"
-            node = Node(kind, number, line, None, line, None, None, None)
-        else:
-            rest, _, metrics = match[3].partition(" # metrics ")
-            call, arrow, result = rest.partition("→")
-            fields = dict(_FIELD.findall(rest)) if "=" in rest else {}
-            node = Node(
-                match[1], number, line, match[2], call, result.strip() if arrow else None, metrics, fields
-            )
-            if fields:
-                step = fields.get("step")
-                if step is not None and step.isdigit():
-                    value = int(step)
-                    if value < highest:
-                        findings.append(("W004", number))
-                    highest = max(highest, value)
-                ts = fields.get("ts")
-                if ts is not None and _TS.match(ts) is None:
-                    findings.append(("W005", number))
-                key = fields.get("id")
-                if key is not None:
-                    if match[1] == "t!" or (node.result or "").startswith("[running"):
-                        open_ids[key] = number
-                    elif match[1] == "o" and open_ids.pop(key, None) is None:
-                        findings.append(("W002", number))
-        if '"' in line and line.count('"') % 2:
-            findings.append(("quote", number))
-        if "[redacted:" in line:
-            findings.append(("redacted", number))
-        if _SECRET.search(line):
-            findings.append(("secret", number))
-    return len(findings)
+def compiled_checker(folder: Path) -> Callable[[str], int]:
+    """``floor_check`` compiled with mypyc in ``folder`` (SystemExit when mypyc fails)."""
+    shutil.copy(HERE / "floor_checker.py", folder / "floor_compiled.py")  # its own name: both load
+    done = subprocess.run(
+        [sys.executable, "-m", "mypyc", "floor_compiled.py"], cwd=folder, capture_output=True, text=True
+    )
+    built = sorted(folder.glob("floor_compiled.*.so")) + sorted(folder.glob("floor_compiled.*.pyd"))
+    if done.returncode != 0 or not built:
+        sys.exit(
+            f"error: mypyc could not compile the toy checker:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
+    spec = importlib.util.spec_from_file_location("floor_compiled", built[0])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    function: Callable[[str], int] = module.floor_check
+    return function
 
 
 def best_time(function: Callable[[str], int], texts: Sequence[str], repeat: int) -> float:
@@ -115,7 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--lines", type=int, default=100_000, help="lines of the generated session")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--compiled", action="store_true", help="also measure the checker compiled with mypyc"
+    )
     args = parser.parse_args(argv)
+    compiled = None
+    if args.compiled:
+        folder = Path(tempfile.mkdtemp(prefix="bbox-floor-"))
+        compiled = compiled_checker(folder)
     sets: list[tuple[str, list[str]]] = []
     if args.corpus.is_dir():
         files = sorted(p for p in args.corpus.iterdir() if p.is_file())
@@ -138,6 +100,13 @@ def main(argv: list[str] | None = None) -> int:
             f"    toy checker (the floor)    {floor / lines * 1e6:6.2f} µs/line"
             f"   ratio {baseline / floor:.3f}  (an upper bound for a node per line in pure Python)"
         )
+        if compiled is not None:
+            assert compiled(texts[0]) == floor_check(texts[0])
+            fast = best_time(compiled, texts, args.repeat)
+            print(
+                f"    toy checker, mypyc         {fast / lines * 1e6:6.2f} µs/line"
+                f"   ratio {baseline / fast:.3f}  (the same bound, compiled)"
+            )
     return 0
 
 
