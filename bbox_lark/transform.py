@@ -157,7 +157,8 @@ def _finish(
     """The node of a call-like or message line, its columns those of its emitted line. A
     free-text result that the rest of the line would make read otherwise (an unclosed quote
     that a quoted metrics value closes) is written as written text instead."""
-    try:
+
+    def laid_out(with_result: Result | None) -> E:
         return _laid_out(
             cls,
             kind,
@@ -168,31 +169,19 @@ def _finish(
             call_fields,
             args,
             text,
-            result,
+            with_result,
             metrics,
             continuation,
             free=free,
         )
+
+    try:
+        return laid_out(result)
     except ValueError:
         if result is None or result.kind != "text" or result.text.startswith('"') or _REFUSING_TEXT.get():
             raise
-
     written, _, _ = read_result(quote(text_of(result)), 1, 0)
-    return _laid_out(
-        cls,
-        kind,
-        prefix,
-        name,
-        head,
-        words,
-        call_fields,
-        args,
-        text,
-        written,
-        metrics,
-        continuation,
-        free=free,
-    )
+    return laid_out(written)
 
 
 def _laid_out(
