@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bbox_lark import build
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Event, Field, Line
 from bbox_lark.parser import Head, reparse
@@ -318,7 +319,6 @@ class StreamScan:
 
 def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
     """``items`` with ``# redactions=N`` kept true (:class:`StreamScan`'s ``keep_count``)."""
-    from bbox_lark import build
     from bbox_lark.scan import line_redactions
 
     markers = 0

@@ -520,8 +520,6 @@ class Writer:
     # -- writing ---------------------------------------------------------------------------
 
     def _write_header(self, fields: dict[str, Any]) -> None:
-        from bbox_lark import build
-
         if self.redact:
             fields = {k: self._redacted(v) if isinstance(v, str) else v for k, v in fields.items()}
         try:

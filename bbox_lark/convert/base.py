@@ -5,7 +5,7 @@ A converter is one module with a :class:`Format`:
 - a **reader** ``read(source, ctx) -> Iterator[Item]`` that yields a document as a stream:
   a :class:`~bbox_lark.parser.Head` first, then body nodes (events, continuations, blank
   lines), as :func:`bbox_lark.iter_nodes` does for bbox text. Foreign readers build their
-  nodes from values (``build.call``, ``build.message`` …, :func:`build_head`), never by
+  nodes from values (``build.call``, ``build.message`` …, ``build.head``), never by
   writing bbox text and parsing it back;
 - a **writer** ``write(items, out, ctx)`` that takes such a stream and writes the format to
   ``out`` (a text stream, or a folder for formats stored as several files);
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
+from bbox_lark import build
 from bbox_lark.ast import Diagnostic
 from bbox_lark.values import json_type as json_type  # the converters take it from here
 
@@ -236,7 +237,7 @@ def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> 
             _overflow(ctx, key, value)
         else:
             values[key] = value
-    return build_head(values)
+    return build.head(values)
 
 
 #: The longest string value an importer writes in the header (docs/reference.md#importers: it stays small).
@@ -259,8 +260,6 @@ def _overflow(ctx: ReadContext, key: str, value: str) -> None:
     """A header value an importer cannot keep in the header goes to a body line instead
     (docs/reference.md#importers): ``# notes: header KEY`` with the value as a JSON string (ASCII only)
     on its continuation lines; the reader's stream carries it right after the head."""
-    from bbox_lark import build
-
     text = json.dumps(value)
     pieces = [text[i : i + _OVERFLOW_PIECE] for i in range(0, len(text), _OVERFLOW_PIECE)]
     ctx.overflow.append(build.comment(f"notes: header {key} (a JSON string)", continuation=pieces))
@@ -728,11 +727,3 @@ def flatten(items: Iterable[Item]) -> Iterator[Item]:
         yield item
         if isinstance(item, Event) and item.source is None and item.continuation:
             yield from item.continuation
-
-
-def build_head(fields: dict[str, Any], *, bom: bool = False) -> Head:
-    """The :class:`~bbox_lark.parser.Head` of a header with these keys: the converters' name
-    for :func:`bbox_lark.build.head`."""
-    from bbox_lark import build
-
-    return build.head(fields, bom=bom)

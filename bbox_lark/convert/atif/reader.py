@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark import build
 from bbox_lark.ast import Event
 from bbox_lark.convert.atif.records import (
     UNSAFE,
@@ -101,13 +102,13 @@ def _restore_document(
     data: dict[str, Any], mine: dict[str, Any], steps: list[tuple[int, dict[str, Any]]], ctx: ReadContext
 ) -> Iterator[Item]:
     """The bbox document a trajectory written from bbox came from."""
-    from bbox_lark.convert.base import build_head, importer_header
+    from bbox_lark.convert.base import importer_header
 
     header = mine.get("header")
     problem = _header_problem(header, mine.get("null"))
     if problem is None and header:
         nulls = set(mine.get("null") or ())
-        yield build_head({k: (None if k in nulls else v) for k, v in header.items()})
+        yield build.head({k: (None if k in nulls else v) for k, v in header.items()})
     else:
         # An empty header: the bbox file's could not be read (E006, E017 …); written anew.
         if problem is not None:
@@ -180,7 +181,6 @@ def _import(
     data: dict[str, Any], steps: list[tuple[int, dict[str, Any]]], ctx: ReadContext
 ) -> Iterator[Item]:
     """A trajectory from another producer, mapped to natural bbox lines."""
-    from bbox_lark import build
     from bbox_lark.convert.base import importer_header
 
     report = ctx.report
@@ -241,7 +241,6 @@ def _message_lines(value: Any, key: str) -> list[str]:
 
 
 def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[Event]:
-    from bbox_lark import build
     from bbox_lark.values import parse_timestamp
 
     report = ctx.report

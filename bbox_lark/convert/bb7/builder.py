@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark import build
 from bbox_lark.convert.base import (
     Input,
     ReadContext,
@@ -105,8 +106,6 @@ class _Builder:
         """A ``u a th`` line (or ``@notify`` for ``kind`` "system") for ``text``: its first
         line on the event line when it reads back as written (and leaves ``fields`` as
         given), else every line on continuation lines. ``whole`` puts all text there."""
-        from bbox_lark import build
-
         lines = self._text_lines(text, where) if text else []
         while lines and not lines[-1].strip():
             lines.pop()
@@ -242,8 +241,6 @@ class _Builder:
         # Comments before the message: a model switch, the context snapshot of a user message.
         model = _one_line(self._string(message, "model", "message", line))
         if model and model != self.model:
-            from bbox_lark import build
-
             self.model = model
             yield build.comment(f"model: {self.model}")
             report.kept("model switches (# model:)", line)
@@ -323,8 +320,6 @@ class _Builder:
 
     def _snapshot(self, refs: Any, line: int) -> Item | None:
         """``# file-snapshot: files=[path@id, path:10-50@id]`` for a context snapshot."""
-        from bbox_lark import build
-
         if refs is None or refs == []:
             return None
         items = self._file_refs(refs, "file_id", line)
@@ -429,8 +424,6 @@ class _Builder:
         line: int,
         where: str,
     ) -> Event | None:
-        from bbox_lark import build
-
         path = part.get("path") or ""
         if not path:
             self.report.skip(line, f"{where}: a file part needs a path")
@@ -447,8 +440,6 @@ class _Builder:
         line: int,
         where: str,
     ) -> Event | None:
-        from bbox_lark import build
-
         report = self.report
         action = part.get("action") or ""
         path = part.get("path") or ""
@@ -495,8 +486,6 @@ class _Builder:
     def context_files(self) -> Iterator[Item]:
         """``# file-snapshot: context files=[…] readonly=[…] external=[…]``: the chat's context
         when it was saved."""
-        from bbox_lark import build
-
         files = self.chat.get("context_files")
         if files is None or files == []:
             return
@@ -517,8 +506,6 @@ class _Builder:
 
     def draft(self) -> Iterator[Item]:
         """``# notes: draft`` with the unsent input on continuation lines."""
-        from bbox_lark import build
-
         draft = self._string(self.chat, "draft", "chat", 1)
         if not draft.strip():
             return

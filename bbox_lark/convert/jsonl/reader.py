@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark import build
 from bbox_lark.ast import Unknown
 from bbox_lark.convert.base import (
     Input,
     ReadContext,
     RefusedInputError,
-    build_head,
     importer_header,
     json_type,
 )
@@ -168,7 +168,7 @@ def _head_from_record(record: dict[str, Any], number: int, ctx: ReadContext) -> 
             raise RecordError("'fields' must be an object or null")
         ctx.report.synthesized("header text (built from the header record's fields)", number)
         try:
-            return build_head(fields, bom=bom)
+            return build.head(fields, bom=bom)
         except Exception as error:  # YAML cannot write every value
             raise RecordError(f"cannot build a header from 'fields': {error}") from None
     if not isinstance(lines, list):

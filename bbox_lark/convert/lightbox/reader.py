@@ -9,11 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark import build
 from bbox_lark.convert.base import (
     Input,
     ReadContext,
     RefusedInputError,
-    build_head,
     clean_json,
     importer_header,
     json_type,
@@ -132,8 +132,6 @@ def _output_result(
     status: str, output: Any, error: Any, safe: bool
 ) -> tuple[Result | None, list[str], list[tuple[str, Any]]]:
     """The result, continuation lines and result fields (redaction sizes) of an event."""
-    from bbox_lark import build
-
     if status == "pending":
         return build.result("running"), [], []
     extra_fields: list[tuple[str, Any]] = []
@@ -189,8 +187,6 @@ def _output_result(
 
 
 def _try_result(kind: str, **values: Any) -> Result | None:
-    from bbox_lark import build
-
     try:
         return build.result(kind, **values)
     except ValueError:
@@ -225,8 +221,6 @@ def _general_form(output: Any) -> tuple[Result | None, list[str]] | None:
     if text is None and lines is None:
         return None
     if result is None:
-        from bbox_lark import build
-
         result = build.result("empty")
     return result, continuation
 
@@ -290,8 +284,6 @@ class _Reader:
         number: int,
         safe: bool,
     ) -> Event:
-        from bbox_lark import build
-
         report = self.report
         kind, name = _kind_and_name(tool)
         line = _Line()
@@ -369,8 +361,6 @@ class _Reader:
 def _kind_and_name(tool: str) -> tuple[str, str | None]:
     """The bbox kind and name a Lightbox tool name stands for: ``x:explore`` → a subagent
     line (as the writer names them), else a tool line (its name made safe when needed)."""
-    from bbox_lark import build
-
     prefix, colon, rest = tool.partition(":")
     if colon:
         for kind, letter in PREFIXED_KINDS.items():
@@ -457,7 +447,7 @@ def _header(ctx: ReadContext, session_id: str | None, header: dict[str, Any], sa
             values["repo_sha"] = ctx.options["repo_sha"]
         if values.get("format") and values.get("id") and values.get("repo_sha"):
             try:
-                head = build_head(values)
+                head = build.head(values)
             except Exception:
                 head = None
             if head is not None and head.header_info is not None and not head.header_info.faults:
