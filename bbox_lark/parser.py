@@ -31,6 +31,68 @@ from bbox_lark.source import DEFAULT_MAX_LINE, LineReader, Source
 _SURROGATES = re.compile("[\\udc80-\\udcff]")
 
 
+#: The private parts of Lark that :class:`LineDriver` reads, as attribute paths from a ``Lark``
+#: object. ``pyproject.toml`` bounds Lark to ``>=1.2.2,<2`` for them; a release that moves one
+#: makes :func:`lark_private_problems` (and ``tests/test_lark_private.py``) name it.
+LARK_PRIVATE_PARTS: tuple[str, ...] = (
+    "parser.parser.parser.parse_table.states",
+    "parser.parser.parser.parse_table.start_states",
+    "parser.parser.parser.parse_table.end_states",
+    "parser.parser.parser.callbacks",
+    "_parse_tree_builder.create_callback",
+    "parser.lexer.lexers",
+)
+
+#: What each contextual-lexer state holds that the driver reads (per state, from
+#: ``parser.lexer.lexers[state]``).
+LARK_LEXER_PARTS: tuple[str, ...] = ("scanner._mres", "callback")
+
+
+def _walk(root: Any, path: str) -> Any:
+    value = root
+    for name in path.split("."):
+        value = getattr(value, name)
+    return value
+
+
+def lark_private_problems(lark: Any) -> list[str]:
+    """What of :data:`LARK_PRIVATE_PARTS` and :data:`LARK_LEXER_PARTS` the installed Lark
+    lacks or holds in another shape, one sentence each (empty when the fast path can run)."""
+    import lark as lark_module
+
+    version = getattr(lark_module, "__version__", "?")
+    problems: list[str] = []
+
+    def missing(path: str, error: Exception) -> None:
+        problems.append(
+            f"lark {version}: `Lark.{path}` is not there ({type(error).__name__}: {error}); "
+            "bbox_lark.parser.LineDriver reads it (bbox-lark supports lark>=1.2.2,<2)"
+        )
+
+    for path in LARK_PRIVATE_PARTS:
+        try:
+            _walk(lark, path)
+        except AttributeError as error:
+            missing(path, error)
+    try:
+        table = _walk(lark, "parser.parser.parser.parse_table")
+        actions = next(iter(table.states.values()))
+        action, arg = next(iter(actions.values()))
+        if action is not Shift:
+            _rule = (arg.expansion, arg.origin.name)  # a reduce's rule, as the driver reads it
+        lexers = _walk(lark, "parser.lexer.lexers")
+        lexer = next(iter(lexers.values()))
+    except (AttributeError, StopIteration, TypeError, ValueError) as error:
+        missing("parser.parser.parser.parse_table.states[state][symbol] (action, rule)", error)
+        return problems
+    for path in LARK_LEXER_PARTS:
+        try:
+            _walk(lexer, path)
+        except AttributeError as error:
+            missing(f"parser.lexer.lexers[state].{path}", error)
+    return problems
+
+
 @cache
 def lark_parser() -> Lark:
     """The Lark parser for every start rule, with the line shaper inlined."""
@@ -56,6 +118,13 @@ class LineDriver:
     __slots__ = ("_end", "_fallback", "_lexers", "_start", "_states", "_table")
 
     def __init__(self, lark: Lark, start: str = "line", shaper: LineShaper | None = None) -> None:
+        try:
+            self._read_lark(lark, start, shaper)
+        except (AttributeError, KeyError, TypeError) as error:
+            problems = lark_private_problems(lark) or [f"{type(error).__name__}: {error}"]
+            raise RuntimeError("; ".join(problems)) from error
+
+    def _read_lark(self, lark: Lark, start: str, shaper: LineShaper | None) -> None:
         frontend = lark.parser
         table = frontend.parser.parser.parse_table
         if shaper is None:
