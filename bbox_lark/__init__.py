@@ -48,6 +48,15 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.checks import CheckInfo, registry
     from bbox_lark.convert import Conversion, ConvertError, detect_format
     from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
+    from bbox_lark.errors import (
+        BboxLarkError,
+        ConfigError,
+        ConversionError,
+        InputError,
+        MissingExtraError,
+        QueryError,
+        WriteError,
+    )
     from bbox_lark.export import export_tables
     from bbox_lark.fix import apply_fixes
     from bbox_lark.numbers import call_outcome, document_numbers, read_session
@@ -64,14 +73,17 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
 __version__ = "0.1.0"
 
 __all__ = [
+    "BboxLarkError",
     "BlankLine",
     "BlobPointer",
     "Call",
     "CallHandle",
     "CheckInfo",
     "Comment",
+    "ConfigError",
     "Continuation",
     "Conversion",
+    "ConversionError",
     "ConvertError",
     "Diagnostic",
     "Document",
@@ -79,15 +91,19 @@ __all__ = [
     "Field",
     "Head",
     "Header",
+    "InputError",
     "Lifecycle",
     "Message",
+    "MissingExtraError",
     "Observation",
+    "QueryError",
     "Redacted",
     "Redaction",
     "Result",
     "SecretMatch",
     "Stats",
     "Unknown",
+    "WriteError",
     "Writer",
     "__version__",
     "apply_fixes",
@@ -146,6 +162,18 @@ _LAZY: dict[str, tuple[str, str]] = {
             "Redaction",
             "Result",
             "Unknown",
+        )
+    },
+    **{
+        name: ("bbox_lark.errors", name)
+        for name in (
+            "BboxLarkError",
+            "ConfigError",
+            "ConversionError",
+            "InputError",
+            "MissingExtraError",
+            "QueryError",
+            "WriteError",
         )
     },
     "CheckInfo": ("bbox_lark.checks", "CheckInfo"),

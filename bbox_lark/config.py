@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bbox_lark._classes import dataclass
+from bbox_lark.errors import ConfigError as ConfigError  # its home is bbox_lark.errors
 from bbox_lark.globs import Glob, match_globs, pattern_error
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.values import parse_int
@@ -68,10 +69,6 @@ DEFAULT_EXCLUDE = (
 )
 
 Jobs = int | Literal["auto"]
-
-
-class ConfigError(ValueError):
-    """A bad configuration file or option value: a usage error (exit 2)."""
 
 
 # -- the settings ------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.discover import FoundInput
+from bbox_lark.errors import ConversionError
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write, job_count
 from bbox_lark.writepolicy import WriteVerdict, write_verdict
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 PARALLEL_MIN_BYTES = 1 << 18
 
 
-class ConvertUsageError(Exception):
+class ConvertUsageError(ConversionError):
     """An input, output or option that cannot be used: the command exits 2."""
 
 

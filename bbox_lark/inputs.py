@@ -12,12 +12,10 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from bbox_lark.errors import InputError as InputError  # its home is bbox_lark.errors
+
 #: File name endings a directory is searched for (:mod:`bbox_lark.discover`).
 SUFFIXES = (".bbox", ".blackbox", ".rlog")
-
-
-class InputError(Exception):
-    """A path that cannot be read: the command exits 2."""
 
 
 def open_input(item: str) -> IO[bytes]:

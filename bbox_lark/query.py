@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
+from bbox_lark.errors import QueryError as QueryError  # its home is bbox_lark.errors
 from bbox_lark.tables import TABLE_NAMES, arrow_table, empty_columns, need
 
 if TYPE_CHECKING:
@@ -29,11 +30,6 @@ if TYPE_CHECKING:
 
 #: Session files adding up to more than this are exported to Parquet before the query.
 IN_MEMORY_MAX_BYTES = 256 << 20
-
-
-class QueryError(Exception):
-    """The query could not run: DuckDB's message (bad SQL, a missing column, ...), or
-    paths that cannot be queried together."""
 
 
 @dataclass(frozen=True, slots=True)

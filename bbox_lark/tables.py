@@ -28,6 +28,7 @@ from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Event
+from bbox_lark.errors import MissingExtraError
 from bbox_lark.numbers import CallRecord, SessionCounter, SessionTotals
 from bbox_lark.source import DEFAULT_MAX_LINE
 
@@ -480,7 +481,7 @@ def _totals_row(totals: SessionTotals) -> dict[str, Any]:
 # -- Arrow ----------------------------------------------------------------------------------
 
 
-class MissingExtra(ImportError):
+class MissingExtra(MissingExtraError):
     """A feature needs a package of the ``scale`` extra that is not installed; the message
     is one line that says which and how to install it."""
 

@@ -32,6 +32,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from bbox_lark import build
 from bbox_lark.ast import Diagnostic
+from bbox_lark.errors import ConversionError
 from bbox_lark.values import json_type as json_type  # the converters take it from here
 
 if TYPE_CHECKING:
@@ -47,8 +48,9 @@ FATES = ("kept", "extra", "synthesized", "dropped")
 LINES_KEPT = 1_000
 
 
-class ConvertError(ValueError):
-    """A conversion that cannot be done as asked (a usage problem, never a bad input line)."""
+class ConvertError(ConversionError):
+    """A conversion that cannot be done as asked (a usage problem, never a bad input line);
+    the converters' own name for :class:`bbox_lark.errors.ConversionError`."""
 
 
 class UnknownFormatError(ConvertError):

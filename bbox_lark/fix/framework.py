@@ -31,12 +31,13 @@ from pathlib import Path
 from bbox_lark._classes import dataclass
 from bbox_lark.api import parse
 from bbox_lark.ast import Diagnostic, Document, Event, Line
+from bbox_lark.errors import WriteError
 from bbox_lark.parser import reparse
 from bbox_lark.printer import dumps
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
 
-class FixError(ValueError):
+class FixError(WriteError, ValueError):
     """A fixer proposed edits that cannot be applied (a bug in the fixer, not in the input)."""
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bbox_lark.conversion import bbox_file
+from bbox_lark.errors import WriteError
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["OutputError", "default_output", "render", "write_report"]
 
 
-class OutputError(Exception):
+class OutputError(WriteError):
     """The report cannot be written where it was asked to go (the message says why)."""
 
 
