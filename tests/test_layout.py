@@ -50,6 +50,11 @@ def test_the_first_screen_shows_what_check_prints() -> None:
     assert (done.stdout + done.stderr).splitlines() == shown[1:]
 
 
+def test_getting_started_shows_the_same_output() -> None:
+    page = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert _block(page, "text").splitlines() == _block(_first_screen(), "text").splitlines()[1:]
+
+
 def test_the_quick_start_checks_the_first_screen_session() -> None:
     quick_start = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     install = _block(quick_start, "sh")
