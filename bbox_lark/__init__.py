@@ -70,7 +70,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.text import text_of
     from bbox_lark.writer import CallHandle, Writer
 
-__version__ = "0.1.0"
+#: Semantic versioning from 0.2.0 on (docs/status.md, "Versions"); CHANGELOG.md says what changed.
+__version__ = "0.2.0"
 
 __all__ = [
     "BboxLarkError",

@@ -112,11 +112,24 @@ def _max_line(value: int | None) -> int:
         raise fail_usage(str(error)) from None
 
 
+def version_line() -> str:
+    """``bbox-lark 0.2.0 (pure Python)``, or ``(compiled with mypyc)`` when the modules on
+    ``check``'s line path are C extensions (``BBOX_LARK_COMPILE=1``; ``bbox_lark.parser`` is
+    one of them). Found without importing the parser."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+    from importlib.util import find_spec
+
+    from bbox_lark import __version__
+
+    spec = find_spec("bbox_lark.parser")
+    origin = (spec.origin if spec else None) or ""
+    build = "compiled with mypyc" if origin.endswith(tuple(EXTENSION_SUFFIXES)) else "pure Python"
+    return f"bbox-lark {__version__} ({build})"
+
+
 def _show_version(value: bool) -> None:
     if value:
-        from bbox_lark import __version__
-
-        out.print(f"bbox-lark {__version__}", markup=False)
+        out.print(version_line(), markup=False)
         raise typer.Exit(EXIT_OK)
 
 
@@ -797,7 +810,7 @@ def _convert_many(
 lightbox_app = typer.Typer(
     name="lightbox",
     cls=Group,
-    help="Lightbox sessions (events.jsonl + meta.json): verify their hash chain (docs/lightbox.md).",
+    help="Lightbox sessions (events.jsonl + meta.json): verify their hash chain (docs/formats/lightbox.md).",
     no_args_is_help=True,
 )
 app.add_typer(lightbox_app)

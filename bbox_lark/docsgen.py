@@ -26,7 +26,7 @@ CONVERT_FILE = "convert.md"
 #: The formats with a page of their own (``docs/formats/<name>.md``), which ``convert.md``
 #: links to. Data, not a look at the source tree: the package makes the same page installed
 #: from a wheel (``tests/test_docs.py`` checks that the folder holds exactly these).
-FORMAT_PAGES = frozenset({"atif", "bb7", "claude-code", "jsonl"})
+FORMAT_PAGES = frozenset({"atif", "bb7", "claude-code", "compact", "jsonl", "lightbox"})
 
 #: Section headings of every code's page, in order (ruff style).
 SECTION_PARTS = ("### What it does", "### Why is this bad?", "### Example", "### Use instead")

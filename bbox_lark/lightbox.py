@@ -5,7 +5,7 @@ A Lightbox session is a folder holding ``events.jsonl`` (one JSON object a line,
 hash-chained to the one before it) and ``meta.json``. :func:`verify` checks a session the way
 the reference recorder (``lightbox-rec`` 0.1.0, ``lightbox verify``) does and gives the same
 statuses and exit codes, with the first bad line, its invocation id and why
-(``docs/lightbox.md`` lists every check and where bbox-lark is stricter):
+(``docs/formats/lightbox.md`` lists every check and where bbox-lark is stricter):
 
 - ``VALID`` (exit 0): every hash matches its event and links to the one before;
 - ``TAMPERED`` (1): an event's content or its place in the chain was changed;

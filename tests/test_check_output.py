@@ -417,7 +417,28 @@ def test_explain_shows_what_to_do() -> None:
 def test_version(flag: str) -> None:
     result = invoke([flag])
     assert result.exit_code == 0
-    assert result.stdout == f"bbox-lark {bbox_lark.__version__}\n"
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    import bbox_lark.parser
+
+    # The whole suite runs against the compiled build too (.ci/run).
+    compiled = bbox_lark.parser.__file__.endswith(tuple(EXTENSION_SUFFIXES))
+    build = "compiled with mypyc" if compiled else "pure Python"
+    assert result.stdout == f"bbox-lark {bbox_lark.__version__} ({build})\n"
+
+
+def test_version_says_when_the_build_is_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What find_spec reports for the compiled build (tests/test_compiled_build.py and CI run
+    # the real one): bbox_lark.parser loaded from a C extension.
+    import importlib.util
+    from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec
+
+    def find_spec(name: str) -> ModuleSpec:
+        return ModuleSpec(name, None, origin=f"/site/bbox_lark/parser{EXTENSION_SUFFIXES[0]}")
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    result = invoke(["--version"])
+    assert result.stdout == f"bbox-lark {bbox_lark.__version__} (compiled with mypyc)\n"
 
 
 def test_explain_list_covers_every_code() -> None:

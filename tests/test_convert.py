@@ -1,4 +1,4 @@
-"""``convert`` and the compact form (docs/compact.md).
+"""``convert`` and the compact form (docs/formats/compact.md).
 
 Every ``corpus/**/*.bbox`` file (found by glob) and every bbox file of
 ``../shared/corpus-external/{bbox-docs,bbox-fragments,rlog-real}`` (skipped when absent) must
@@ -55,7 +55,7 @@ CORPUS = ROOT / "corpus"
 
 DEMO = ROOT / "examples" / "demo.bbox"
 DEMO_CBOX = ROOT / "docs" / "examples" / "demo.cbox"
-COMPACT_MD = ROOT / "docs" / "compact.md"
+COMPACT_MD = ROOT / "docs" / "formats" / "compact.md"
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 #: The registered formats as messages list them (every format added changes it).
 NAMES = ", ".join(f.name for f in formats())

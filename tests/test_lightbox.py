@@ -499,10 +499,10 @@ def test_cli_tampered_line_names_the_line_and_invocation(tmp_path: Path) -> None
 
 
 def test_the_documented_examples_are_real(monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/lightbox.md: each ``$ bbox-lark ...`` line of its first block is followed by its
+    """docs/formats/lightbox.md: each ``$ bbox-lark ...`` line of its first block is followed by its
     output; the JSON block after the ``--format json`` example is that command's output."""
     monkeypatch.chdir(REPO)
-    page = (REPO / "docs" / "lightbox.md").read_text(encoding="utf-8")
+    page = (REPO / "docs" / "formats" / "lightbox.md").read_text(encoding="utf-8")
     blocks = re.findall(r"^```(\w+)\n(.*?)^```", page, flags=re.M | re.S)
     shown = [body for language, body in blocks if language == "sh" and "$ bbox-lark" in body]
     lines = shown[0].splitlines()
@@ -668,7 +668,7 @@ def test_reference_interop(tmp_path: Path) -> None:
         "no_final_newline": (lambda ls: [*ls[:3], ls[3].rstrip(b"\n")], "VALID", "VALID"),
         "bad_json": (lambda ls: [ls[0], b"{nope\n", *ls[1:]], "PARSE_ERROR", "PARSE_ERROR"),
         "crlf": (lambda ls: [line.replace(b"\n", b"\r\n") for line in ls], "VALID", "VALID"),
-        # Where bbox-lark is stricter (docs/lightbox.md): the anchor, fields the reference does
+        # Where bbox-lark is stricter (docs/formats/lightbox.md): the anchor, fields the reference does
         # not know, and floats (the reference's verify crashes on them).
         "deleted_last": (lambda ls: ls[:3], "VALID", "TRUNCATED"),
         "injected": (lambda ls: [ls[0], edit_event(ls[1], {"evil": 1}), *ls[2:]], "VALID", "TAMPERED"),

@@ -1,4 +1,4 @@
-"""``convert --from lightbox`` and ``convert --to lightbox -o DIR`` (docs/lightbox.md,
+"""``convert --from lightbox`` and ``convert --to lightbox -o DIR`` (docs/formats/lightbox.md,
 "Converting").
 
 The external sample (``../shared/corpus-external/lightbox``, skipped when absent) and a
@@ -529,12 +529,12 @@ def test_reference_verifies_our_sessions(tmp_path: Path) -> None:
 
 
 def test_the_documented_conversions_are_real(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """docs/lightbox.md, "Converting": the bbox block after the first convert command is its
+    """docs/formats/lightbox.md, "Converting": the bbox block after the first convert command is its
     output, and the text block after the tampered one is what it prints on stderr."""
     import re
 
     monkeypatch.chdir(ROOT)
-    page = (ROOT / "docs" / "lightbox.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "formats" / "lightbox.md").read_text(encoding="utf-8")
     section = page[page.index("## Converting") :]
     blocks = re.findall(r"^```(\w+)\n(.*?)^```", section, flags=re.M | re.S)
     commands = [body.strip() for language, body in blocks if language == "sh" and "$ bbox-lark" in body]

@@ -179,7 +179,7 @@ VOCABULARIES: dict[str, frozenset[str]] = {
 
 #: Deliberate subsets, each a documented choice rather than a copy of the grammar's list.
 ALLOWED = {
-    # The lossy compact form drops correlation ids and timing (docs/compact.md).
+    # The lossy compact form drops correlation ids and timing (docs/formats/compact.md).
     ("convert/compact.py", "typed fields"),
     # The comments that state the redaction count (scan.states_redaction_count).
     ("scan.py", "comment kinds"),

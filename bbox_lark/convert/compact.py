@@ -1,6 +1,6 @@
 """The compact form: one line per event (bbox-format-full.md, "COMPACT FORMAT").
 
-The full specification, with examples, is ``docs/compact.md``; the mapping table below is
+The full specification, with examples, is ``docs/formats/compact.md``; the mapping table below is
 the one that page shows (a test keeps the two equal).
 
 By default the conversion is lossless: ``read_compact(write_compact(doc))`` means the same
@@ -36,7 +36,7 @@ Mapping table:
 (1) an empty line for a blank line, the line as written for a continuation; the lines after
 it, up to the first event, are appended to it. (2) The bbox lines a compact line holds all take its
 line ending (the file's first line ending when it has none: the last line of the file);
-CRLF when one of them ends in a carriage return before its own CRLF (docs/compact.md).
+CRLF when one of them ends in a carriage return before its own CRLF (docs/formats/compact.md).
 """
 
 from __future__ import annotations
@@ -463,7 +463,7 @@ def _write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
 
 
 def _docstring_rows() -> tuple[MappingRow, ...]:
-    """The mapping table of this module's docstring (the one docs/compact.md shows)."""
+    """The mapping table of this module's docstring (the one docs/formats/compact.md shows)."""
     text = __doc__ or ""
     start = text.index("| bbox | compact |")
     rows = []
@@ -478,13 +478,13 @@ def _docstring_rows() -> tuple[MappingRow, ...]:
 
 FORMAT = Format(
     name="compact",
-    description="one line per event (bbox-format-full.md COMPACT FORMAT); docs/compact.md",
+    description="one line per event (bbox-format-full.md COMPACT FORMAT); docs/formats/compact.md",
     extensions=(EXTENSION,),
     sniff=sniff,
     read=_read,
     write=_write,
     fidelity=(
-        "lossless up to whitespace trivia (docs/compact.md); --lossy writes the spec's summary"
+        "lossless up to whitespace trivia (docs/formats/compact.md); --lossy writes the spec's summary"
         " style and reports what it drops"
     ),
     lossless=True,

@@ -3,7 +3,7 @@
 ``convert --from lightbox PATH`` reads a session folder (its ``events.jsonl`` and
 ``meta.json``) or an events file; ``convert --to lightbox -o DIR`` writes a hash-chained
 ``events.jsonl`` and a ``meta.json`` (with bbox-lark's anchor) that the reference recorder
-verifies. ``docs/lightbox.md`` ("Converting") shows both directions with real output; the
+verifies. ``docs/formats/lightbox.md`` ("Converting") shows both directions with real output; the
 mapping tables (:mod:`.tables`) are what ``docs/convert.md`` shows.
 
 Reading, one call line per event:
