@@ -722,10 +722,11 @@ class Writer:
             return tuple(_scalar(item, f"{what} item {n}") for n, item in enumerate(value, 1))
         return _scalar(value, what)
 
-    @staticmethod
-    def _key(key: Any, taken: Mapping[str, Any]) -> str:
-        """A field key the grammar reads (other characters replaced by ``_``), not yet taken."""
-        safe = _KEY_UNSAFE.sub("_", _need_str(key, "a field key")) or "_"
+    def _key(self, key: Any, taken: Mapping[str, Any]) -> str:
+        """A field key the grammar reads (a secret in it redacted, other characters replaced
+        by ``_``), not yet taken."""
+        (key,) = self._scan([("", _need_str(key, "a field key"))])
+        safe = _KEY_UNSAFE.sub("_", key) or "_"
         if not (safe[0].isalpha() or safe[0] == "_"):
             safe = "_" + safe
         _check_name(safe, "a field key")
