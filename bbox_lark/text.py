@@ -53,14 +53,16 @@ def text_of(node: Event | Result | str, *, blobs: str | Path | None = None) -> s
     """The text a writer gave, read back exactly (``docs/reference.md``, "Any text").
 
     * A message or thinking line (``u a th td``): its text up to its trailing fields, a
-      written-text string decoded (``a: "x\\ny" step=3`` gives ``"x\\ny"``).
+      written-text string decoded (``a: "x\\ny" step=3`` gives ``"x\\ny"``); with
+      ``blobs``, a text that is a blob pointer (a writer stored a message too long for a
+      line) is the blob's content.
     * A result (``text_of(event.result)``, inline or an ``o:`` line's): for free text, the
       text, decoded; for an error, its message (``[err: msg]``, or the decoded string after
-      a bare ``[error]``); for a blob pointer with ``blobs`` (the blob folder), the blob's
-      content as UTF-8 (invalid bytes kept as lone surrogates); for any other form, the text
+      a bare ``[error]``, with ``blobs`` the blob it points to); for a blob pointer with
+      ``blobs`` (the blob folder), the blob's content (:func:`blob_text`); for any other form, the text
       after its bracket form (``128 tests passed`` in ``[ok] 128 tests passed``), decoded.
     * Any other line: its text (a comment's after ``#``, an unknown line's as written),
-      decoded.
+      decoded (with ``blobs``, a blob pointer read as for a message).
     * An argument or a field value (``event.args[0]``, ``event.fields["path"]``): the value
       itself, or with ``blobs``, when it is a blob pointer (a writer stored a long value as a
       blob), the blob's content.

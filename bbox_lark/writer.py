@@ -4,27 +4,31 @@ The format's promise is "write as you go; the session can crash and you still ha
 everything up to that point". The Writer keeps it:
 
 * **Any text.** Every string a harness hands over (a message, an argument, a field value, a
-  result, an exception's message) is written so that it reads back exactly
-  (:func:`bbox_lark.text_of`; ``docs/reference.md``, "Any text"). The Writer never raises on
-  text.
+  result, an exception's message, a comment, a header value) is written so that it reads
+  back exactly (:func:`bbox_lark.text_of`; ``docs/reference.md``, "Any text"), and text that
+  would change what a line means (a comment ``metrics cost_usd=5``) is written text. Text
+  too long for a line goes to the blob store, whatever the method. The Writer never raises
+  on text; a value of the wrong type is a TypeError naming it, at the call.
 * **Crash-safe.** Each line is built whole, written with one call and flushed (``fsync=True``
   also syncs it to disk), so a process killed at any moment leaves a file whose every
   complete line reads back; at worst the last line is cut. Nothing is held in memory but
   the calls still waiting for their result (their line is written as soon as anything else
   is).
 * **Redacted.** With ``redact=True`` (the default) every secret the scanner finds
-  (:mod:`bbox_lark.secrets`) becomes ``[redacted:KIND]`` before it is written, and the
-  closing ``# redactions=N`` states how many markers the body holds.
+  (:mod:`bbox_lark.secrets`) becomes ``[redacted:KIND]`` before it is written: a line's
+  values are scanned together as the line shows them (a field value beside its key, an
+  argument beside the one before it; DECISIONS §13), and the closing ``# redactions=N``
+  states how many markers the body holds, counted from the values written.
 * **Blobs.** Bytes, and results, arguments or field values longer than ``blob_threshold``
   characters, go to the blob store (``.bbox-blobs/`` beside the file); the line carries ``@blob sha256=…
   bytes=… mime=…``.
 * **Thread-safe.** One lock serialises every line: tool calls may finish from several threads.
-* **Errors.** A header without ``id`` or ``repo_sha`` is a :class:`ValueError` from the
-  constructor, before anything is written: that is the only exception the Writer raises.
-  A failure to write (disk full, a closed stream) is reported once, as a
-  :class:`WriterWarning` naming the target, and kept in :attr:`Writer.error`; the lines
-  written before it stay readable, later ones are dropped. Writing after :meth:`close` is
-  reported the same way.
+* **Errors.** A header without ``id`` or ``repo_sha``, or larger than bbox/1 allows, is a
+  :class:`ValueError` from the constructor, before anything is written; a value of the
+  wrong type is a :class:`TypeError` naming it. A failure to write (disk full, a closed
+  stream) is reported once, as a :class:`WriterWarning` naming the target, and kept in
+  :attr:`Writer.error`; the lines written before it stay readable, later ones are dropped.
+  Writing after :meth:`close` is reported the same way.
 """
 
 from __future__ import annotations
