@@ -72,7 +72,9 @@ TEXT = "text/plain"
 #: is then open (docs/reference.md#correlation) until an ``o:`` line gives the result.
 _OPEN_STATUS = {"subagent": "launched", "question": "pending"}
 
-_NAME_UNSAFE = re.compile(r"[\s→\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+#: What a name cannot hold (the grammar has no written form for names): whitespace, the arrow,
+#: control characters, lone surrogates, and the `@` of `@blob` (a blob pointer to every reader).
+_NAME_UNSAFE = re.compile(r"[\s→\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|@(?=blob)")
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 

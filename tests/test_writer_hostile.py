@@ -309,7 +309,7 @@ ops = st.one_of(
     st.tuples(st.just("comment"), hostile),
 )
 THRESHOLD = 200
-_NAME_UNSAFE = re.compile(r"[\s→\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAME_UNSAFE = re.compile(r"[\s→\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|@(?=blob)")
 _KINDS = {
     "call": "tool",
     "mcp": "mcp",
