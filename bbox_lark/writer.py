@@ -51,7 +51,7 @@ from bbox_lark.ast import BlobPointer, Continuation, Event, Result
 from bbox_lark.blobs import FOLDER_NAME, BlobStore, StoredBlob
 from bbox_lark.header import MAX_HEADER_BYTES
 from bbox_lark.printer import emit
-from bbox_lark.scan import UNWRITABLE, find_redactions, quote
+from bbox_lark.scan import POINTER, UNWRITABLE, find_redactions, quote
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.text import decode
 
@@ -662,7 +662,7 @@ class Writer:
         else:
             text = _scalar(value, "finish() result")
         (text,) = self._scan([("", text)])
-        if len(text) > self.blob_threshold:
+        if len(text) > self.blob_threshold or _is_pointer(text):
             stored = self._store(text, TEXT)
             if stored is not None:
                 return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime), 0
@@ -790,8 +790,10 @@ class Writer:
         return value
 
     def _offloaded(self, text: str) -> str:
-        """``text``, or the pointer of the blob it was stored as when it is too long."""
-        if len(text) > self.blob_threshold:
+        """``text``, or the pointer of the blob it was stored as when it is too long (or is
+        itself exactly a blob pointer: written as is, it would point at a blob that is not
+        there)."""
+        if len(text) > self.blob_threshold or _is_pointer(text):
             stored = self._store(text, TEXT)
             if stored is not None:
                 return stored.pointer
@@ -800,7 +802,7 @@ class Writer:
     def _long_text(self, text: str) -> str:
         """A message, comment or error message, or the pointer of the blob it was stored as
         when its line would be longer than the line limit ``check`` applies by default."""
-        if len(text) * 8 <= _LINE_ROOM or len(quote(text)) <= _LINE_ROOM:
+        if (len(text) * 8 <= _LINE_ROOM or len(quote(text)) <= _LINE_ROOM) and not _is_pointer(text):
             return text
         stored = self._store(text, TEXT)
         return stored.pointer if stored is not None else text
@@ -963,6 +965,12 @@ def _check_name(name: str, what: str) -> None:
 
 def _parts(context: str, value: _Value) -> list[tuple[str, str]]:
     return [(context, item) for item in value] if isinstance(value, tuple) else [(context, value)]
+
+
+def _is_pointer(text: str) -> bool:
+    """True for text that is exactly one complete blob pointer (``scan.quote`` keeps such a
+    value a pointer; the Writer stores text given as one, so that it reads back as given)."""
+    return text.startswith("@blob sha256=") and POINTER.fullmatch(text) is not None
 
 
 def _markers(text: str) -> int:

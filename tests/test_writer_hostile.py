@@ -682,3 +682,38 @@ def test_lines_from_threads_are_never_interleaved(tmp_path: Path) -> None:
     text = path.read_text()
     assert len([e for e in parse(text).events if e.kind == "tool"]) == 120
     assert _strict(text) == []
+
+
+POINTER = "@blob sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 bytes=4"
+
+
+@pytest.mark.parametrize("method", ["arg", "field", "result", "user", "comment", "error"])
+def test_text_that_is_exactly_a_blob_pointer_reads_back(tmp_path: Path, method: str) -> None:
+    # Written as is, it would point at a blob that is not there (E013): it is stored instead.
+    path = tmp_path / "p.bbox"
+    with Writer(path, HEADER, redact=False) as log:
+        if method == "arg":
+            log.call("x", POINTER).finish()
+        elif method == "field":
+            log.call("x", k=POINTER).finish()
+        elif method == "result":
+            log.call("x").finish(POINTER)
+        elif method == "error":
+            log.call("x").finish(RuntimeError(POINTER))
+        else:
+            getattr(log, method)(POINTER)
+    text = path.read_text()
+    assert _strict(text, path=path) == []
+    (event,) = _body(text)
+    blobs = tmp_path / ".bbox-blobs"
+    if method == "arg":
+        assert text_of(event.args[0], blobs=blobs) == POINTER
+    elif method == "field":
+        assert text_of(event.fields["k"], blobs=blobs) == POINTER
+    elif method in ("result", "error"):
+        assert event.result is not None
+        assert text_of(event.result, blobs=blobs) == (
+            POINTER if method == "result" else f"RuntimeError: {POINTER}"
+        )
+    else:
+        assert text_of(event, blobs=blobs) == POINTER
