@@ -703,7 +703,12 @@ class Writer:
             if isinstance(value, _Pointer):
                 return str(value)
             if isinstance(value, tuple):
-                items = tuple(next(scanned) for _ in value)
+                # Items stay inline whatever their length; one that is exactly a pointer is
+                # stored (see _offloaded).
+                items = tuple(
+                    self._offloaded(item) if _is_pointer(item) else item
+                    for item in (next(scanned) for _ in value)
+                )
                 markers += sum(_markers(item) for item in items)
                 return items
             text = self._offloaded(next(scanned))

@@ -687,7 +687,7 @@ def test_lines_from_threads_are_never_interleaved(tmp_path: Path) -> None:
 POINTER = "@blob sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 bytes=4"
 
 
-@pytest.mark.parametrize("method", ["arg", "field", "result", "user", "comment", "error"])
+@pytest.mark.parametrize("method", ["arg", "field", "list", "result", "user", "comment", "error"])
 def test_text_that_is_exactly_a_blob_pointer_reads_back(tmp_path: Path, method: str) -> None:
     # Written as is, it would point at a blob that is not there (E013): it is stored instead.
     path = tmp_path / "p.bbox"
@@ -696,6 +696,8 @@ def test_text_that_is_exactly_a_blob_pointer_reads_back(tmp_path: Path, method: 
             log.call("x", POINTER).finish()
         elif method == "field":
             log.call("x", k=POINTER).finish()
+        elif method == "list":
+            log.call("x", ["a", POINTER], k=[POINTER]).finish()
         elif method == "result":
             log.call("x").finish(POINTER)
         elif method == "error":
@@ -710,6 +712,9 @@ def test_text_that_is_exactly_a_blob_pointer_reads_back(tmp_path: Path, method: 
         assert text_of(event.args[0], blobs=blobs) == POINTER
     elif method == "field":
         assert text_of(event.fields["k"], blobs=blobs) == POINTER
+    elif method == "list":
+        assert [text_of(a, blobs=blobs) for a in event.args[0]] == ["a", POINTER]
+        assert [text_of(a, blobs=blobs) for a in event.fields["k"]] == [POINTER]
     elif method in ("result", "error"):
         assert event.result is not None
         assert text_of(event.result, blobs=blobs) == (
