@@ -17,7 +17,7 @@ everything up to that point". The Writer keeps it:
 * **Redacted.** With ``redact=True`` (the default) every secret the scanner finds
   (:mod:`bbox_lark.secrets`) becomes ``[redacted:KIND]`` before it is written: a line's
   values are scanned together as the line shows them (a field value beside its key, an
-  argument beside the one before it; DECISIONS §13), and the closing ``# redactions=N``
+  argument beside the one before it; docs/reference.md#secrets), and the closing ``# redactions=N``
   states how many markers the body holds, counted from the values written.
 * **Blobs.** Bytes, and results, arguments or field values longer than ``blob_threshold``
   characters, go to the blob store (``.bbox-blobs/`` beside the file); the line carries ``@blob sha256=…
@@ -750,7 +750,7 @@ class Writer:
         """Each part's text (``(context, text)``) with its secrets replaced by markers, the
         parts scanned as one text (``context`` and ``text`` of each, one space between
         parts), so that a value is judged beside its key and an argument beside the one
-        before it, as a reader of the line sees them (DECISIONS §13)."""
+        before it, as a reader of the line sees them (docs/reference.md#secrets)."""
         texts = [text for _, text in parts]
         if not self.redact or not parts:
             return texts
