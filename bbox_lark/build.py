@@ -21,6 +21,7 @@ text the builder printed, kept in ``emitted``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -170,6 +171,21 @@ def unknown(text: str, *, continuation: ContinuationIn = ()) -> Unknown:
     return build_unknown(Unknown, text, continuation)
 
 
+class _HeaderDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, but a string holding U+0085, U+2028 or U+2029 is written
+    double-quoted (``\\N``, ``\\L``, ``\\P``): in a plain or single-quoted scalar YAML folds
+    them as line breaks, and the value would read back changed."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if _YAML_BREAKS.search(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_YAML_BREAKS = re.compile("[\x85\u2028\u2029]")
+_HeaderDumper.add_representer(str, _represent_str)
+
+
 def head(fields: dict[str, Any], *, bom: bool = False) -> Head:
     """The head of a header with these keys, in order (values: strings, numbers, lists and
     maps of them; None writes an empty value), as block YAML between ``---`` fences.
@@ -180,8 +196,13 @@ def head(fields: dict[str, Any], *, bom: bool = False) -> Head:
         if value is None:
             text += f"{key}:\n"
             continue
-        text += yaml.safe_dump(
-            {key: value}, default_flow_style=False, allow_unicode=True, sort_keys=False, width=1 << 30
+        text += yaml.dump(
+            {key: value},
+            Dumper=_HeaderDumper,
+            default_flow_style=False,
+            allow_unicode=True,
+            sort_keys=False,
+            width=1 << 30,
         )
     text += "---\n"
     first = next(iter_nodes(text))

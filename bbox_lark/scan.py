@@ -152,16 +152,32 @@ _TO_ESCAPE = re.compile(f'[\\\\"\n\t]|{UNWRITABLE.pattern}')
 
 #: A complete blob pointer (full sha256, a size, an optional mime type): a value that is
 #: exactly one is quoted as a pointer, its ``@`` not escaped.
-_POINTER = re.compile(r'@blob sha256=[0-9a-f]{64} bytes=[0-9]+(?: mime=[^\s"\\]+)?')
+POINTER = re.compile(r'@blob sha256=[0-9a-f]{64} bytes=[0-9]+(?: mime=[^\s"\\]+)?')
 
 
 def quote(value: str) -> str:
     """A double-quoted string for ``value`` that :func:`unquote` reads back: any string,
     written on one line (``\\" \\\\ \\n \\t``, and ``\\u{HEX}`` for :data:`UNWRITABLE`). A value
     that is exactly one complete blob pointer stays a pointer (its blob is checked)."""
-    if value.startswith("@blob") and _POINTER.fullmatch(value):
+    if value.startswith("@blob") and POINTER.fullmatch(value):
         return '"' + value + '"'
-    return '"' + _TO_ESCAPE.sub(_escape, value) + '"'
+    written = _TO_ESCAPE.sub(_escape, value)
+    if "[redacted:" in written:
+        written = _unmarked(value, written)
+    return '"' + written + '"'
+
+
+def _unmarked(value: str, written: str) -> str:
+    """``written`` (the escaped ``value``) with the ``[`` of each ``[redacted:`` that is no
+    marker in ``value`` written ``\\u{5b}``: an escape can turn whitespace into a marker's
+    characters (``[redacted:a\\nb]``), and a marker the value does not hold must not appear in
+    the line (the count a writer states would be wrong)."""
+    if len(find_redactions(written, 0)) == len(find_redactions(value, 0)):
+        return written
+    kept = {m[0] for m in patterns().redaction.finditer(value)}
+    return patterns().redaction.sub(
+        lambda m: m[0] if unquote('"' + m[0] + '"') in kept else "\\u{5b}" + m[0][1:], written
+    )
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -468,8 +484,10 @@ def needs_quotes(value: str, *, arrow: bool = True) -> bool:
         return True
     if UNWRITABLE.search(value):
         return True
-    pats = patterns()
-    return value[0] == "[" and pats.list_.fullmatch(value) is not None and not pats.redaction.fullmatch(value)
+    # A value that starts with `[` is read as a bracketed list wherever a list matches at its
+    # start (`[a]b` would be the list `[a]` and a word `b`; `[a` would take a later `]` of
+    # the line): only a value that is exactly one redaction marker stays bare.
+    return value[0] == "[" and not patterns().redaction.fullmatch(value)
 
 
 def _opens_unclosed(value: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from bbox_lark.ast import Event, Result
 from bbox_lark.blobs import read_blob
 from bbox_lark.grammar import compiled, vocabulary
-from bbox_lark.scan import parse_blob, unquote
+from bbox_lark.scan import POINTER, parse_blob, unquote
 
 
 @cache
@@ -53,14 +53,16 @@ def text_of(node: Event | Result | str, *, blobs: str | Path | None = None) -> s
     """The text a writer gave, read back exactly (``docs/reference.md``, "Any text").
 
     * A message or thinking line (``u a th td``): its text up to its trailing fields, a
-      written-text string decoded (``a: "x\\ny" step=3`` gives ``"x\\ny"``).
+      written-text string decoded (``a: "x\\ny" step=3`` gives ``"x\\ny"``); with
+      ``blobs``, a text that is a blob pointer (a writer stored a message too long for a
+      line) is the blob's content.
     * A result (``text_of(event.result)``, inline or an ``o:`` line's): for free text, the
       text, decoded; for an error, its message (``[err: msg]``, or the decoded string after
-      a bare ``[error]``); for a blob pointer with ``blobs`` (the blob folder), the blob's
-      content as UTF-8 (invalid bytes kept as lone surrogates); for any other form, the text
+      a bare ``[error]``, with ``blobs`` the blob it points to); for a blob pointer with
+      ``blobs`` (the blob folder), the blob's content (:func:`blob_text`); for any other form, the text
       after its bracket form (``128 tests passed`` in ``[ok] 128 tests passed``), decoded.
     * Any other line: its text (a comment's after ``#``, an unknown line's as written),
-      decoded.
+      decoded (with ``blobs``, a blob pointer read as for a message).
     * An argument or a field value (``event.args[0]``, ``event.fields["path"]``): the value
       itself, or with ``blobs``, when it is a blob pointer (a writer stored a long value as a
       blob), the blob's content.
@@ -69,23 +71,38 @@ def text_of(node: Event | Result | str, *, blobs: str | Path | None = None) -> s
         return _value_text(node, blobs)
     if isinstance(node, Result):
         return _result_text(node, blobs)
-    if node.prefix in vocabulary().free_text_prefixes:
-        return decode(message_body(node))
-    return decode(node.text)
+    text = message_body(node) if node.prefix in vocabulary().free_text_prefixes else node.text
+    # A message or comment too long for a line is stored as a blob by a writer: its text is
+    # then the pointer, as written text.
+    return _value_text(decode(text), blobs)
 
 
 def _value_text(value: str, blobs: str | Path | None) -> str:
-    if blobs is not None and value.startswith("@blob sha256="):
-        content = _blob_text(parse_blob(value, 0, 0).sha256, blobs)
+    if blobs is not None and value.startswith("@blob sha256=") and POINTER.fullmatch(value):
+        pointer = parse_blob(value, 0, 0)
+        content = _blob_text(pointer.sha256, blobs, pointer.mime)
         if content is not None:
             return content
     return value
 
 
-def _blob_text(sha256: str | None, blobs: str | Path) -> str | None:
-    """A blob's content as text (UTF-8, invalid bytes kept as lone surrogates), or None."""
+def blob_text(data: bytes, mime: str | None) -> str:
+    """A blob's content as text: UTF-8; in a ``text/…`` blob, a surrogate code point stored
+    as the three bytes ``surrogatepass`` writes (how a writer stores a ``str`` holding one,
+    which no UTF-8 text can) is read back as that code point; any other invalid byte is kept
+    as a lone surrogate U+DC80–U+DCFF (``surrogateescape``, as in a binary blob)."""
+    if mime is not None and mime.startswith("text/"):
+        try:
+            return data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            pass
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _blob_text(sha256: str | None, blobs: str | Path, mime: str | None = None) -> str | None:
+    """A blob's content as text (:func:`blob_text`), or None."""
     data = read_blob(Path(blobs), sha256) if sha256 else None
-    return data.decode("utf-8", "surrogateescape") if data is not None else None
+    return blob_text(data, mime) if data is not None else None
 
 
 def _result_text(result: Result, blobs: str | Path | None) -> str:
@@ -95,9 +112,11 @@ def _result_text(result: Result, blobs: str | Path | None) -> str:
     if kind == "error" and result.message is not None:
         return result.message
     if kind == "blob" and blobs is not None and result.blob is not None:
-        content = _blob_text(result.blob.sha256, blobs)
+        content = _blob_text(result.blob.sha256, blobs, result.blob.mime)
         if content is not None:
             return content
     if kind in ("fields", "empty"):
         return result.text
-    return decode(result.rest)
+    # An error message too long for a line is stored as a blob by a writer (``[error]`` and
+    # the pointer as written text).
+    return _value_text(decode(result.rest), blobs)

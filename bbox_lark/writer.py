@@ -4,44 +4,56 @@ The format's promise is "write as you go; the session can crash and you still ha
 everything up to that point". The Writer keeps it:
 
 * **Any text.** Every string a harness hands over (a message, an argument, a field value, a
-  result, an exception's message) is written so that it reads back exactly
-  (:func:`bbox_lark.text_of`; ``docs/reference.md``, "Any text"). The Writer never raises on
-  text.
+  result, an exception's message, a comment, a header value) is written so that it reads
+  back exactly (:func:`bbox_lark.text_of`; ``docs/reference.md``, "Any text"), and text that
+  would change what a line means (a comment ``metrics cost_usd=5``) is written text. Text
+  too long for a line goes to the blob store, whatever the method. The Writer never raises
+  on text; a value of the wrong type is a TypeError naming it, at the call.
 * **Crash-safe.** Each line is built whole, written with one call and flushed (``fsync=True``
   also syncs it to disk), so a process killed at any moment leaves a file whose every
   complete line reads back; at worst the last line is cut. Nothing is held in memory but
   the calls still waiting for their result (their line is written as soon as anything else
   is).
 * **Redacted.** With ``redact=True`` (the default) every secret the scanner finds
-  (:mod:`bbox_lark.secrets`) becomes ``[redacted:KIND]`` before it is written, and the
-  closing ``# redactions=N`` states how many markers the body holds.
+  (:mod:`bbox_lark.secrets`) becomes ``[redacted:KIND]`` before it is written: a line's
+  values are scanned together as the line shows them (a field value beside its key, an
+  argument beside the one before it; docs/reference.md#secrets), and the closing ``# redactions=N``
+  states how many markers the body holds, counted from the values written.
 * **Blobs.** Bytes, and results, arguments or field values longer than ``blob_threshold``
   characters, go to the blob store (``.bbox-blobs/`` beside the file); the line carries ``@blob sha256=…
   bytes=… mime=…``.
 * **Thread-safe.** One lock serialises every line: tool calls may finish from several threads.
-* **Errors.** A header without ``id`` or ``repo_sha`` is a :class:`ValueError` from the
-  constructor, before anything is written: that is the only exception the Writer raises.
-  A failure to write (disk full, a closed stream) is reported once, as a
-  :class:`WriterWarning` naming the target, and kept in :attr:`Writer.error`; the lines
-  written before it stay readable, later ones are dropped. Writing after :meth:`close` is
-  reported the same way.
+* **Errors.** A header without ``id`` or ``repo_sha``, or larger than bbox/1 allows, is a
+  :class:`ValueError` from the constructor, before anything is written; a value of the
+  wrong type is a :class:`TypeError` naming it. A failure to write (disk full, a closed
+  stream) is reported once, as a :class:`WriterWarning` naming the target, and kept in
+  :attr:`Writer.error`; the lines written before it stay readable, later ones are dropped.
+  Writing after :meth:`close` is reported the same way.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import os
 import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from bbox_lark import build
-from bbox_lark.ast import BlobPointer, Event, Result
+from bbox_lark.ast import BlobPointer, Continuation, Event, Result
 from bbox_lark.blobs import FOLDER_NAME, BlobStore, StoredBlob
+from bbox_lark.header import MAX_HEADER_BYTES
+from bbox_lark.printer import emit
+from bbox_lark.scan import POINTER, UNWRITABLE, find_redactions, quote
+from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.text import decode
 
 #: Results and arguments longer than this many characters go to the blob store (4 KiB of
 #: text: a screenful of tool output stays in the log, a whole file does not).
@@ -60,7 +72,9 @@ TEXT = "text/plain"
 #: is then open (docs/reference.md#correlation) until an ``o:`` line gives the result.
 _OPEN_STATUS = {"subagent": "launched", "question": "pending"}
 
-_NAME_UNSAFE = re.compile(r"[\s→\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+#: What a name cannot hold (the grammar has no written form for names): whitespace, the arrow,
+#: control characters, lone surrogates, and the `@` of `@blob` (a blob pointer to every reader).
+_NAME_UNSAFE = re.compile(r"[\s→\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|@(?=blob)")
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -72,6 +86,88 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class _Pointer(str):
+    """A blob pointer the Writer made or was given: written as is, never scanned again."""
+
+    __slots__ = ()
+
+
+#: A field, argument or list item as the Writer writes it.
+_Value = str | tuple[str, ...]
+
+
+def _typename(value: object) -> str:
+    return type(value).__name__
+
+
+def _need_str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {_typename(value)}")
+    return value
+
+
+def _scalar(value: object, what: str) -> str:
+    """A field value, argument or list item that is one value, as text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, os.PathLike):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
+    raise TypeError(f"{what} must be a str, a number, a bool or a path, not {_typename(value)}")
+
+
+def _json(value: object, what: str) -> str:
+    """A mapping (or, as a result, a list) as JSON text."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise TypeError(f"{what}: a {_typename(value)} JSON cannot write ({error})") from None
+
+
+def _header_value(value: object, what: str) -> Any:
+    """A header value as YAML can write it and a reader reads it back: strings, numbers,
+    booleans, None, dates (ISO 8601 text), lists and mappings of them."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {_need_str(k, f"{what} key"): _header_value(v, f"{what}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_header_value(v, f"{what}[{n}]") for n, v in enumerate(value)]
+    raise TypeError(
+        f"{what} must be a str, a number, a bool, None, a list or a mapping, not {_typename(value)}"
+    )
+
+
+def _is_binary(stream: object) -> bool:
+    """True for a stream that takes bytes (``open(p, "wb")``, a socket's file, ``io.BytesIO``)."""
+    if isinstance(stream, io.TextIOBase):
+        return False
+    if isinstance(stream, (io.RawIOBase, io.BufferedIOBase)):
+        return True
+    mode = getattr(stream, "mode", "")
+    return isinstance(mode, str) and "b" in mode
+
+
+@dataclass(slots=True)
+class _Resumed:
+    """What the Writer reads from a file it appends to."""
+
+    ids: set[str] = field(default_factory=set)
+    step: int = 0
+    started: bool = False
+    markers: int = 0
+    last_mark: int = 0
+    #: The file's last line has no line ending (a line cut by a crash).
+    cut: bool = False
+
+
 class CallHandle:
     """A call the Writer has been told about (:meth:`Writer.call`): give its result with
     :meth:`finish`, report progress with :meth:`progress`. Its line is written inline with
@@ -79,27 +175,37 @@ class CallHandle:
     (``→ [running]``) that an ``o: id=… → result`` line completes."""
 
     def __init__(
-        self, writer: Writer, kind: str, name: str | None, args: tuple[Any, ...], fields: dict[str, Any]
+        self,
+        writer: Writer,
+        kind: str,
+        name: str | None,
+        args: tuple[Any, ...],
+        fields: dict[str, Any],
+        markers: int = 0,
     ):
         self._writer = writer
         self.kind = kind
         self.name = name
+        #: The arguments as written (redacted; a long one as its blob pointer).
         self.args = args
+        #: The fields as written (``id`` among them).
         self.fields = fields
         #: The call's id (``id=`` on its line and on its ``o:`` line).
         self.id: str = fields["id"]
         self.written = False
         self.finished = False
+        self._markers = markers
 
     def progress(self, text: str, **fields: Any) -> None:
         """A progress line for this call (``t~:name id=… "text"``)."""
-        self._writer._progress(self, text, fields)
+        self._writer._progress(self, _need_str(text, "progress() text"), fields)
 
     def finish(self, result: Any = None, **fields: Any) -> None:
         """The call's result: a :class:`~bbox_lark.Result`, a string (free text; longer than
         the threshold: a blob), an exception (``[err: Type: message]``), bytes (a blob), a
-        :class:`~bbox_lark.BlobPointer`, or None (``[ok]``). ``fields`` (``latency_ms=…``)
-        go on the result's line. A second finish is ignored."""
+        :class:`~bbox_lark.BlobPointer`, a number or a bool (its text), a mapping or a list
+        (JSON), or None (``[ok]``); any other type is a TypeError. ``fields``
+        (``latency_ms=…``) go on the result's line. A second finish is ignored."""
         self._writer._finish(self, result, fields)
 
     def __enter__(self) -> CallHandle:
@@ -116,10 +222,11 @@ class Writer:
     """Writes a bbox/1 log line by line as a session runs (``docs/writing.md``).
 
     ``target`` is a path (created with the header; a file that already has content is
-    appended to, without a second header, as after ``@rotate``) or a text stream (the header
-    is written first). ``header`` maps header keys to values; it needs ``id`` and
-    ``repo_sha`` (non-empty), and ``format: bbox/1`` is added. ``@start`` is written after the
-    header and ``@end`` at :meth:`close` unless ``start``/``end`` is False.
+    appended to and its session continued: no second header, no second ``@start``), a text
+    stream or a binary stream (the header is written first; the stream is flushed after
+    every line). ``header`` maps header keys to values; it needs ``id`` and ``repo_sha``
+    (non-empty), and ``format: bbox/1`` is added. ``@start`` is written after the header
+    and ``@end`` at :meth:`close` unless ``start``/``end`` is False.
 
     ``redact``: secrets become ``[redacted:KIND]`` (header values too) and ``# redactions=N``
     is written at close. ``blobs``: the blob folder (default ``.bbox-blobs/`` beside a path
@@ -131,13 +238,16 @@ class Writer:
     seconds have passed; give a function returning an aware datetime to control time
     (tests). ``fsync``: sync every line to disk.
 
-    Raises ValueError when the header lacks ``id`` or ``repo_sha``: the only exception the
-    Writer raises (see :attr:`error` and :class:`WriterWarning` for the rest).
+    Raises ValueError when the header lacks ``id`` or ``repo_sha`` or is larger than bbox/1
+    allows (64 KiB), TypeError for a header value of a type YAML cannot carry; the methods
+    raise TypeError (naming the argument) for a value of the wrong type and ValueError for a
+    name longer than :data:`MAX_NAME`. Text never raises (see :attr:`error` and
+    :class:`WriterWarning` for failures to write).
     """
 
     def __init__(
         self,
-        target: str | os.PathLike[str] | IO[str],
+        target: str | os.PathLike[str] | IO[str] | IO[bytes],
         header: Mapping[str, Any],
         *,
         redact: bool = True,
@@ -151,13 +261,18 @@ class Writer:
         end: bool = True,
         id_prefix: str = "call_",
     ) -> None:
-        fields = dict(header)
+        if not isinstance(header, Mapping):
+            raise TypeError(f"header must be a mapping, not {_typename(header)}")
+        fields = {_need_str(k, "a header key"): _header_value(v, f"header[{k!r}]") for k, v in header.items()}
         for key in ("id", "repo_sha"):
             value = fields.get(key)
             if value is None or not str(value).strip():
                 raise ValueError(f"a bbox header needs a non-empty {key!r} (got {value!r})")
         fields = {"format": fields.pop("format", "bbox/1"), **fields}
         self.redact = redact
+        if redact:
+            fields = {k: self._redacted_value(v) for k, v in fields.items()}
+        head_text = self._head_text(fields)
         self.blob_threshold = blob_threshold
         self.fsync = fsync
         self.auto_step = auto_step
@@ -174,100 +289,159 @@ class Writer:
         self._open: list[CallHandle] = []
         self._started_at: datetime | None = None
         self._last_mark = -1.0
-        #: How many ``[redacted:…]`` markers the Writer has written in the body.
+        self._mark_base = 0
+        self._started = False
+        self._ended = False
+        self._warned_long = False
+        #: How many ``[redacted:…]`` markers the body holds (of a file appended to: its
+        #: markers too), counted from what the Writer writes: what ``# redactions=N`` states.
         self.redactions = 0
         #: The first failure to write (None while every line has been written).
         self.error: BaseException | None = None
         self.closed = False
         self._blob_failed = False
-        self._stream: IO[str] | None = None
+        self._stream: Any = None
+        self._binary = False
         self._file: Any = None
+        resumed: _Resumed | None = None
         if isinstance(target, (str, os.PathLike)):
             self.path: Path | None = Path(target)
             self.name = str(self.path)
-            appending = self.path.is_file() and self.path.stat().st_size > 0
+            try:
+                appending = self.path.is_file() and self.path.stat().st_size > 0
+            except OSError:
+                appending = False
+            if appending:
+                resumed = self._resume(self.path)
             try:
                 self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
             except OSError as error:
                 self._failed(error)
             default_blobs: Path | None = self.path.parent / FOLDER_NAME
         else:
+            if not callable(getattr(target, "write", None)):
+                raise TypeError(f"target must be a path or a writable stream, not {_typename(target)}")
             self.path = None
-            self.name = getattr(target, "name", None) or "<stream>"
+            self.name = str(getattr(target, "name", None) or "<stream>")
             self._stream = target
-            appending = False
+            self._binary = _is_binary(target)
             default_blobs = None
         folder = Path(blobs) if blobs is not None else default_blobs
         self.blobs: BlobStore | None = BlobStore(folder) if folder is not None else None
-        if appending and self.path is not None:
-            self._resume(self.path)
-        if not appending:
-            self._write_header(fields)
-        if start:
+        if resumed is not None:
+            self._used_ids |= resumed.ids
+            self._step = resumed.step
+            self._started = resumed.started
+            self.redactions = resumed.markers
+            self._mark_base = resumed.last_mark
+            if resumed.cut:
+                self._write("\n")  # the crash cut the last line: new lines start on their own
+        else:
+            self._write(head_text)
+        if start and not self._started:
             self.lifecycle("start", id=str(fields["id"]))
 
-    def _resume(self, path: Path) -> None:
-        """Before appending to ``path``: the call ids it already holds are taken (a new id never
-        repeats one) and, with ``auto_step``, steps go on from its highest. Read as a stream;
-        a file that cannot be read is appended to all the same (its ids are then unknown)."""
-        from bbox_lark.parser import iter_nodes
+    @staticmethod
+    def _head_text(fields: dict[str, Any]) -> str:
+        """The header's text; ValueError when bbox/1 cannot hold it (over 64 KiB)."""
+        head = build.head(fields)
+        text = "".join(line.raw + line.eol for line in head.header_lines)
+        size = len(text.encode("utf-8", "surrogatepass")) - 8  # without the two fences
+        if size > MAX_HEADER_BYTES:
+            raise ValueError(
+                f"the header is {size} bytes of YAML, over bbox/1's limit of {MAX_HEADER_BYTES}"
+                " (E009): keep large values out of the header (a body line, a comment or a blob)"
+            )
+        return text
 
+    def _resume(self, path: Path) -> _Resumed:
+        """Before appending to ``path``: what the session there already holds (its call ids,
+        so a new id never repeats one; its highest step; whether it has ``@start``; its
+        redaction markers; its last elapsed mark; whether its last line was cut). Read as a
+        stream; a file that cannot be read is appended to all the same."""
+        from bbox_lark.parser import iter_nodes
+        from bbox_lark.scan import line_redactions
+        from bbox_lark.values import parse_elapsed
+
+        found = _Resumed()
         try:
             with open(path, "rb") as existing:
                 for node in iter_nodes(existing):
+                    if isinstance(node, (Event, Continuation)):
+                        found.markers += sum(1 for _ in line_redactions(node))
                     if not isinstance(node, Event):
                         continue
+                    if node.kind == "lifecycle" and node.name == "start":
+                        found.started = True
+                    elif node.kind == "comment" and node.name == "elapsed":
+                        seconds = parse_elapsed(node.text[2:].split(None, 1)[0] if len(node.text) > 2 else "")
+                        found.last_mark = max(found.last_mark, seconds or 0)
                     call_id = node.fields.get("id")
                     if isinstance(call_id, str):
-                        self._used_ids.add(call_id)
+                        found.ids.add(call_id)
                     step = node.step
                     if isinstance(step, int):
-                        self._step = max(self._step, step)
+                        found.step = max(found.step, step)
+                existing.seek(-1, os.SEEK_END)
+                found.cut = existing.read(1) != b"\n"
         except (OSError, ValueError):
             pass
+        return found
 
     # -- lines ---------------------------------------------------------------------------
 
     def user(self, text: str, **fields: Any) -> None:
         """``u: text``."""
-        self._message("user", text, fields)
+        self._message("user", _need_str(text, "user() text"), fields)
 
     def agent(self, text: str, **fields: Any) -> None:
         """``a: text``."""
-        self._message("agent", text, fields)
+        self._message("agent", _need_str(text, "agent() text"), fields)
 
     def thinking(self, text: str, **fields: Any) -> None:
         """``th: text``."""
-        self._message("thinking", text, fields)
+        self._message("thinking", _need_str(text, "thinking() text"), fields)
 
     def todos(self, items: str | Iterable[tuple[str, str]] | Mapping[str, str], **fields: Any) -> None:
         """``td: [pending] Read auth [done] Fix``: ``items`` as (status, text) pairs, a
         mapping of text to status, or the line's text."""
-        if isinstance(items, Mapping):
-            items = [(status, text) for text, status in items.items()]
-        text = items if isinstance(items, str) else " ".join(f"[{status}] {text}" for status, text in items)
+        if isinstance(items, str):
+            text = items
+        else:
+            if isinstance(items, Mapping):
+                pairs = [(status, text) for text, status in items.items()]
+            elif isinstance(items, Iterable) and not isinstance(items, (bytes, bytearray)):
+                pairs = list(items)
+            else:
+                raise TypeError(f"todos() items must be a str, pairs or a mapping, not {_typename(items)}")
+            for n, pair in enumerate(pairs):
+                if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+                    raise TypeError(
+                        f"todos() item {n + 1} must be a (status, text) pair of str, not {pair!r}"
+                    )
+            text = " ".join(f"[{status}] {item}" for status, item in pairs)
         self._message("todos", text, fields)
 
     def call(self, tool: str, *args: Any, **fields: Any) -> CallHandle:
         """A tool call (``t:tool args… id=…``); see :class:`CallHandle`. ``id=`` is generated
         (unique in this Writer) unless given."""
-        return self._call("tool", tool, args, fields)
+        return self._call("tool", _need_str(tool, "call() tool"), args, fields)
 
     def mcp(self, method: str, *args: Any, **fields: Any) -> CallHandle:
         """An MCP call (``c:server.method``)."""
-        return self._call("mcp", method, args, fields)
+        return self._call("mcp", _need_str(method, "mcp() method"), args, fields)
 
     def subagent(self, kind: str, *args: Any, **fields: Any) -> CallHandle:
         """A subagent (``x:kind``); written as ``[launched]`` until it finishes."""
-        return self._call("subagent", kind, args, fields)
+        return self._call("subagent", _need_str(kind, "subagent() kind"), args, fields)
 
     def skill(self, name: str, *args: Any, **fields: Any) -> CallHandle:
         """A skill (``s:name``)."""
-        return self._call("skill", name, args, fields)
+        return self._call("skill", _need_str(name, "skill() name"), args, fields)
 
     def plan(self, action: str, *args: Any, **fields: Any) -> CallHandle:
         """A plan action (``p:action``)."""
-        return self._call("plan", action, args, fields)
+        return self._call("plan", _need_str(action, "plan() action"), args, fields)
 
     def question(self, *args: Any, **fields: Any) -> CallHandle:
         """A question to the user (``q:``); written as ``[pending]`` until it is answered."""
@@ -275,61 +449,74 @@ class Writer:
 
     def metrics(self, step: int | None = None, **usage: Any) -> None:
         """``# metrics step=N key=value …`` (``step`` defaults to the current auto step)."""
-        if step is None and self.auto_step and self._step:
-            step = self._step
-        fields = {"step": step, **usage} if step is not None else usage
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+            raise TypeError(f"metrics() step must be an int or None, not {_typename(step)}")
         with self._lock:
-            self._emit(lambda: build.comment("metrics", fields=self._fields(fields)))
+            if step is None and self.auto_step and self._step:
+                step = self._step
+            given = {"step": step, **usage} if step is not None else usage
+            _, _, values, markers = self._prepare("metrics()", (), (), given)
+            self._emit(lambda: build.comment("metrics", fields=values), markers=markers)
 
     def lifecycle(self, name: str, *args: Any, **fields: Any) -> None:
-        """``@name args… fields…`` (``@checkpoint``, ``@phase explore``, …)."""
-        primitive = _KEY_UNSAFE.sub("-", name.lstrip("@")) or "notify"
-        if not primitive[0].isalpha():
-            primitive = "x" + primitive
+        """``@name args… fields…`` (``@checkpoint``, ``@phase explore``, …). ``@end`` is
+        written once: ``lifecycle("end", …)`` writes what :meth:`close` would before it
+        (the calls still waiting, ``# redactions=N``), and :meth:`close` then writes no
+        second ``@end``."""
+        _need_str(name, "lifecycle() name")
         with self._lock:
-            self._emit(lambda: build.lifecycle(primitive, self._args(args), fields=self._fields(fields)))
+            (name,) = self._scan([("", name)]) if self.redact else (name,)
+            primitive = _PRIMITIVE_UNSAFE.sub("-", name.lstrip("@")) or "notify"
+            if not primitive[0].isalpha():
+                primitive = "x" + primitive
+            _check_name(primitive, "lifecycle() name")
+            if primitive == "end":
+                self._end_session(args, fields)
+            else:
+                self._lifecycle(primitive, args, fields)
 
     def comment(self, text: str) -> None:
-        """``# text``; text a comment cannot carry as written is written text."""
-        from bbox_lark.scan import UNWRITABLE, quote
-
+        """``# text``: a plain comment whose :func:`~bbox_lark.text_of` is ``text``. Text a
+        comment cannot carry as written, and text that would make it a structured comment
+        (``metrics …``, ``redactions=3``, ``t=00:01:00``, ``model: …``) or text that is one
+        quoted string, is written text (``# "metrics cost_usd=5"``)."""
+        _need_str(text, "comment() text")
         with self._lock:
-            text = self._redacted(text)
-
-            def make() -> Event:
-                if "\n" not in text and not UNWRITABLE.search(text) and text == text.strip():
-                    try:
-                        return build.comment(text)
-                    except ValueError:
-                        pass
-                return build.comment(quote(text))
-
-            self._emit(make)
+            (text,) = self._scan([("", text)])
+            text = self._long_text(text)
+            markers = _markers(text)
+            self._emit(lambda: _plain_comment(text), markers=markers)
 
     def blob(self, data: bytes | str, mime: str | None = None) -> BlobPointer | None:
         """Store ``data`` in the blob store and return its pointer (to pass as a result or an
         argument; ``mime`` defaults to ``application/octet-stream`` for bytes, ``text/plain``
         for text, which is stored as UTF-8 unredacted); None when there is no store or it
         cannot be written (reported once)."""
+        if not isinstance(data, (bytes, bytearray, memoryview, str)):
+            raise TypeError(f"blob() data must be bytes or a str, not {_typename(data)}")
+        if mime is not None:
+            _need_str(mime, "blob() mime")
+        raw = data if isinstance(data, str) else bytes(data)
         with self._lock:
-            stored = self._store(data, mime or (TEXT if isinstance(data, str) else BINARY))
+            stored = self._store(raw, mime or (TEXT if isinstance(data, str) else BINARY))
         if stored is None:
             return None
         return BlobPointer(stored.pointer, 0, 0, stored.sha256, str(stored.size), stored.mime)
 
     def close(self) -> None:
         """Write what is left: calls still open stay open (their line says ``[running]``),
-        then ``# redactions=N`` (with ``redact``) and ``@end``. Closes a path target (a
-        stream stays open). A second close does nothing."""
+        then ``# redactions=N`` (with ``redact``) and ``@end`` (unless ``lifecycle("end")``
+        wrote them already). Closes a path target (a stream stays open). A second close
+        does nothing."""
         with self._lock:
             if self.closed:
                 return
-            self._flush_open()
-            if self.redact:
-                count = self.redactions
-                self._emit(lambda: build.comment(f"redactions={count}"))
-            if self._end:
-                self.lifecycle("end")
+            if not self._ended:
+                if self._end:
+                    self._end_session((), {})
+                else:
+                    self._flush_open()
+                    self._state_count()
             self.closed = True
             if self._file is not None:
                 try:
@@ -345,21 +532,49 @@ class Writer:
 
     # -- building --------------------------------------------------------------------------
 
+    def _end_session(self, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
+        self._flush_open()
+        self._state_count()
+        self._lifecycle("end", args, fields)
+        self._ended = True
+
+    def _state_count(self) -> None:
+        if self.redact:
+            count = self.redactions
+            self._emit(lambda: build.comment(f"redactions={count}"))
+
+    def _lifecycle(self, primitive: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
+        _, values, pairs, markers = self._prepare("lifecycle()", (), args, fields)
+        self._emit(
+            lambda: build.lifecycle(primitive, values, fields=pairs),
+            markers=markers + _markers(primitive),
+            start=primitive == "start",
+        )
+        if primitive == "start":
+            self._started = True
+
     def _message(self, kind: str, text: str, fields: dict[str, Any]) -> None:
         with self._lock:
-            text = self._redacted(text)
             stamped = self._stamped(fields, step=True)
-            self._emit(lambda: build.message(kind, text, fields=self._fields(stamped), exact=True))
+            (text,), _, pairs, markers = self._prepare(f"{_METHODS[kind]}()", (text,), (), stamped)
+            text = self._long_text(text)
+            markers += _markers(text)
+            self._emit(lambda: build.message(kind, text, fields=pairs, exact=True), markers=markers)
 
     def _call(self, kind: str, name: str | None, args: tuple[Any, ...], fields: dict[str, Any]) -> CallHandle:
+        what = f"{_METHODS[kind]}()"
         with self._lock:
             given = fields.pop("id", None)
-            call_id = str(given) if given is not None else self._new_id()
+            call_id = _scalar(given, f"{what} id") if given is not None else self._new_id()
             self._used_ids.add(call_id)
-            clean = self._stamped({"id": call_id, **fields}, step=True)
+            stamped = self._stamped({"id": call_id, **fields}, step=True)
+            texts = (name,) if name is not None else ()
+            named, values, pairs, markers = self._prepare(what, texts, args, stamped)
             if name is not None:
-                name = _NAME_UNSAFE.sub("_", name) or "_"
-            handle = CallHandle(self, kind, name, self._args(args), clean)
+                name = _NAME_UNSAFE.sub("_", named[0]) or "_"
+                _check_name(name, f"{what} name")
+                markers += _markers(name)
+            handle = CallHandle(self, kind, name, values, pairs, markers)
             self._open.append(handle)
             return handle
 
@@ -370,27 +585,28 @@ class Writer:
                 return candidate
 
     def _call_node(self, handle: CallHandle, result: Result | None) -> Event:
-        return build.call(
-            handle.kind, handle.name, handle.args, fields=self._fields(handle.fields), result=result
-        )
+        return build.call(handle.kind, handle.name, handle.args, fields=handle.fields, result=result)
 
     def _progress(self, handle: CallHandle, text: str, fields: dict[str, Any]) -> None:
         with self._lock:
-            text = self._redacted(text)
             args = (text,) if text else ()
-            pairs = self._fields({"id": handle.id, **fields})
+            _, values, pairs, markers = self._prepare("progress()", (), args, {"id": handle.id, **fields})
+            make: Callable[[], Event]
             if handle.kind == "tool":
-                self._emit(lambda: build.call("tool_progress", handle.name, args, fields=pairs))
+                make = lambda: build.call("tool_progress", handle.name, values, fields=pairs)  # noqa: E731
+                markers += _markers(handle.name or "")
             else:
-                self._emit(lambda: build.observation(args, fields=pairs, result=build.result("running")))
+                make = lambda: build.observation(values, fields=pairs, result=build.result("running"))  # noqa: E731
+            self._emit(make, markers=markers)
 
     def _finish(self, handle: CallHandle, result: Any, fields: dict[str, Any]) -> None:
         with self._lock:
             if handle.finished:
                 return
+            built, markers = self._result(result)
+            _, _, extra, field_markers = self._prepare("finish()", (), (), fields)
+            markers += field_markers
             handle.finished = True
-            built = self._result(result)
-            extra = self._fields(fields)
             if not handle.written:
                 # Its line is not written yet: the calls made before it go first (open), then
                 # this one with its result; calls made after it wait for their own.
@@ -399,9 +615,12 @@ class Writer:
                 self._flush_open(before)
                 handle.fields.update(extra)
                 handle.written = True
-                self._emit(lambda: self._call_node(handle, built), flush=False)
+                self._emit(
+                    lambda: self._call_node(handle, built), markers=markers + handle._markers, flush=False
+                )
                 return
-            self._emit(lambda: build.observation(fields={"id": handle.id, **extra}, result=built))
+            pairs = {"id": handle.id, **extra}
+            self._emit(lambda: build.observation(fields=pairs, result=built), markers=markers)
 
     def _flush_open(self, handles: list[CallHandle] | None = None) -> None:
         """Write the line of each call not yet written (``handles``, else every one), as an
@@ -413,96 +632,202 @@ class Writer:
                 continue
             handle.written = True
             status = build.result(_OPEN_STATUS.get(handle.kind, "running"))
-            self._emit(lambda h=handle, s=status: self._call_node(h, s), flush=False)  # type: ignore[misc]
+            self._emit(
+                lambda h=handle, s=status: self._call_node(h, s),  # type: ignore[misc]
+                markers=handle._markers,
+                flush=False,
+            )
 
-    def _result(self, value: Any) -> Result:
+    def _result(self, value: Any) -> tuple[Result, int]:
+        """A call's result and the redaction markers it puts on the line."""
         if value is None:
-            return build.result("ok")
+            return build.result("ok"), 0
         if isinstance(value, Result):
-            return value
+            return value, _markers(value.text)
         if isinstance(value, BlobPointer):
             size = int(value.size) if value.size and value.size.isdigit() else None
-            return build.result("blob", sha256=value.sha256, size=size, mime=value.mime)
+            return build.result("blob", sha256=value.sha256, size=size, mime=value.mime), 0
         if isinstance(value, BaseException):
             said = str(value)  # kept as it is (written text carries any whitespace)
-            message = self._redacted(f"{type(value).__name__}: {said}" if said else type(value).__name__)
-            return build.result("error", message=message)
+            (message,) = self._scan([("", f"{_typename(value)}: {said}" if said else _typename(value))])
+            message = self._long_text(message)
+            return build.result("error", message=message), _markers(message)
         if isinstance(value, (bytes, bytearray, memoryview)):
             stored = self._store(bytes(value), BINARY)
             if stored is not None:
-                return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
-            value = bytes(value).decode("utf-8", "surrogateescape")  # lossless: see _BYTES_INLINE
-        text = self._redacted(str(value))
-        if len(text) > self.blob_threshold:
+                return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime), 0
+            text = bytes(value).decode("utf-8", _BYTES_INLINE)
+        elif isinstance(value, (Mapping, list, tuple)):
+            text = _json(value, "finish() result")
+        else:
+            text = _scalar(value, "finish() result")
+        (text,) = self._scan([("", text)])
+        if len(text) > self.blob_threshold or _is_pointer(text):
             stored = self._store(text, TEXT)
             if stored is not None:
-                return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime)
-        return build.result("text", text=text)
+                return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime), 0
+        return build.result("text", text=text), _markers(text)
 
-    def _args(self, args: Iterable[Any]) -> tuple[Any, ...]:
-        out: list[Any] = []
-        for value in args:
-            if isinstance(value, BlobPointer):
-                out.append(value.raw)
-            elif isinstance(value, (bytes, bytearray, memoryview)):
-                stored = self._store(bytes(value), BINARY)
-                inline = bytes(value).decode("utf-8", "surrogateescape")  # lossless: see _BYTES_INLINE
-                out.append(stored.pointer if stored is not None else inline)
-            elif isinstance(value, (list, tuple)):
-                out.append(tuple(self._redacted(str(v)) for v in value))
-            else:
-                out.append(self._offloaded(self._redacted(str(value))))
-        return tuple(out)
+    # -- values ------------------------------------------------------------------------------
+
+    def _prepare(
+        self, what: str, texts: tuple[str, ...], args: Iterable[Any], fields: Mapping[str, Any]
+    ) -> tuple[tuple[str, ...], tuple[_Value, ...], dict[str, _Value], int]:
+        """A line's values as the Writer writes them: ``texts`` (a name, a message) and the
+        arguments and field values type-checked (TypeError naming the one at fault),
+        converted to text, scanned for secrets together, as the line shows them (a value
+        after its key, an argument after the one before it), and each argument or field
+        value longer than the threshold stored as a blob. Returns the texts, arguments and
+        fields, and the markers the arguments and fields put on the line (texts: the
+        caller's, which may still store them)."""
+        values: list[_Value | _Pointer] = []
+        for n, arg in enumerate(args, 1):
+            values.append(self._arg(arg, f"{what} argument {n}"))
+        pairs: dict[str, _Value | _Pointer] = {}
+        for key, value in fields.items():
+            if value is None:
+                continue
+            pairs[self._key(key, pairs)] = self._arg(value, f"{what} field {key!r}", bytes_ok=True)
+        # One scan over the line's texts, in the order the line shows them.
+        parts: list[tuple[str, str]] = [("", t) for t in texts]
+        for value in values:
+            parts += [] if isinstance(value, _Pointer) else _parts("", value)
+        for key, value in pairs.items():
+            parts += [] if isinstance(value, _Pointer) else _parts(key + "=", value)
+        scanned = iter(self._scan(parts))
+        out_texts = tuple(next(scanned) for _ in texts)
+        markers = 0
+
+        def rebuilt(value: _Value | _Pointer) -> _Value:
+            nonlocal markers
+            if isinstance(value, _Pointer):
+                return str(value)
+            if isinstance(value, tuple):
+                # Items stay inline whatever their length; one that is exactly a pointer is
+                # stored (see _offloaded).
+                items = tuple(
+                    self._offloaded(item) if _is_pointer(item) else item
+                    for item in (next(scanned) for _ in value)
+                )
+                markers += sum(_markers(item) for item in items)
+                return items
+            text = self._offloaded(next(scanned))
+            markers += _markers(text)
+            return text
+
+        out_values = tuple(rebuilt(v) for v in values)
+        out_pairs = {key: rebuilt(v) for key, v in pairs.items()}
+        return out_texts, out_values, out_pairs, markers
+
+    def _arg(self, value: Any, what: str, *, bytes_ok: bool = True) -> _Value | _Pointer:
+        if isinstance(value, BlobPointer):
+            return _Pointer(value.raw)
+        if isinstance(value, (bytes, bytearray, memoryview)) and bytes_ok:
+            stored = self._store(bytes(value), BINARY)
+            if stored is not None:
+                return _Pointer(stored.pointer)
+            return bytes(value).decode("utf-8", _BYTES_INLINE)  # lossless: see _BYTES_INLINE
+        if isinstance(value, Mapping):
+            return _json(value, what)
+        if isinstance(value, (list, tuple)):
+            return tuple(_scalar(item, f"{what} item {n}") for n, item in enumerate(value, 1))
+        return _scalar(value, what)
+
+    def _key(self, key: Any, taken: Mapping[str, Any]) -> str:
+        """A field key the grammar reads (a secret in it redacted, other characters replaced
+        by ``_``), not yet taken."""
+        (key,) = self._scan([("", _need_str(key, "a field key"))])
+        safe = _KEY_UNSAFE.sub("_", key) or "_"
+        if not (safe[0].isalpha() or safe[0] == "_"):
+            safe = "_" + safe
+        _check_name(safe, "a field key")
+        unique, n = safe, 2
+        while unique in taken:
+            unique, n = f"{safe}_{n}", n + 1
+        return unique
+
+    def _scan(self, parts: list[tuple[str, str]]) -> list[str]:
+        """Each part's text (``(context, text)``) with its secrets replaced by markers, the
+        parts scanned as one text (``context`` and ``text`` of each, one space between
+        parts), so that a value is judged beside its key and an argument beside the one
+        before it, as a reader of the line sees them (docs/reference.md#secrets)."""
+        texts = [text for _, text in parts]
+        if not self.redact or not parts:
+            return texts
+        from bbox_lark.secrets import find_secrets, marker
+
+        spans: list[tuple[int, int]] = []
+        joined: list[str] = []
+        at = 0
+        for n, (context, text) in enumerate(parts):
+            if n:
+                joined.append(" ")
+                at += 1
+            joined += [context, text]
+            at += len(context)
+            spans.append((at, at + len(text)))
+            at += len(text)
+        whole = "".join(joined)
+        found = find_secrets(whole)
+        if not found:
+            return texts
+        out: list[str] = []
+        for (start, end), text in zip(spans, texts, strict=True):
+            pieces: list[str] = []
+            at = start
+            for match in found:
+                lo, hi = max(match.start, start), min(match.end, end)
+                if lo >= hi:
+                    continue
+                pieces += [whole[at:lo], marker(match.kind)]
+                at = hi
+            out.append("".join(pieces) + whole[at:end] if pieces else text)
+        return out
+
+    def _redacted_value(self, value: Any) -> Any:
+        """A header value with the secrets in its strings replaced."""
+        if isinstance(value, str):
+            return self._scan([("", value)])[0]
+        if isinstance(value, list):
+            return [self._redacted_value(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._redacted_value(v) for k, v in value.items()}
+        return value
 
     def _offloaded(self, text: str) -> str:
-        """``text``, or the pointer of the blob it was stored as when it is too long."""
-        if len(text) > self.blob_threshold:
+        """``text``, or the pointer of the blob it was stored as when it is too long (or is
+        itself exactly a blob pointer: written as is, it would point at a blob that is not
+        there)."""
+        if len(text) > self.blob_threshold or _is_pointer(text):
             stored = self._store(text, TEXT)
             if stored is not None:
                 return stored.pointer
         return text
 
-    def _fields(self, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """Fields with safe keys and redacted values; None values are left out."""
-        out: dict[str, Any] = {}
-        for key, value in fields.items():
-            if value is None:
-                continue
-            safe = _KEY_UNSAFE.sub("_", str(key)) or "_"
-            if not (safe[0].isalpha() or safe[0] == "_"):
-                safe = "_" + safe
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            elif isinstance(value, BlobPointer):
-                value = value.raw
-            elif isinstance(value, (list, tuple)):
-                value = tuple(self._redacted(str(v)) for v in value)
-            elif not isinstance(value, (int, float)):
-                value = self._offloaded(self._redacted(str(value)))
-            out[safe] = value
-        return out
+    def _long_text(self, text: str) -> str:
+        """A message, comment or error message, or the pointer of the blob it was stored as
+        when its line would be longer than the line limit ``check`` applies by default."""
+        if (len(text) * 8 <= _LINE_ROOM or len(quote(text)) <= _LINE_ROOM) and not _is_pointer(text):
+            return text
+        stored = self._store(text, TEXT)
+        return stored.pointer if stored is not None else text
 
     def _stamped(self, fields: dict[str, Any], *, step: bool) -> dict[str, Any]:
         stamped = dict(fields)
         if step and self.auto_step and "step" not in stamped:
             self._step += 1
             stamped["step"] = self._step
-        elif "step" in stamped and isinstance(stamped["step"], int):
+        elif "step" in stamped and isinstance(stamped["step"], int) and not isinstance(stamped["step"], bool):
             self._step = max(self._step, stamped["step"])
         if self._clock is not None and "ts" not in stamped:
             stamped["ts"] = self._clock().isoformat().replace("+00:00", "Z")
         return stamped
 
-    def _redacted(self, text: str) -> str:
-        if not self.redact or not text:
-            return text
-        from bbox_lark.secrets import redact_secrets
-
-        return redact_secrets(text)[0]
-
     def _store(self, data: bytes | str, mime: str | None) -> StoredBlob | None:
         if self.blobs is None:
             return None
+        # Text is stored as UTF-8; a surrogate code point, which UTF-8 cannot hold, as the
+        # three bytes `surrogatepass` writes, which text_of reads back (bbox_lark.text.blob_text).
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
         try:
             return self.blobs.put(raw, mime)
@@ -519,36 +844,41 @@ class Writer:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _write_header(self, fields: dict[str, Any]) -> None:
-        if self.redact:
-            fields = {k: self._redacted(v) if isinstance(v, str) else v for k, v in fields.items()}
-        try:
-            head = build.head(fields)
-        except Exception as error:  # a value YAML cannot write: keep the required keys
-            self._failed(error, f"header of {self.name}")
-            head = build.head({k: str(fields[k]) for k in ("format", "id", "repo_sha")})
-        self._write("".join(line.raw + line.eol for line in head.header_lines))
-
-    def _emit(self, make: Callable[[], Event], *, flush: bool = True) -> None:
+    def _emit(
+        self, make: Callable[[], Event], *, markers: int = 0, flush: bool = True, start: bool = False
+    ) -> None:
         """Build one line and write it: first the lines of calls still waiting (``flush``),
-        and a ``# t=`` mark when one is due."""
+        and a ``# t=`` mark when one is due (after the line, for ``@start``). ``markers``:
+        the redaction markers the line holds (counted from the values it was built from)."""
         if self.closed:
             self._failed(RuntimeError("the Writer is closed"), f"a line after close() of {self.name}")
             return
         if flush and self._open:
             self._flush_open()
-        if self._clock is not None:
+        if self._clock is not None and not start:
             self._mark()
         try:
             node = make()
         except ValueError as error:  # never expected: any text has a written form
-            node = build.comment(f"writer: a line could not be built: {type(error).__name__}")
-        from bbox_lark.printer import emit
-        from bbox_lark.scan import find_redactions
-
+            warnings.warn(
+                f"bbox_lark.Writer: a line could not be built ({error}); please report this bug",
+                WriterWarning,
+                stacklevel=4,
+            )
+            node, markers = build.comment(f"writer: a line could not be built: {type(error).__name__}"), 0
         text = emit(node)
-        self.redactions += len(find_redactions(text, 0)) if node.name != "redactions" else 0
+        if len(text) > DEFAULT_MAX_LINE and not self._warned_long:
+            self._warned_long = True
+            warnings.warn(
+                f"bbox_lark.Writer: a line of {len(text)} characters, over the line limit of"
+                f" {DEFAULT_MAX_LINE}, in {self.name} (no blob store to move its long values to)",
+                WriterWarning,
+                stacklevel=4,
+            )
+        self.redactions += markers
         self._write(text + "\n")
+        if self._clock is not None and start:
+            self._mark()
 
     def _mark(self) -> None:
         assert self._clock is not None
@@ -559,29 +889,39 @@ class Writer:
         if self._last_mark >= 0 and elapsed - self._last_mark < self._mark_every:
             return
         self._last_mark = elapsed
-        seconds = int(elapsed)
+        seconds = self._mark_base + int(elapsed)
         text = f"# t={seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}\n"
         self._write(text)
 
     def _write(self, text: str) -> None:
+        """Write ``text`` whole and flush it (a path: one unbuffered write loop; a stream:
+        ``write`` then ``flush``), synced to disk with ``fsync``."""
         if self.error is not None:
             return
-        data = text.encode("utf-8", "surrogateescape")
         try:
             if self._file is not None:
-                view = memoryview(data)
+                view = memoryview(text.encode("utf-8", "surrogateescape"))
                 while view:
                     written = self._file.write(view)
                     view = view[written:]
                 if self.fsync:
                     os.fsync(self._file.fileno())
             elif self._stream is not None:
-                self._stream.write(text)
-                self._stream.flush()
-                if self.fsync and hasattr(self._stream, "fileno"):
-                    os.fsync(self._stream.fileno())
-        except (OSError, ValueError) as error:
+                stream = self._stream
+                stream.write(text.encode("utf-8", "surrogateescape") if self._binary else text)
+                stream.flush()
+                if self.fsync:
+                    self._sync(stream)
+        except (OSError, ValueError, TypeError) as error:
             self._failed(error)
+
+    @staticmethod
+    def _sync(stream: Any) -> None:
+        try:
+            number = stream.fileno()
+        except (OSError, ValueError, AttributeError):
+            return  # no file underneath (io.StringIO): nothing to sync
+        os.fsync(number)
 
     def _failed(self, error: BaseException, what: str | None = None) -> None:
         """Report a failure once; later lines are dropped."""
@@ -594,3 +934,65 @@ class Writer:
             WriterWarning,
             stacklevel=4,
         )
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+#: The longest line the Writer writes a message, comment or error message into: the line
+#: limit ``check`` applies by default, less room for the line's head and fields. Longer
+#: text goes to the blob store.
+_LINE_ROOM = DEFAULT_MAX_LINE - 64 * 1024
+
+#: The longest name (a tool, a method, a lifecycle primitive, a field key): a name cannot be
+#: written text or a blob, so a longer one is a ValueError.
+MAX_NAME = 1024
+
+_METHODS = {
+    "user": "user",
+    "agent": "agent",
+    "thinking": "thinking",
+    "todos": "todos",
+    "tool": "call",
+    "mcp": "mcp",
+    "subagent": "subagent",
+    "skill": "skill",
+    "plan": "plan",
+    "question": "question",
+}
+
+_PRIMITIVE_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _check_name(name: str, what: str) -> None:
+    if len(name) > MAX_NAME:
+        raise ValueError(f"{what} is {len(name)} characters long; a name is at most {MAX_NAME}")
+
+
+def _parts(context: str, value: _Value) -> list[tuple[str, str]]:
+    return [(context, item) for item in value] if isinstance(value, tuple) else [(context, value)]
+
+
+def _is_pointer(text: str) -> bool:
+    """True for text that is exactly one complete blob pointer (``scan.quote`` keeps such a
+    value a pointer; the Writer stores text given as one, so that it reads back as given)."""
+    return text.startswith("@blob sha256=") and POINTER.fullmatch(text) is not None
+
+
+def _markers(text: str) -> int:
+    """The redaction markers in a value as written (scan.quote writes no marker the value
+    does not hold, so the line holds exactly these)."""
+    return len(find_redactions(text, 0)) if "[redacted:" in text else 0
+
+
+def _plain_comment(text: str) -> Event:
+    """A plain comment whose text reads back as ``text``: as written when it can be,
+    else as written text."""
+    if "\n" not in text and text == text.strip() and not UNWRITABLE.search(text) and decode(text) == text:
+        try:
+            node = build.comment(text)
+        except ValueError:
+            pass
+        else:
+            if node.name is None:
+                return node
+    return build.comment(quote(text))

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import bbox_lark
-from bbox_lark.convert import convert, detect_format
+from bbox_lark.convert import RefusedInputError, convert, detect_format
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 
@@ -129,12 +129,11 @@ def test_a_metrics_step_that_is_no_step_goes_to_extra(step: str) -> None:
 
 
 @pytest.mark.parametrize("target", ["bbox", "jsonl", "atif", "compact"])
-def test_a_lone_surrogate_in_a_str_converts(target: str) -> None:
+def test_a_lone_surrogate_in_a_str_is_refused(target: str) -> None:
+    # Issue 26 point 5: no round trip could give it back (tests/test_surrogates.py).
     text = HEADER + "u: a\ud800b\n"
-    result = convert(text, "bbox", to=target)
-    result.text.encode("utf-8", "surrogateescape")  # writable
-    # It is read as the bytes `surrogatepass` gives, which are not UTF-8: E001, kept.
-    assert [d.code for d in result.diagnostics if d.severity == "error"] == ["E001"]
+    with pytest.raises(RefusedInputError, match="U\\+D800"):
+        convert(text, "bbox", to=target)
 
 
 def test_an_unwritable_surrogate_from_json_becomes_a_replacement_character() -> None:

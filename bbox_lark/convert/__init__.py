@@ -303,6 +303,14 @@ def convert(
     and blob lookup) from format ``from_`` (detected when None) to format ``to``, in memory.
     ``options`` are the readers' and writers' options (``lossy=True`` for compact …).
 
+    A ``str`` ``data`` is read as the UTF-8 bytes it stands for (U+DC80–U+DCFF as the
+    undecodable bytes ``surrogateescape`` made them); one holding any other surrogate code
+    point (a lone ``"\\udfff"``, or an emoji as two UTF-16 code units) has no such bytes and
+    no round trip could give it back, so it is refused with a :class:`RefusedInputError`
+    naming the code point, its line and column (:func:`~bbox_lark.convert.base.encode_text`).
+    Text that must hold one is written as written text (``\\u{dfff}``; the Writer and the
+    node builders do), which every lossless conversion keeps.
+
     Raises :class:`ConvertError` for a usage problem only; see :func:`convert_stream`."""
     import io
 

@@ -491,16 +491,29 @@ Report = Fidelity
 
 def encode_text(text: str) -> bytes:
     """A ``str`` given to the API as the bytes a reader reads: UTF-8, undecodable bytes
-    (U+DC80–U+DCFF from ``surrogateescape``) back as they were; any other lone surrogate,
-    which no UTF-8 file can hold, as the three bytes ``surrogatepass`` gives, which the
-    reader then reports as invalid UTF-8 (E001) and keeps byte for byte."""
+    (U+DC80–U+DCFF from ``surrogateescape``) back as they were.
+
+    Any other surrogate code point (a lone one, or a UTF-16 pair such as an emoji given as
+    two code units) has no UTF-8 bytes, so no round trip through a file format (JSON Lines,
+    compact, ATIF) could give it back: such text is refused with a
+    :class:`RefusedInputError` naming the code point and its line and column. Give the
+    input as bytes, write such text with a writer (``\\u{dfff}`` written text,
+    docs/reference.md#any-text), or join a surrogate pair first
+    (``text.encode("utf-16", "surrogatepass").decode("utf-16")``)."""
     try:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        as_bytes = _UNWRITABLE.sub(
-            lambda found: found[0].encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape"), text
-        )
-        return as_bytes.encode("utf-8", "surrogateescape")
+        found = _UNWRITABLE.search(text)
+        assert found is not None
+        at = found.start()
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise RefusedInputError(
+            f"<input>:{line}:{col}: the text holds U+{ord(found[0]):04X}, a surrogate code point,"
+            " which no UTF-8 file can hold (only U+DC80-U+DCFF, undecodable bytes, can be read);"
+            " give the input as bytes, write such text as written text (\\u{...}), or join a"
+            " surrogate pair with text.encode('utf-16', 'surrogatepass').decode('utf-16')"
+        ) from None
 
 
 def writable(text: str) -> tuple[str, int]:

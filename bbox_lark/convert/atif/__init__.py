@@ -16,7 +16,11 @@ Two directions, two ways of keeping what the other side cannot hold:
   ``metrics``) *and* recorded, as values, under ``extra.bbox.lines`` of the step it belongs
   to (the header under the root's ``extra.bbox.header``). Reading such a trajectory back
   rebuilds the lines from those records, in their order: ``bbox → ATIF → bbox`` keeps every
-  line's kind, name, arguments, fields, result, metrics and continuation lines.
+  line's kind, name, arguments, fields, result, metrics and continuation lines. (One
+  exception, reported in the fidelity report: a string value holding a character as two
+  UTF-16 surrogate code units, which only a ``str`` given to the API can hold, comes back as
+  the one character they encode, as from any JSON reader; messages, results and comments
+  keep them, as written text.)
 - **ATIF → bbox.** A trajectory from another producer (no ``extra.bbox``) is mapped to
   natural bbox lines; what bbox has no line for travels in *attachments*: continuation lines
   ``+key JSON`` (a JSON value, continued on ``+ …`` lines) beside ``| text`` lines that hold
@@ -77,6 +81,8 @@ __all__ = [
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A high surrogate followed by a low one: a character given as two UTF-16 code units.
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
@@ -87,6 +93,11 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
         writer.feed(node)
     trajectory = finish(writer)
     text = json.dumps(trajectory, indent=2, ensure_ascii=False)
+    pairs = len(_PAIR.findall(text))
+    if pairs:
+        # A str given to the API may hold an emoji as two UTF-16 code units; in JSON they are
+        # one escaped pair, which every JSON reader reads as the one character it encodes.
+        ctx.report.dropped("surrogate pairs as two code units (read back as one character)", 0, pairs)
     if _SURROGATE.search(text):
         # Bytes that were not UTF-8 in the bbox file (kept as lone surrogates): JSON escapes.
         text = json.dumps(trajectory, indent=2, ensure_ascii=True)
