@@ -117,8 +117,36 @@ details.more>summary{cursor:pointer;color:var(--accent);font-size:11px}
 .code-doc:target{background:#fff3bf}
 pre{background:#f4f4f2;padding:.4rem;overflow-x:auto;font-size:12px}
 .note{color:var(--dim);font-size:12px;margin:.2rem 1rem}
-.only-err #timeline .r:not(.o-error),.only-err #timeline .dg,.only-err details.cont,
-.only-err details.hdr{display:none}
+.only-err:not(.only-pend) #timeline .r:not(.o-error),.only-pend:not(.only-err) #timeline .r:not(.o-pending),
+.only-err.only-pend #timeline .r:not(.o-error):not(.o-pending),.only-err #timeline .dg,.only-err details.cont,
+.only-err details.hdr,.only-pend #timeline .dg,.only-pend details.cont,.only-pend details.hdr{display:none}
+.ph{display:none}
+.bl{display:block;height:0}
+body:not(.show-bk) .bk{display:none}
+.bar .errs b.pend{background:var(--pend)}
+.bar .errs i{font-style:normal;opacity:.8}
+.jn{color:var(--dim);margin-top:1px}
+.jn>.n{color:var(--dim);text-decoration:none;font-size:11px;margin-right:.3rem}
+.jn.o-error .res{color:var(--err);font-weight:600}
+.far-o>.b{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:var(--dim)}
+.badge.amb{background:#fff1c2;color:var(--pend)}
+.ww{border-color:#e8b4b0}
+.ww .items{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(22rem,100%),1fr));gap:.5rem 1rem}
+.ww .it{min-width:0}
+.ww h3{font-size:.92rem;margin:.2rem 0 0}
+.ww h3 b{display:inline-block;min-width:1.4rem;text-align:center;padding:0 .35rem;border-radius:8px;
+background:#e6e8eb;color:var(--dim)}
+.ww .it.hot h3 b{background:var(--err);color:#fff}
+.ww #ww-loops.hot h3 b{background:#c2410c}
+.ww .def{margin:.05rem 0 .2rem;color:var(--dim);font-size:12px}
+.ww ul{margin:0;padding-left:1.1rem;font-size:12.5px}
+.ww li{overflow-wrap:anywhere}
+.ww .snip{font-family:var(--mono);font-size:11.5px;color:var(--err)}
+.ww .key{font-family:var(--mono)}
+.ww .times{font-weight:700;color:#c2410c}
+.wrong{background:var(--errbg);border-left:4px solid var(--err);padding:.3rem .6rem;margin:.2rem 0 .6rem}
+h3.fg{font-size:.85rem;margin:.4rem 0 .2rem}
+ul.found.writer{color:var(--dim)}
 .searching #timeline .r:not(.hit),.searching #timeline .dg{display:none}
 .view-messages #timeline .r:not(.k-user):not(.k-agent),.view-calls #timeline .r:not(.call):not(.join),
 .view-findings #timeline .r:not(.has-dg){display:none}
@@ -240,6 +268,16 @@ SCRIPT = """
   onlyErrors.addEventListener("change", function () {
     document.body.classList.toggle("only-err", onlyErrors.checked);
   });
+  var onlyPending = document.getElementById("only-pending");
+  onlyPending.addEventListener("change", function () {
+    document.body.classList.toggle("only-pend", onlyPending.checked);
+  });
+  var showBk = document.getElementById("show-bk");
+  if (showBk) {
+    showBk.addEventListener("change", function () {
+      document.body.classList.toggle("show-bk", showBk.checked);
+    });
+  }
   window.addEventListener("hashchange", followHash);
   window.addEventListener("beforeprint", function () {
     var folds = document.querySelectorAll("details");
