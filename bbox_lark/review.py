@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallItem",
-    "Costs",
     "CostlyResponse",
+    "Costs",
     "Gap",
     "Loop",
     "Review",

@@ -22,6 +22,7 @@ from bbox_lark.source import DEFAULT_MAX_LINE
 if TYPE_CHECKING:
     from bbox_lark.config import Settings
     from bbox_lark.convert.base import Skipped
+    from bbox_lark.report.survey import Survey
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
 
@@ -38,8 +39,10 @@ def render(
     name: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
-) -> None:
-    """Write the HTML report of ``source`` to ``out``.
+    live: bool = False,
+) -> Survey:
+    """Write the HTML report of ``source`` to ``out``; returns what the first pass learnt
+    (:class:`~bbox_lark.report.survey.Survey`: the index and the live page read it).
 
     ``source`` is a path (``-`` for standard input) or the input's bytes. ``from_`` names
     its format (detected like ``convert`` does when None); a format other than bbox is
@@ -50,14 +53,17 @@ def render(
     :class:`OSError` when the input cannot be read. The findings on the page follow the
     configuration that applies to ``source`` as ``check`` finds it (``select``, ``ignore``,
     ``per-file-ignores``, ``allowed-secrets``; the current folder's for standard input or
-    bytes); :class:`bbox_lark.config.ConfigError` when it cannot be read."""
+    bytes); :class:`bbox_lark.config.ConfigError` when it cannot be read. ``live``: the
+    page of ``report --watch`` (it may ask its server for updates)."""
     from bbox_lark.config import Resolver
 
     given = "-" if isinstance(source, bytes) else str(source)
     settings = Resolver().for_path(given)
     with bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped) as path:
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
-        write_page(path, out, title=title, max_line=max_line, settings=settings, shown=given)
+        return write_page(
+            path, out, title=title, max_line=max_line, settings=settings, shown=given, live=live
+        )
 
 
 def default_output(source: str) -> Path | None:
@@ -75,18 +81,22 @@ def write_report(
     from_: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
+    on_survey: Callable[[Survey], None] | None = None,
 ) -> Path | None:
     """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
     atomically (nothing is left behind when reading fails), or to standard output when
     ``output`` is None. Returns the path written; raises :class:`OutputError` when the
-    output cannot be written, and what :func:`render` raises when the input cannot be read."""
+    output cannot be written, and what :func:`render` raises when the input cannot be read.
+    ``on_survey`` is given what the first pass learnt."""
     import io
     import sys
 
     from bbox_lark.atomic import AtomicWriter
 
     if output is None:
-        render(source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped)
+        found = render(source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped)
+        if on_survey is not None:
+            on_survey(found)
         return None
     try:
         writer = AtomicWriter(output)
@@ -95,7 +105,7 @@ def write_report(
     with writer:
         text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
         try:
-            render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped)
+            found = render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped)
             text.flush()
         finally:
             text.detach()
@@ -103,6 +113,8 @@ def write_report(
             writer.commit()
         except OSError as error:
             raise OutputError(f"{output}: cannot write: {error.strerror or error}") from None
+    if on_survey is not None:
+        on_survey(found)
     return output
 
 
@@ -114,7 +126,8 @@ def write_page(
     max_line: int = DEFAULT_MAX_LINE,
     settings: Settings | None = None,
     shown: str | None = None,
-) -> None:
+    live: bool = False,
+) -> Survey:
     """The two passes over a bbox file; ``settings`` choose the checks (for the file
     ``shown``, the one the user named, when ``path`` is its conversion)."""
     from bbox_lark.parser import iter_nodes
@@ -128,4 +141,5 @@ def write_page(
     with path.open("rb") as first:
         found = survey(iter_nodes(first, max_line=max_line, attach=False), path=path, rules=rules)
     with path.open("rb") as second:
-        Page(out, found, title).write(iter_nodes(second, max_line=max_line, attach=False))
+        Page(out, found, title, live=live).write(iter_nodes(second, max_line=max_line, attach=False))
+    return found

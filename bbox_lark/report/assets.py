@@ -158,6 +158,8 @@ ul.found.writer{color:var(--dim)}
 .searching details.cont>summary,.only-err details.cont>summary,.only-err .note,.searching .note{display:none}
 .r.hit{background:#fff8d6}
 #count{font-size:12px}
+.live{font-size:12px;background:#1e7d3a;padding:0 .4rem;border-radius:8px}
+.live.warn{background:var(--err)}
 @media (max-width:40rem){
 main{padding:.4rem}
 .r>.n{flex-basis:3em}
@@ -286,6 +288,50 @@ SCRIPT = """
   followHash();
   // The browser scrolls to the fragment itself once the page has loaded: centre it again.
   window.addEventListener("load", followHash);
+
+  // report --watch: ask the server for its version; when it changed, fetch the new page and
+  // put its <main> in place of this one (the page is the server's, escaped as on disk; the
+  // toolbar, its filters and the search stay). The server's message is shown as text.
+  if (!document.body.dataset.live) { return; }
+  var message = document.getElementById("live-msg");
+  var version = null;
+  var busy = false;
+  function swap(text) {
+    var fresh = new DOMParser().parseFromString(text, "text/html");
+    var main = fresh.querySelector("main");
+    if (!main) { return; }
+    var atEnd = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+    var y = window.scrollY;
+    document.querySelector("main").replaceWith(document.adoptNode(main));
+    timeline = document.getElementById("timeline");
+    var ids = ["error-count", "pending-count"];
+    for (var i = 0; i < ids.length; i++) {
+      var was = document.getElementById(ids[i]), now = fresh.getElementById(ids[i]);
+      if (was && now) { was.textContent = now.textContent; }
+    }
+    if (query.value.trim() !== "") { search(); }
+    window.scrollTo(0, atEnd ? document.body.scrollHeight : y);
+  }
+  function poll() {
+    if (busy) { return; }
+    busy = true;
+    fetch("version", {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (state) {
+      message.textContent = state.message ? "live: " + state.message : "live: " + state.lines + " lines";
+      message.classList.toggle("warn", !!state.message);
+      if (state.version === version) { busy = false; return; }
+      return fetch("page", {cache: "no-store"}).then(function (r) { return r.text(); }).then(function (text) {
+        if (version !== null) { swap(text); }
+        version = state.version;
+        busy = false;
+      });
+    }).catch(function () {
+      message.textContent = "live: the server does not answer";
+      message.classList.add("warn");
+      busy = false;
+    });
+  }
+  poll();
+  setInterval(poll, 1000);
 })();
 """.strip()
 
@@ -299,4 +345,87 @@ def _hash(text: str) -> str:
 CSP = (
     f"default-src 'none'; script-src {_hash(SCRIPT)}; style-src {_hash(STYLE)}; img-src data:; "
     "base-uri 'none'; form-action 'none'; object-src 'none'"
+)
+
+#: The page of ``report --watch``: the same, and it may ask its own server for updates.
+CSP_LIVE = CSP + "; connect-src 'self'"
+
+INDEX_STYLE = """
+:root{--bg:#fbfbfa;--fg:#1d1f21;--dim:#6b7075;--line:#e3e3df;--err:#b3261e;--pend:#9a6700;
+--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,sans-serif}
+.bar{position:sticky;top:0;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.5rem 1rem;
+background:#24292f;color:#fff;z-index:2}
+.bar b{font-weight:700}
+.bar input{flex:1 1 14rem;padding:.3rem .5rem;border:0;border-radius:4px;font:inherit}
+main{padding:1rem}
+.totals{display:flex;flex-wrap:wrap;gap:.3rem 1.5rem;margin:0 0 .8rem;font-size:.9rem}
+.totals b{font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;width:100%;font-size:.85rem;background:#fff}
+th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{position:sticky;top:2.6rem;background:#f0f0ee;cursor:pointer;user-select:none;white-space:nowrap}
+th[aria-sort=ascending]::after{content:" ▲"}
+th[aria-sort=descending]::after{content:" ▼"}
+td.s{font-family:var(--mono);overflow-wrap:anywhere;max-width:28rem}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.bad{color:var(--err);font-weight:700}
+td.loop{color:#c2410c;font-weight:700}
+tr.problem td{color:var(--err)}
+tr.hide{display:none}
+#shown{font-size:12px}
+""".strip()
+
+INDEX_SCRIPT = """
+(function () {
+  "use strict";
+  var table = document.getElementById("sessions");
+  var body = table.tBodies[0];
+  var filter = document.getElementById("filter");
+  var shown = document.getElementById("shown");
+  var heads = table.tHead.rows[0].cells;
+  function value(row, index, numeric) {
+    var cell = row.cells[index];
+    var text = cell.getAttribute("data-v");
+    if (text === null) { text = cell.textContent; }
+    if (numeric) { var n = parseFloat(text); return isNaN(n) ? -Infinity : n; }
+    return text.toLowerCase();
+  }
+  function sortBy(index) {
+    var head = heads[index];
+    var numeric = head.getAttribute("data-num") !== null;
+    var down = head.getAttribute("aria-sort") !== "descending";
+    for (var i = 0; i < heads.length; i++) { heads[i].removeAttribute("aria-sort"); }
+    head.setAttribute("aria-sort", down ? "descending" : "ascending");
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = value(a, index, numeric), y = value(b, index, numeric);
+      var order = x < y ? -1 : x > y ? 1 : 0;
+      return down ? -order : order;
+    });
+    for (var j = 0; j < rows.length; j++) { body.appendChild(rows[j]); }
+  }
+  for (var i = 0; i < heads.length; i++) {
+    (function (index) { heads[index].addEventListener("click", function () { sortBy(index); }); })(i);
+  }
+  function apply() {
+    var text = filter.value.trim().toLowerCase();
+    var count = 0;
+    for (var i = 0; i < body.rows.length; i++) {
+      var row = body.rows[i];
+      var hit = text === "" || row.textContent.toLowerCase().indexOf(text) !== -1;
+      row.classList.toggle("hide", !hit);
+      if (hit) { count++; }
+    }
+    shown.textContent = count + " of " + body.rows.length + " sessions";
+  }
+  filter.addEventListener("input", apply);
+  apply();
+})();
+""".strip()
+
+#: The index of ``report PATH... -o DIR``: its own style and script, links to the pages beside it.
+CSP_INDEX = (
+    f"default-src 'none'; script-src {_hash(INDEX_SCRIPT)}; style-src {_hash(INDEX_STYLE)}; "
+    "img-src data:; base-uri 'none'; form-action 'none'; object-src 'none'"
 )

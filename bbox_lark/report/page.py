@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
 from bbox_lark.grammar import vocabulary
 from bbox_lark.parser import Head, NodeStream
-from bbox_lark.report.assets import CSP, SCRIPT, STYLE
+from bbox_lark.report.assets import CSP, CSP_LIVE, SCRIPT, STYLE
 from bbox_lark.report.survey import Survey, has_bit
 from bbox_lark.review import Costs, session_costs
 
@@ -149,8 +149,9 @@ def cost_rows(costs: Costs) -> list[tuple[str, str]]:
 class Page:
     """Writes one report to ``out``."""
 
-    def __init__(self, out: TextIO, found: Survey, title: str) -> None:
+    def __init__(self, out: TextIO, found: Survey, title: str, *, live: bool = False) -> None:
         self.out = out
+        self.live = live
         self.found = found
         self.title = title
         self._rows = 0
@@ -166,10 +167,11 @@ class Page:
         session = found.header.get("id")
         heading = f"{session}" if isinstance(session, str) and session else self.title
         w("<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n")
-        w(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n')
+        w(f'<meta http-equiv="Content-Security-Policy" content="{CSP_LIVE if self.live else CSP}">\n')
         w('<meta name=viewport content="width=device-width, initial-scale=1">\n')
         w('<meta name=referrer content="no-referrer">\n<link rel=icon href="data:,">\n')
-        w(f"<title>bbox report · {esc(heading)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n")
+        w(f"<title>bbox report · {esc(heading)}</title>\n<style>{STYLE}</style>\n</head>\n")
+        w("<body data-live=1>\n" if self.live else "<body>\n")
         self._toolbar(heading)
         w("<main>\n")
         self._review()
@@ -215,7 +217,9 @@ class Page:
                 if found.bookkeeping
                 else ""
             )
-            + "<span id=count aria-live=polite></span>\n</header>\n"
+            + "<span id=count aria-live=polite></span>\n"
+            + ("<span id=live-msg class=live aria-live=polite>live</span>\n" if self.live else "")
+            + "</header>\n"
         )
 
     # -- the summary cards ----------------------------------------------------------------------
@@ -301,7 +305,8 @@ class Page:
                     w(f"</ul>\n<details><summary>{len(loops) - LOOPS_SHOWN:,} more loops</summary><ul>\n")
                 row = "in a row" if loop.in_a_row else f"L{loop.first_line}–L{loop.last_line}"
                 w(
-                    f"<li class=loop><b class=key>{esc(loop.key)}</b> <span class=times>× {loop.count:,}</span>"
+                    f"<li class=loop><b class=key>{esc(loop.key)}</b>"
+                    f" <span class=times>× {loop.count:,}</span>"
                 )
                 w(f" <span class=gap>({row})</span><br>")
                 w(" ".join(f'<a href="#L{line}">L{line}</a>' for line in loop.lines[:LINKS]))
@@ -385,7 +390,8 @@ class Page:
             if not items:
                 continue
             w(
-                f'<h3 class=fg>{title} <small>{len(items):,}</small></h3>\n<ul class="found{"" if reader else " writer"}">\n'
+                f"<h3 class=fg>{title} <small>{len(items):,}</small></h3>\n"
+                f'<ul class="found{"" if reader else " writer"}">\n'
             )
             for diagnostic in items:
                 if listed >= LISTED:
@@ -636,7 +642,8 @@ class Page:
             w(f" <span class=badge>{esc(outcome)}</span>")
             if line in found.ambiguous:
                 w(
-                    ' <span class="badge amb" title="paired in order: the result could be another call\'s">ambiguous</span>'
+                    ' <span class="badge amb" title="paired in order: the result could be'
+                    " another call's\">ambiguous</span>"
                 )
             far = found.far.get(line)
             if far is not None:

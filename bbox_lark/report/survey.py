@@ -23,7 +23,7 @@ from typing import Any
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
 from bbox_lark.numbers import CallRecord, Response, Responses, SessionCounter, SessionTotals
 from bbox_lark.parser import Head, NodeStream
-from bbox_lark.review import Review, ReviewFeed, Reviewer, ReviewOptions
+from bbox_lark.review import Review, Reviewer, ReviewFeed, ReviewOptions
 
 #: A comment an importer writes for itself: ``# claude-code record <type>`` and its JSON.
 _BOOKKEEPING = re.compile(r"[a-z][a-z0-9-]* record\b")
