@@ -87,7 +87,7 @@ class ReviewOptions:
     #: A loop is the same call made this many times or more ...
     loop_min: int = 5
     #: ... each repeat at most this many calls after the previous one.
-    loop_window: int = 50
+    loop_window: int = 20
     #: A gap between two timed lines longer than this is listed.
     gap_seconds: float = 300.0
     #: How many of the costliest responses are listed.

@@ -143,7 +143,12 @@ background:#e6e8eb;color:var(--dim)}
 .ww li{overflow-wrap:anywhere}
 .ww .snip{font-family:var(--mono);font-size:11.5px;color:var(--err)}
 .ww .key{font-family:var(--mono)}
+.ww .tok{font-family:var(--mono);font-size:11.5px;color:var(--dim)}
+.ww button.find{font-size:11px;padding:0 .4rem;border:1px solid var(--line);border-radius:8px;background:#fff;
+cursor:pointer;color:var(--accent)}
 .ww .times{font-weight:700;color:#c2410c}
+.ww #ww-loops{grid-column:1/-1}
+.fine{margin:.2rem 0 0;color:var(--ok)}
 .wrong{background:var(--errbg);border-left:4px solid var(--err);padding:.3rem .6rem;margin:.2rem 0 .6rem}
 h3.fg{font-size:.85rem;margin:.4rem 0 .2rem}
 ul.found.writer{color:var(--dim)}
@@ -270,6 +275,17 @@ SCRIPT = """
   onlyErrors.addEventListener("change", function () {
     document.body.classList.toggle("only-err", onlyErrors.checked);
   });
+  // A loop's "show them": its tool's calls, found by the search box (the name is read as text).
+  var finders = document.querySelectorAll("button.find");
+  for (var f = 0; f < finders.length; f++) {
+    finders[f].addEventListener("click", function (event) {
+      query.value = event.currentTarget.getAttribute("data-q") || "";
+      view.value = "calls";
+      view.dispatchEvent(new Event("change"));
+      search();
+      if (hits.length) { current = 0; show(hits[0]); count.textContent = "1 of " + hits.length; }
+    });
+  }
   var onlyPending = document.getElementById("only-pending");
   onlyPending.addEventListener("change", function () {
     document.body.classList.toggle("only-pend", onlyPending.checked);
@@ -368,6 +384,8 @@ th{position:sticky;top:2.6rem;background:#f0f0ee;cursor:pointer;user-select:none
 th[aria-sort=ascending]::after{content:" ▲"}
 th[aria-sort=descending]::after{content:" ▼"}
 td.s{font-family:var(--mono);overflow-wrap:anywhere;max-width:28rem}
+td.t{font-family:var(--mono);font-size:.8rem}
+td.d{white-space:nowrap;font-variant-numeric:tabular-nums}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.bad{color:var(--err);font-weight:700}
 td.loop{color:#c2410c;font-weight:700}

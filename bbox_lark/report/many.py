@@ -244,7 +244,7 @@ def write_index(rows: list[SessionRow], out: TextIO) -> None:
         ("sessions with loops", f"{sum(1 for r in rows if r.loops):,}"),
         ("cost (stated)", f"${stated:.2f} in {sum(1 for r in rows if r.stated_usd is not None):,} sessions"),
         ("cost (estimated)", f"${estimated:.2f} in {sum(1 for r in rows if r.estimated_usd):,} sessions"),
-        ("duration", _duration(seconds)),
+        ("duration", _duration(seconds) if any(r.duration for r in rows) else "–"),
         ("not reported", f"{sum(1 for r in rows if r.page is None):,}"),
     )
     w("<p class=totals id=totals>")
@@ -266,12 +266,14 @@ def _row(w: Callable[[str], Any], row: SessionRow) -> None:
         w(f'<td class=s><a href="{esc(_href(row.page))}">{esc(name)}</a>')
     else:
         w(f"<td class=s>{esc(name)}")
-    w(f"<br><small>{esc(row.source)}</small>")
+    w(f"<br><small title='{esc(row.source)}'>{esc(os.path.basename(row.source.rstrip('/')))}</small>")
     if row.problem:
         w(f"<br><small>{esc(row.problem)}</small>")
     w("</td>")
-    for value in (row.date, row.model, row.agent):
-        w(f"<td class=s>{esc(value or '')}</td>")
+    date = row.date or ""
+    w(f"<td class=d data-v='{esc(date)}'>{esc(date[:16].replace('T', ' '))}</td>")
+    for value in (row.model, row.agent):
+        w(f"<td class=t>{esc(value or '')}</td>")
     for count, bad in (
         (row.lines, ""),
         (row.calls, ""),

@@ -158,6 +158,7 @@ class Page:
         self._fold_until = 0  # last line of an open continuation fold
         self._previous = 0  # line of the previous event
         self._open_row = 0  # a call row waiting for its completion on the next line
+        self._plain = False  # the card's item lists no failure text
 
     # -- the frame ----------------------------------------------------------------------------
 
@@ -266,10 +267,17 @@ class Page:
         wrong = review.went_wrong
         if wrong is not None:
             w(
-                f'<p class=wrong>It went wrong at <a href="#L{wrong.line}">L{wrong.line}</a>: '
+                f'<p class=wrong id=ww-wrong>It went wrong at <a href="#L{wrong.line}">L{wrong.line}</a>: '
                 f"<b>{esc(wrong.tool)}</b> failed and no later {esc(wrong.tool)} call succeeded "
                 f"<span class=snip>{esc(wrong.text)}</span></p>\n"
             )
+        else:
+            verdict = "every tool that failed succeeded later" if review.failed_count else "no call failed"
+            w(f"<p class=fine id=ww-wrong>It never went wrong for good: {verdict}.</p>\n")
+        w(
+            "<p class=def>(Where it went wrong: the first failed call that no later call of the same tool"
+            " made good.)</p>\n"
+        )
         w("<div class=items>\n")
         self._item(
             "failed",
@@ -308,7 +316,8 @@ class Page:
                     f"<li class=loop><b class=key>{esc(loop.key)}</b>"
                     f" <span class=times>× {loop.count:,}</span>"
                 )
-                w(f" <span class=gap>({row})</span><br>")
+                w(f" <span class=gap>({row})</span>")
+                w(f" <button type=button class=find data-q='{esc(loop.tool)}'>show them</button><br>")
                 w(" ".join(f'<a href="#L{line}">L{line}</a>' for line in loop.lines[:LINKS]))
                 if loop.count > LINKS:
                     w(f" <span class=gap>… {loop.count - LINKS:,} more</span>")
@@ -330,6 +339,7 @@ class Page:
             costly.append(
                 (r.line, price, f"out {r.tokens_out:,}, in {r.tokens_in:,}, cached {r.tokens_cached:,}")
             )
+        self._plain = True
         self._item(
             "costly",
             "Costliest responses",
@@ -338,6 +348,7 @@ class Page:
             costly,
             hot=False,
         )
+        self._plain = False
         if review.ambiguous:
             self._item(
                 "ambiguous",
@@ -364,7 +375,8 @@ class Page:
         if items:
             w("<ul>\n")
             for line, what, text in items[:LINKS]:
-                snip = f" <span class=snip>{esc(text)}</span>" if text else ""
+                kind = "tok" if self._plain else "snip"
+                snip = f" <span class={kind}>{esc(text)}</span>" if text else ""
                 w(f'<li><a href="#L{line}">L{line}</a> <b>{esc(what)}</b>{snip}</li>\n')
             w("</ul>\n")
             if count > LINKS:
