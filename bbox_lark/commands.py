@@ -866,6 +866,13 @@ def report_command(
     jobs: Annotated[
         str | None, typer.Option("--jobs", "-j", help="Many sessions: processes (default: cores).")
     ] = None,
+    loop_min: Annotated[
+        int, typer.Option("--loop-min", min=2, help="A loop: the same call this many times.")
+    ] = 5,
+    loop_window: Annotated[
+        int, typer.Option("--loop-window", min=1, help="A loop: each repeat within this many calls.")
+    ] = 20,
+    gap: Annotated[float, typer.Option("--gap", min=0, help="A long gap: more seconds than this.")] = 300,
     max_line: MaxLine = None,
 ) -> None:
     """Write a self-contained HTML page of one session: what went wrong, header card,
@@ -876,12 +883,14 @@ def report_command(
     from bbox_lark.convert import ConvertError
     from bbox_lark.convert.base import Skipped
     from bbox_lark.report import OutputError, default_output, write_report
+    from bbox_lark.review import ReviewOptions
 
     max_line = _max_line(max_line)
+    review = ReviewOptions(loop_min=loop_min, loop_window=loop_window, gap_seconds=gap)
     if watch:
-        return _report_watch(files, from_, port, max_line, open_)
+        return _report_watch(files, from_, port, max_line, open_, review)
     if len(files) > 1 or (files[0] != "-" and Path(files[0]).is_dir()):
-        return _report_many(files, output, from_, jobs, max_line, open_)
+        return _report_many(files, output, from_, jobs, max_line, open_, review)
     file = files[0]
     if file != "-" and not Path(file).exists():
         raise fail_usage(f"{safe(file)}: no such file or directory")
@@ -890,7 +899,9 @@ def report_command(
         raise fail_usage("--open needs a file: give -o OUT.html")
     skipped: list[Skipped] = []
     try:
-        written = write_report(file, target, from_=from_, max_line=max_line, on_skipped=skipped.append)
+        written = write_report(
+            file, target, from_=from_, max_line=max_line, on_skipped=skipped.append, review=review
+        )
     except (ConvertError, OutputError, ConfigError) as error:
         raise fail_usage(safe(str(error))) from None
     except OSError as error:
@@ -911,7 +922,13 @@ def report_command(
 
 
 def _report_many(
-    files: list[str], output: Path | None, from_: str | None, jobs: str | None, max_line: int, open_: bool
+    files: list[str],
+    output: Path | None,
+    from_: str | None,
+    jobs: str | None,
+    max_line: int,
+    open_: bool,
+    review: Any,
 ) -> None:
     """``report PATH... -o DIR``: a page per session and an index (docs/report.md#many-sessions)."""
     from bbox_lark.config import ConfigError
@@ -922,7 +939,9 @@ def _report_many(
         raise fail_usage("many sessions need a folder: give -o DIR")
     try:
         inputs = convert_inputs(files, from_)
-        rows = write_many(inputs, output, from_=from_, max_line=max_line, jobs=_jobs_option(jobs))
+        rows = write_many(
+            inputs, output, from_=from_, max_line=max_line, jobs=_jobs_option(jobs), review=review
+        )
     except ConfigError as error:
         raise fail_usage(safe(str(error))) from None
     except OSError as error:
@@ -948,7 +967,9 @@ def _jobs_option(jobs: str | None) -> int | str | None:
     return int(jobs)
 
 
-def _report_watch(files: list[str], from_: str | None, port: int, max_line: int, open_: bool) -> None:
+def _report_watch(
+    files: list[str], from_: str | None, port: int, max_line: int, open_: bool, review: Any
+) -> None:
     """``report FILE --watch``: the live page (docs/report.md#live)."""
     from bbox_lark.report.live import serve
 
@@ -965,7 +986,7 @@ def _report_watch(files: list[str], from_: str | None, port: int, max_line: int,
             webbrowser.open(url)
 
     try:
-        serve(files[0], port=port, from_=from_, max_line=max_line, on_ready=ready)
+        serve(files[0], port=port, from_=from_, max_line=max_line, on_ready=ready, review=review)
     except OSError as error:
         raise fail_usage(f"--port {port}: cannot listen on 127.0.0.1: {error.strerror or error}") from None
     err.print("stopped", markup=False)

@@ -526,3 +526,14 @@ def test_the_live_server_answers_on_localhost(tmp_path: Path) -> None:
         stop.set()
         thread.join(30)
     assert not thread.is_alive()
+
+
+def test_the_loop_threshold_is_an_option(tmp_path: Path) -> None:
+    body = "".join("t:issue_ready → [ok] none\n" for _ in range(5))
+    source = tmp_path / "poll.bbox"
+    source.write_text("---\nformat: bbox/1\nid: p\nrepo_sha: 215db51\n---\n" + body, encoding="utf-8")
+    for option, loops in (("5", 1), ("6", 0)):
+        target = tmp_path / f"poll-{option}.html"
+        done = runner.invoke(app, ["report", str(source), "-o", str(target), "--loop-min", option])
+        assert done.exit_code == 0, done.output
+        assert f"<h3>Loops <b>{loops}</b></h3>" in target.read_text(encoding="utf-8")

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from bbox_lark.config import Settings
     from bbox_lark.convert.base import Skipped
     from bbox_lark.report.survey import Survey
+    from bbox_lark.review import ReviewOptions
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
 
@@ -40,6 +41,7 @@ def render(
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
     live: bool = False,
+    review: ReviewOptions | None = None,
 ) -> Survey:
     """Write the HTML report of ``source`` to ``out``; returns what the first pass learnt
     (:class:`~bbox_lark.report.survey.Survey`: the index and the live page read it).
@@ -54,7 +56,8 @@ def render(
     configuration that applies to ``source`` as ``check`` finds it (``select``, ``ignore``,
     ``per-file-ignores``, ``allowed-secrets``; the current folder's for standard input or
     bytes); :class:`bbox_lark.config.ConfigError` when it cannot be read. ``live``: the
-    page of ``report --watch`` (it may ask its server for updates)."""
+    page of ``report --watch`` (it may ask its server for updates). ``review``: the
+    thresholds of the "what went wrong" card (:class:`bbox_lark.review.ReviewOptions`)."""
     from bbox_lark.config import Resolver
 
     given = "-" if isinstance(source, bytes) else str(source)
@@ -82,6 +85,7 @@ def write_report(
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
     on_survey: Callable[[Survey], None] | None = None,
+    review: ReviewOptions | None = None,
 ) -> Path | None:
     """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
     atomically (nothing is left behind when reading fails), or to standard output when
@@ -94,7 +98,9 @@ def write_report(
     from bbox_lark.atomic import AtomicWriter
 
     if output is None:
-        found = render(source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped)
+        found = render(
+            source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped, review=review
+        )
         if on_survey is not None:
             on_survey(found)
         return None
@@ -105,7 +111,7 @@ def write_report(
     with writer:
         text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
         try:
-            found = render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped)
+            found = render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped, review=review)
             text.flush()
         finally:
             text.detach()
@@ -127,6 +133,7 @@ def write_page(
     settings: Settings | None = None,
     shown: str | None = None,
     live: bool = False,
+    review: ReviewOptions | None = None,
 ) -> Survey:
     """The two passes over a bbox file; ``settings`` choose the checks (for the file
     ``shown``, the one the user named, when ``path`` is its conversion)."""
@@ -139,7 +146,9 @@ def write_page(
         named = None if shown in (None, "-") else shown
         rules = (settings.select, settings.ignore_for(named), settings.allowed_secrets)
     with path.open("rb") as first:
-        found = survey(iter_nodes(first, max_line=max_line, attach=False), path=path, rules=rules)
+        found = survey(
+            iter_nodes(first, max_line=max_line, attach=False), path=path, rules=rules, options=review
+        )
     with path.open("rb") as second:
         Page(out, found, title, live=live).write(iter_nodes(second, max_line=max_line, attach=False))
     return found

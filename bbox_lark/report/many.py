@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bbox_lark.report.page import _duration, esc
-from bbox_lark.review import session_costs
+from bbox_lark.review import ReviewOptions, session_costs
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
@@ -99,7 +99,9 @@ def page_names(sources: list[str]) -> list[str]:
     return names
 
 
-def _one(source: str, target: str, from_: str | None, max_line: int) -> SessionRow:
+def _one(
+    source: str, target: str, from_: str | None, max_line: int, review: ReviewOptions | None = None
+) -> SessionRow:
     """One session's page, in a worker process; its row."""
     from bbox_lark.config import ConfigError
     from bbox_lark.convert import ConvertError
@@ -138,6 +140,7 @@ def write_many(
     max_line: int = DEFAULT_MAX_LINE,
     jobs: Any = None,
     on_row: Callable[[SessionRow], None] | None = None,
+    review: ReviewOptions | None = None,
 ) -> list[SessionRow]:
     """Write each input's page into ``out_dir`` and then ``index.html``; returns the rows in
     the inputs' order. Pages are written by :func:`bbox_lark.workflow.job_count` workers
@@ -146,7 +149,7 @@ def write_many(
     out_dir.mkdir(parents=True, exist_ok=True)
     names = page_names([item.path for item in inputs])
     rows: list[SessionRow] = []
-    for row in _rows(inputs, names, out_dir, from_, max_line, jobs):
+    for row in _rows(inputs, names, out_dir, from_, max_line, jobs, review):
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -166,7 +169,13 @@ def write_many(
 
 
 def _rows(
-    inputs: list[FoundInput], names: list[str], out_dir: Path, from_: str | None, max_line: int, jobs: Any
+    inputs: list[FoundInput],
+    names: list[str],
+    out_dir: Path,
+    from_: str | None,
+    max_line: int,
+    jobs: Any,
+    review: ReviewOptions | None,
 ) -> Iterator[SessionRow]:
     from bbox_lark.workflow import job_count
 
@@ -177,7 +186,7 @@ def _rows(
     workers = min(job_count(jobs), max(1, sum(1 for entry in work if entry)))
     if workers <= 1:
         for item, entry in zip(inputs, work, strict=True):
-            yield _one(entry[0], entry[1], from_, max_line) if entry else _unusable(item)
+            yield _one(entry[0], entry[1], from_, max_line, review) if entry else _unusable(item)
         return
     from concurrent.futures import ProcessPoolExecutor
 
@@ -185,7 +194,7 @@ def _rows(
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         usable = [entry for entry in work if entry]
-        results = _in_order(pool, workers * 4, usable, lambda e: (_one, e[0], e[1], from_, max_line))  # type: ignore[arg-type]
+        results = _in_order(pool, workers * 4, usable, lambda e: (_one, e[0], e[1], from_, max_line, review))  # type: ignore[arg-type]
         for item, entry in zip(inputs, work, strict=True):
             if entry is None:
                 yield _unusable(item)
