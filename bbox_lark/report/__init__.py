@@ -65,7 +65,14 @@ def render(
     with bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped) as path:
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
         return write_page(
-            path, out, title=title, max_line=max_line, settings=settings, shown=given, live=live
+            path,
+            out,
+            title=title,
+            max_line=max_line,
+            settings=settings,
+            shown=given,
+            live=live,
+            review=review,
         )
 
 
