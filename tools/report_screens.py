@@ -155,7 +155,7 @@ def docs_shots(driver: Any, real: Path, out: Path, work: Path) -> None:
 
     page = work / "real.html"
     generate(real, page)
-    driver.set_window_size(1280, 1000)
+    driver.set_window_size(1280, 900)
     driver.get(page.resolve().as_uri())
     driver.save_screenshot(str(out / "report-summary.png"))
     print(f"wrote {out / 'report-summary.png'}")
@@ -166,12 +166,18 @@ def docs_shots(driver: Any, real: Path, out: Path, work: Path) -> None:
         "document.querySelector('button.find'); if (b) { b.click(); }"
     )
     time.sleep(0.8)
+    driver.set_window_size(1280, 700)
+    time.sleep(0.3)
+    driver.execute_script(
+        "document.querySelector('.r.hit').scrollIntoView({block: 'start'}); window.scrollBy(0, -60)"
+    )
+    time.sleep(0.3)
     driver.save_screenshot(str(out / "report-loop.png"))
     print(f"wrote {out / 'report-loop.png'}")
     folder = work / "index"
     command = [sys.executable, "-m", "bbox_lark.cli", "report", str(real.parent), "-o", str(folder)]
     subprocess.run(command, capture_output=True, text=True, check=False)
-    driver.set_window_size(1280, 760)
+    driver.set_window_size(1280, 640)
     driver.get((folder / "index.html").resolve().as_uri())
     driver.execute_script("document.querySelectorAll('th')[6].click()")  # by failed calls
     time.sleep(0.2)
@@ -192,8 +198,12 @@ def docs_shots(driver: Any, real: Path, out: Path, work: Path) -> None:
     try:
         assert server.stderr is not None
         server.stderr.readline()  # "serving … at http://127.0.0.1:PORT/"
-        driver.set_window_size(1280, 900)
+        driver.set_window_size(1280, 640)
         driver.get(f"http://127.0.0.1:{port}/")
+        driver.execute_script(
+            "var rows = document.querySelectorAll('#timeline .r');"
+            "rows[rows.length - 1].scrollIntoView({block: 'end'})"
+        )
         stop = threading.Event()
 
         def write() -> None:
@@ -209,7 +219,10 @@ def docs_shots(driver: Any, real: Path, out: Path, work: Path) -> None:
         writer.start()
         writer.join()
         time.sleep(2.5)
-        driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+        driver.execute_script(
+            "var rows = document.querySelectorAll('#timeline .r');"
+            "rows[rows.length - 1].scrollIntoView({block: 'end'}); window.scrollBy(0, 40)"
+        )
         time.sleep(0.3)
         driver.save_screenshot(str(out / "report-live.png"))
         print(f"wrote {out / 'report-live.png'}")

@@ -316,7 +316,8 @@ SCRIPT = """
     var fresh = new DOMParser().parseFromString(text, "text/html");
     var main = fresh.querySelector("main");
     if (!main) { return; }
-    var atEnd = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+    var last = lastRow();
+    var atEnd = !!last && last.getBoundingClientRect().top < window.innerHeight;
     var y = window.scrollY;
     document.querySelector("main").replaceWith(document.adoptNode(main));
     timeline = document.getElementById("timeline");
@@ -326,7 +327,13 @@ SCRIPT = """
       if (was && now) { was.textContent = now.textContent; }
     }
     if (query.value.trim() !== "") { search(); }
-    window.scrollTo(0, atEnd ? document.body.scrollHeight : y);
+    var end = atEnd ? lastRow() : null;
+    if (end) { end.scrollIntoView({block: "end"}); } else { window.scrollTo(0, y); }
+  }
+  // The timeline's last line: when it was on screen, the newest line is kept on screen.
+  function lastRow() {
+    var rows = timeline.querySelectorAll(".r");
+    return rows.length ? rows[rows.length - 1] : null;
   }
   function poll() {
     if (busy) { return; }
