@@ -236,7 +236,7 @@ class Review:
 
 @dataclass(frozen=True, slots=True)
 class Costs:
-    """A session's stated and estimated cost, kept apart (DECISIONS §12, §13): the one
+    """A session's stated and estimated cost, kept apart (docs/reference.md#usage): the one
     place the report, the index and the live page read them from."""
 
     stated_usd: Decimal | None
