@@ -537,3 +537,25 @@ def test_the_loop_threshold_is_an_option(tmp_path: Path) -> None:
         done = runner.invoke(app, ["report", str(source), "-o", str(target), "--loop-min", option])
         assert done.exit_code == 0, done.output
         assert f"<h3>Loops <b>{loops}</b></h3>" in target.read_text(encoding="utf-8")
+
+
+def test_watch_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    source = tmp_path / "live.bbox"
+    source.write_text(DEMO, encoding="utf-8")
+    command = [sys.executable, "-m", "bbox_lark.cli", "report", str(source), "--watch", "--port", "0"]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        first = server.stderr.readline()
+        assert "at http://127.0.0.1:" in first and "Ctrl-C" in first
+        server.send_signal(signal.SIGINT)
+        assert server.wait(60) == 0
+        rest = server.stderr.read()
+        assert "stopped" in rest and "Traceback" not in rest
+    finally:
+        if server.poll() is None:
+            server.kill()

@@ -81,3 +81,25 @@ def test_the_call_key_leaves_out_ids_times_and_usage() -> None:
         if getattr(n, "kind", None) == "tool_start"
     ]
     assert call_key(events[0]) == call_key(events[1]) == "Bash cmd=make test"
+
+
+def test_an_ambiguous_pairing_is_marked_where_the_numbers_say_it() -> None:
+    """The hook for bbox_lark.numbers' ``pairing`` (id, order, ambiguous): read when a
+    record has it, None when no record does."""
+    from types import SimpleNamespace
+
+    from bbox_lark.review import Reviewer
+
+    def record(line: int, pairing: str | None) -> object:
+        fields = {"start_line": line, "end_line": line + 1, "tool": "Bash", "family": "tool", "args": ""}
+        if pairing is not None:
+            fields["pairing"] = pairing
+        return SimpleNamespace(outcome="ok", **fields)
+
+    reviewer = Reviewer()
+    reviewer.call(record(3, "id"))  # type: ignore[arg-type]
+    reviewer.call(record(5, "ambiguous"))  # type: ignore[arg-type]
+    assert reviewer.finish().ambiguous == (5,)
+    plain = Reviewer()
+    plain.call(record(3, None))  # type: ignore[arg-type]
+    assert plain.finish().ambiguous is None

@@ -178,12 +178,12 @@ def serve(
     looker.start()
     runner = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     runner.start()
-    if on_ready is not None:
-        on_ready(f"http://127.0.0.1:{server.server_address[1]}/")
     try:
+        if on_ready is not None:
+            on_ready(f"http://127.0.0.1:{server.server_address[1]}/")
         while not done.wait(0.5):
             pass
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: stop cleanly
         pass
     finally:
         done.set()
