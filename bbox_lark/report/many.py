@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from bbox_lark.report.page import _duration, esc
+from bbox_lark.report.page import duration_text, esc
 from bbox_lark.review import ReviewOptions, session_costs
 from bbox_lark.source import DEFAULT_MAX_LINE
 
@@ -190,11 +190,11 @@ def _rows(
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    from bbox_lark.parallel import _in_order
+    from bbox_lark.parallel import in_order
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         usable = [entry for entry in work if entry]
-        results = _in_order(pool, workers * 4, usable, lambda e: (_one, e[0], e[1], from_, max_line, review))  # type: ignore[arg-type]
+        results = in_order(pool, workers * 4, usable, lambda e: (_one, e[0], e[1], from_, max_line, review))  # type: ignore[arg-type]
         for item, entry in zip(inputs, work, strict=True):
             if entry is None:
                 yield _unusable(item)
@@ -253,7 +253,7 @@ def write_index(rows: list[SessionRow], out: TextIO) -> None:
         ("sessions with loops", f"{sum(1 for r in rows if r.loops):,}"),
         ("cost (stated)", f"${stated:.2f} in {sum(1 for r in rows if r.stated_usd is not None):,} sessions"),
         ("cost (estimated)", f"${estimated:.2f} in {sum(1 for r in rows if r.estimated_usd):,} sessions"),
-        ("duration", _duration(seconds) if any(r.duration for r in rows) else "–"),
+        ("duration", duration_text(seconds) if any(r.duration for r in rows) else "–"),
         ("not reported", f"{sum(1 for r in rows if r.page is None):,}"),
     )
     w("<p class=totals id=totals>")
@@ -295,7 +295,7 @@ def _row(w: Callable[[str], Any], row: SessionRow) -> None:
         shown = f"${money}" if money is not None else "–"
         w(f"<td class=n data-v='{esc(money or '')}'>{esc(shown)}</td>")
     seconds = row.duration
-    took = _duration(seconds) if seconds is not None else "–"
+    took = duration_text(seconds) if seconds is not None else "–"
     w(f"<td class=n data-v='{'' if seconds is None else seconds}'>{took}</td>")
     w("</tr>\n")
 

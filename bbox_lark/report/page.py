@@ -72,7 +72,7 @@ def _prose(text: str) -> str:
     return _CODE_SPAN.sub(r"<code>\1</code>", esc(text))
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
     whole = int(seconds)
     if whole < 60:
         return f"{seconds:.1f} s"
@@ -234,7 +234,7 @@ class Page:
             if isinstance(value, str) and value:
                 rows.append((label, value))
         if found.duration is not None:
-            rows.append(("duration", _duration(found.duration)))
+            rows.append(("duration", duration_text(found.duration)))
         rows.append(("lines", f"{found.lines:,}"))
         events = sum(found.kinds.values())
         rows.append(("events", f"{events:,}"))
@@ -324,13 +324,13 @@ class Page:
                 w("</li>\n")
             w("</details>\n" if len(loops) > LOOPS_SHOWN else "</ul>\n")
         w("</div>\n")
-        gap = _duration(o.gap_seconds)
+        gap = duration_text(o.gap_seconds)
         self._item(
             "gaps",
             "Long gaps",
             review.gap_count,
             f"more than {gap} between two timed lines.",
-            [(g.line, f"+{_duration(g.seconds)}", f"after L{g.previous}") for g in review.gaps],
+            [(g.line, f"+{duration_text(g.seconds)}", f"after L{g.previous}") for g in review.gaps],
             hot=False,
         )
         costly = []
@@ -661,7 +661,7 @@ class Page:
             if far is not None:
                 gap = f"+{far.line - line:,} lines"
                 if far.latency_ms is not None:
-                    gap += f", {_duration(far.latency_ms / 1000)}"
+                    gap += f", {duration_text(far.latency_ms / 1000)}"
                 w(
                     f'<div class="far o-{esc(far.outcome)}"><a href="#L{far.line}">o: L{far.line}</a> '
                     f"<span class=gap>({gap})</span> <span class=res>{esc(far.text)}</span></div>"
