@@ -559,3 +559,11 @@ def test_watch_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
     finally:
         if server.poll() is None:
             server.kill()
+
+
+def test_a_result_with_a_finding_keeps_its_own_row() -> None:
+    head = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\n---\n"
+    text = head + "t!:Bash id=a → [running]\no: id=a → [ok] fine ts=bad\n"
+    page = html_of(text)
+    assert 'class="jn' not in page  # not folded into the call's row: the findings view shows it
+    assert 'class="r k-observation has-dg obs join o-ok" id=L7>' in page

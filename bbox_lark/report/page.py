@@ -632,7 +632,9 @@ class Page:
         if outcome is not None:
             classes += ["call", f"o-{outcome}"]
         elif start is not None:
-            classes += ["obs", "join", "far-o", f"o-{found.outcomes.get(start, 'unknown')}"]
+            classes += ["obs", "join", f"o-{found.outcomes.get(start, 'unknown')}"]
+            if start in found.far:  # shown at its call: here one line
+                classes.append("far-o")
         if event.kind in ("mode",) or (event.kind == "lifecycle" and event.name == "phase"):
             classes.append("sec")
         if line in found.bookkeeping:

@@ -199,6 +199,10 @@ def survey(
     for record in pending:
         calls.add(record, None)
         feed.record(record, None)
+    for line in found.diagnostics:  # a result with findings keeps its own row (the findings view)
+        start = found.completes.get(line)
+        if start is not None and has_bit(found.joined, start):
+            found.joined[start >> 3] &= ~(1 << (start & 7))
     found.review = reviewer.finish()
     if found.review.ambiguous:
         found.ambiguous.update(found.review.ambiguous)
