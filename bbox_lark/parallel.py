@@ -332,6 +332,10 @@ def _in_order(pool: Executor, window: int, parts: list[Part], job: Any) -> Itera
         yield done
 
 
+#: The bounded, in-order map over a process pool, for other modules (``report``'s pages).
+in_order = _in_order
+
+
 def first_seen(path: str, part: Part, keys: frozenset[Key], options: Options) -> dict[Key, int]:
     """The first line of ``part`` with each of ``keys`` on a line that registers call keys
     (what :class:`~bbox_lark.correlate.Pairer` counts as seen).

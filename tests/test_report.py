@@ -102,7 +102,7 @@ def test_hostile_text_is_escaped_everywhere() -> None:
         "html", "head", "meta", "link", "title", "style", "body", "header", "span", "input", "label",
         "b", "main", "section", "h2", "h3", "dl", "div", "dt", "dd", "p", "ul", "li", "a", "small",
         "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "pre", "script", "code",
-        "select", "option",
+        "select", "option", "button", "br", "i",
     }  # fmt: skip
     text = "".join(found.text)
     for payload in PAYLOADS:
@@ -340,3 +340,230 @@ def test_records_the_importer_skipped_are_named_and_exit_1(tmp_path: Path) -> No
         ["report", str(ROOT / "tests" / "fixtures" / "claude-code" / "tool-ids.jsonl"), "-o", str(target)],
     )
     assert whole.exit_code == 0 and "skipped" not in whole.stderr
+
+
+# -- what went wrong, less noise (issue 30) ------------------------------------------------------
+
+
+def test_the_summary_card_comes_first_and_links_to_its_lines() -> None:
+    page = html_of(DEMO)
+    assert page.index("id=review") < page.index("id=summary") < page.index("id=timeline")
+    card = page[page.index("id=review") : page.index("id=summary")]
+    for line in DEMO_FAILED:
+        assert f'<a href="#L{line}">L{line}</a>' in card
+    assert f'<a href="#L{DEMO_NEVER_COMPLETED}">L{DEMO_NEVER_COMPLETED}</a>' in card
+    for title in ("Failed calls", "Never finished", "Retries", "Loops", "Long gaps", "Costliest responses"):
+        assert title in card
+    assert card.count("class=def>") >= 6  # each item is defined on the page
+
+
+def test_a_call_and_its_next_line_result_are_one_row() -> None:
+    page = html_of(DEMO)
+    # L16 starts Read, L17 completes it: L17 is inside L16's row, and [running] is marked hidden.
+    row = page[page.index("id=L16>") : page.index("id=L18>")]
+    assert 'class="jn o-ok" id=L17>' in row and row.count("class=badge>") == 1
+    assert "<span class=ph>→ [running]</span>" in row
+    # The late result is one line at its own place, linked back, and previewed at its call.
+    assert (
+        "far-o"
+        in page[page.index(f"id=L{DEMO_FAR_OBSERVATION}>") - 60 : page.index(f"id=L{DEMO_FAR_OBSERVATION}>")]
+    )
+
+
+def test_blank_lines_are_anchors_not_rows() -> None:
+    page = html_of("---\nformat: bbox/1\nid: b\nrepo_sha: 215db51\n---\nu: one\n\n\nu: two\n")
+    assert "<span class=bl id=L7></span>" in page and 'class="r blank' not in page
+
+
+def test_importer_records_are_folded_away_and_findings_grouped() -> None:
+    text = (
+        "---\nformat: bbox/1\nid: c\nrepo_sha: unknown\n---\n"
+        '# claude-code record queue-operation {"a": 1}\n  {"b": 2}\nu: hi\nt!:Bash id=x → [running]\n'
+    )
+    page = html_of(text)
+    assert 'class="r k-comment bk"' in page and 'class="r cont bk"' in page
+    assert "id=show-bk" in page
+    about = page[page.index("About the session") : page.index("About how the log was written")]
+    assert "W007" in about and "W009" not in about and "I004" not in about
+    writer = page[page.index("About how the log was written") :]
+    assert "W009" in writer
+
+
+def test_never_finished_filter_and_pending_column() -> None:
+    page = html_of(DEMO)
+    assert "id=only-pending" in page and "<b id=pending-count class=pend>1</b>" in page
+    assert "<th>pending</th>" in page and '<td class="num o-pending">1</td>' in page
+
+
+def test_hostile_text_is_inert_in_the_summary_card() -> None:
+    page = html_of(hostile_session())
+    found = assert_self_contained(page)
+    card = page[page.index("id=review") : page.index("id=summary")]
+    assert "<script>" not in card and "<svg" not in card and "<img" not in card
+    assert "&lt;img/src=x/onerror=window.__pwned=9&gt;" in card  # the failed tool's name, as text
+    assert "window.__pwned" not in "".join(found.script)
+
+
+# -- many sessions ---------------------------------------------------------------------------
+
+
+def test_many_sessions_give_pages_and_an_index(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "demo.bbox").write_text(DEMO, encoding="utf-8")
+    (folder / "bad.bbox").write_text(hostile_session(), encoding="utf-8")
+    claude = ROOT / "tests" / "fixtures" / "claude-code" / "tool-ids.jsonl"
+    (tmp_path / "cc.jsonl").write_bytes(claude.read_bytes())
+    out = tmp_path / "out"
+    done = runner.invoke(
+        app, ["report", str(folder), str(tmp_path / "cc.jsonl"), "-o", str(out), "--jobs", "1"]
+    )
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir()) == ["bad.html", "cc.html", "demo.html", "index.html"]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    found = markup(index)
+    assert [tag for tag, _ in found.tags].count("script") == 1
+    links = [attrs["href"] for tag, attrs in found.tags if tag == "a"]
+    assert sorted(links) == ["./bad.html", "./cc.html", "./demo.html"]
+    for tag, attrs in found.tags:
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+    text = "".join(found.text)
+    assert "demo-1" in text and "</title><script>window.__pwned=7</script>" in text
+    assert "<script>window" not in index.split("<script>", 1)[0].split("</style>", 1)[1]
+    row = index[index.index("demo-1") :]
+    assert "claude-sonnet-4-5" in row[:600] and "autopilot" in row[:600]
+
+
+def test_many_sessions_need_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "a.bbox").write_text(DEMO, encoding="utf-8")
+    (tmp_path / "b.bbox").write_text(DEMO, encoding="utf-8")
+    done = runner.invoke(app, ["report", str(tmp_path / "a.bbox"), str(tmp_path / "b.bbox")])
+    assert done.exit_code == 2 and "give -o DIR" in done.output
+
+
+def test_many_sessions_on_worker_processes_agree(tmp_path: Path) -> None:
+    from bbox_lark.conversion import convert_inputs
+    from bbox_lark.report.many import write_many
+
+    for n in range(4):
+        (tmp_path / f"s{n}.bbox").write_text(DEMO.replace("demo-1", f"demo-{n}"), encoding="utf-8")
+    inputs = convert_inputs([str(tmp_path)], None)
+    one = write_many(inputs, tmp_path / "one", jobs=1)
+    two = write_many(inputs, tmp_path / "two", jobs=2)
+    assert one == two and [r.session for r in one] == [f"demo-{n}" for n in range(4)]
+    assert one[0].failures == 2 and one[0].pending == 1 and one[0].calls == 7
+
+
+# -- live ------------------------------------------------------------------------------------
+
+
+def test_the_watcher_follows_growth_truncation_rotation_and_binary(tmp_path: Path) -> None:
+    from bbox_lark.report.live import Watcher
+
+    path = tmp_path / "live.bbox"
+    head = "---\nformat: bbox/1\nid: live-1\nrepo_sha: 215db51\n---\n"
+    path.write_text(head + "u: first\nu: half", encoding="utf-8")
+    watcher = Watcher(str(path))
+    watcher.poll()
+    assert "first" in watcher.current() and "half" not in watcher.current()  # a line being written
+    version = watcher.state()["version"]
+    watcher.poll()
+    assert watcher.state()["version"] == version  # nothing new
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write(" done\n")
+    watcher.poll()
+    assert "half done" in watcher.current() and watcher.state()["message"] is None
+    path.write_text(head + "u: again\n", encoding="utf-8")  # shorter: truncated
+    watcher.poll()
+    assert "again" in watcher.current() and "truncated" in watcher.state()["message"]
+    other = tmp_path / "other"
+    other.write_text(
+        head + "u: rotated in <script>window.__pwned=1</script> and longer still\n", encoding="utf-8"
+    )
+    other.replace(path)
+    watcher.poll()
+    assert "replaced" in watcher.state()["message"]
+    assert "&lt;script&gt;window.__pwned=1" in watcher.current()
+    with path.open("ab") as stream:
+        stream.write(b"\x00\xff\xfe binary\n")
+    watcher.poll()
+    assert "binary" in watcher.state()["message"] and "binary" in watcher.current()
+    path.unlink()
+    watcher.poll()
+    assert "gone" in watcher.state()["message"] and "rotated in" in watcher.current()  # the last page stays
+
+
+def test_the_live_server_answers_on_localhost(tmp_path: Path) -> None:
+    import threading
+    import urllib.request
+
+    from bbox_lark.report.live import serve
+
+    path = tmp_path / "live.bbox"
+    path.write_text("---\nformat: bbox/1\nid: live-2\nrepo_sha: 215db51\n---\nu: hello\n", encoding="utf-8")
+    stop = threading.Event()
+    urls: list[str] = []
+    ready = threading.Event()
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    thread = threading.Thread(
+        target=serve, args=(str(path),), kwargs={"port": 0, "on_ready": on_ready, "stop": stop}
+    )
+    thread.start()
+    try:
+        assert ready.wait(30)
+        assert urls[0].startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(urls[0]) as answer:
+            page = answer.read().decode()
+        assert "hello" in page and "connect-src 'self'" in page and "data-live=1" in page
+        with urllib.request.urlopen(urls[0] + "version") as answer:
+            state = json.loads(answer.read())
+        assert state["lines"] == 6 and state["message"] is None
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_the_loop_threshold_is_an_option(tmp_path: Path) -> None:
+    body = "".join("t:issue_ready → [ok] none\n" for _ in range(5))
+    source = tmp_path / "poll.bbox"
+    source.write_text("---\nformat: bbox/1\nid: p\nrepo_sha: 215db51\n---\n" + body, encoding="utf-8")
+    for option, loops in (("5", 1), ("6", 0)):
+        target = tmp_path / f"poll-{option}.html"
+        done = runner.invoke(app, ["report", str(source), "-o", str(target), "--loop-min", option])
+        assert done.exit_code == 0, done.output
+        assert f"<h3>Loops <b>{loops}</b></h3>" in target.read_text(encoding="utf-8")
+
+
+def test_watch_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    source = tmp_path / "live.bbox"
+    source.write_text(DEMO, encoding="utf-8")
+    command = [sys.executable, "-m", "bbox_lark.cli", "report", str(source), "--watch", "--port", "0"]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        first = server.stderr.readline()
+        assert "at http://127.0.0.1:" in first and "Ctrl-C" in first
+        server.send_signal(signal.SIGINT)
+        assert server.wait(60) == 0
+        rest = server.stderr.read()
+        assert "stopped" in rest and "Traceback" not in rest
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def test_a_result_with_a_finding_keeps_its_own_row() -> None:
+    head = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\n---\n"
+    text = head + "t!:Bash id=a → [running]\no: id=a → [ok] fine ts=bad\n"
+    page = html_of(text)
+    assert 'class="jn' not in page  # not folded into the call's row: the findings view shows it
+    assert 'class="r k-observation has-dg obs join o-ok" id=L7>' in page

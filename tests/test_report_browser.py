@@ -209,3 +209,114 @@ def test_hostile_text_is_shown_and_never_runs(browser: Any, tmp_path: Path) -> N
     for marker in ("window.__pwned=8", "window.__pwned=9", "window.__pwned=10", "window.__pwned=11"):
         assert marker in text  # header key, tool names, MCP method (and their findings)
     assert console_problems(browser) == []
+
+
+# -- the new parts: the summary card, the index, the live page (issue 30) -----------------------
+
+
+def test_the_summary_card_shows_hostile_snippets_as_text(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    path = page(tmp_path, hostile_session())
+    browser.get(path.as_uri())
+    console_problems(browser)
+    card = browser.find_element("id", "review").text
+    assert "<img/src=x/onerror=window.__pwned=9>" in card  # the failed call's tool, as written
+    assert PAYLOADS[0] in card  # its error text
+    browser.execute_script("document.querySelectorAll('#review button.find').forEach(b => b.click())")
+    assert browser.execute_script("return window.__pwned") is None
+    assert console_problems(browser) == []
+
+
+def test_the_index_sorts_filters_and_runs_nothing(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    from bbox_lark.conversion import convert_inputs
+    from bbox_lark.report.many import write_many
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "demo.bbox").write_text(DEMO, encoding="utf-8")
+    (folder / "hostile.bbox").write_text(hostile_session(), encoding="utf-8")
+    (folder / "quiet.bbox").write_text(DEMO.replace("demo-1", "quiet-3"), encoding="utf-8")
+    out = tmp_path / "out"
+    write_many(convert_inputs([str(folder)], None), out, jobs=1)
+    browser.get((out / "index.html").as_uri())
+    console_problems(browser)
+    text = browser.find_element("id", "sessions").text
+    assert "</title><script>window.__pwned=7</script>" in text and PAYLOADS[2] in text  # id, agent
+    browser.find_element("id", "filter").send_keys("quiet")
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#sessions tbody tr'))"
+        ".filter(r => r.offsetParent !== null).map(r => r.cells[0].textContent)"
+    )
+    assert len(shown) == 1 and "quiet-3" in shown[0]
+    browser.find_element("id", "filter").clear()
+    browser.find_element("id", "filter").send_keys(" \b")
+    browser.find_elements("css selector", "#sessions th")[4].click()  # lines, descending
+    order = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#sessions tbody tr')).map(r => +r.cells[4].textContent)"
+    )
+    assert order == sorted(order, reverse=True)
+    browser.find_element("css selector", "#sessions a").click()  # a link opens its page
+    assert browser.title.startswith("bbox report · ")
+    assert browser.execute_script("return window.__pwned") is None
+    assert console_problems(browser) == []
+
+
+WRITER = """
+import sys, time
+path, lines = sys.argv[1], sys.argv[2:]
+with open(path, "a", encoding="utf-8") as stream:
+    for line in lines:
+        stream.write(line)
+        stream.flush()
+        time.sleep(0.05)
+    stream.write("u: half a line")
+    stream.flush()
+"""
+
+
+def test_the_live_page_follows_a_writer_in_another_process(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    import subprocess
+    import sys
+    import threading
+
+    from bbox_lark.report.live import serve
+
+    path = tmp_path / "live.bbox"
+    path.write_text("---\nformat: bbox/1\nid: live-3\nrepo_sha: 215db51\n---\nu: first\n", encoding="utf-8")
+    stop, ready, urls = threading.Event(), threading.Event(), []
+
+    def on_ready(url: str) -> None:
+        urls.append(url)
+        ready.set()
+
+    server = threading.Thread(
+        target=serve, args=(str(path),), kwargs={"port": 0, "on_ready": on_ready, "stop": stop}
+    )
+    server.start()
+    try:
+        assert ready.wait(30)
+        browser.get(urls[0])
+        console_problems(browser)
+        assert wait_for(lambda: "live: 6 lines" in browser.find_element("id", "live-msg").text)
+        browser.execute_script("window.__marker = 1")  # gone if the page reloads
+        lines = [f"u: line {n} from the writer\n" for n in range(7, 27)]
+        lines.append(f"a: {PAYLOADS[0]} {PAYLOADS[2]}\n")
+        subprocess.run([sys.executable, "-c", WRITER, str(path), *lines], check=True, timeout=60)
+        assert wait_for(lambda: browser.execute_script("return !!document.getElementById('L27')"), 20)
+        assert "line 26 from the writer" in browser.find_element("id", "L26").text
+        assert PAYLOADS[0] in browser.find_element("id", "L27").text
+        assert not browser.execute_script("return !!document.getElementById('L28')")  # half a line
+        assert browser.execute_script("return window.__marker") == 1  # no reload
+        path.write_text(
+            "---\nformat: bbox/1\nid: live-3\nrepo_sha: 215db51\n---\nu: again\n", encoding="utf-8"
+        )
+        assert wait_for(lambda: "truncated" in browser.find_element("id", "live-msg").text, 20)
+        with path.open("ab") as stream:
+            stream.write(b"u: \x00\xff binary\n")
+        assert wait_for(lambda: "binary" in browser.find_element("id", "live-msg").text, 20)
+        assert "again" in browser.find_element("id", "L6").text
+        assert browser.execute_script("return window.__pwned") is None
+        assert console_problems(browser) == []
+    finally:
+        stop.set()
+        server.join(30)
+    assert not server.is_alive()

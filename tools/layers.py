@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "checks",
             "correlate",
             "numbers",
+            "review",
             "redaction",
             "jsonout",
             "config",

@@ -12,6 +12,11 @@ its peak memory (GNU time's maximum RSS), the page's size, and how long headless
 took to open it (the load event) and to jump to the line; docs/report.md carries these
 figures.
 
+With ``--docs DIR`` it writes instead the four pictures docs/report.md shows: the "what went
+wrong" card of the real log (``report-summary.png``), its loops (``report-loop.png``), the
+index of the real logs' folder (``report-index.png``) and a live page (``report-live.png``:
+``report --watch`` on a session another process appends to).
+
 Needs selenium and Debian's ``chromium`` and ``chromium-driver`` (``/usr/bin/chromedriver``;
 selenium-manager is never asked to download anything). Exit 2 when they are missing.
 """
@@ -134,6 +139,98 @@ def opening_time(driver: Any, url: str, line: int) -> tuple[float, float]:
     return loaded, time.perf_counter() - started
 
 
+def element_shot(driver: Any, selector: str, out: Path) -> None:
+    """A picture of one element of the page (the card, the loops)."""
+    element = driver.find_element("css selector", selector)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", element)
+    time.sleep(0.2)
+    element.screenshot(str(out))
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
+
+
+def docs_shots(driver: Any, real: Path, out: Path, work: Path) -> None:
+    """The pictures of docs/report.md (see the module's text)."""
+    import socket
+    import threading
+
+    page = work / "real.html"
+    generate(real, page)
+    driver.set_window_size(1280, 900)
+    driver.get(page.resolve().as_uri())
+    driver.save_screenshot(str(out / "report-summary.png"))
+    print(f"wrote {out / 'report-summary.png'}")
+    # A loop: its "show them" button lists its calls (the polling of issue_ready).
+    driver.execute_script(
+        "var b = Array.from(document.querySelectorAll('button.find'))"
+        ".filter(b => b.getAttribute('data-q').indexOf('issue_ready') !== -1)[0] || "
+        "document.querySelector('button.find'); if (b) { b.click(); }"
+    )
+    time.sleep(0.8)
+    driver.set_window_size(1280, 700)
+    time.sleep(0.3)
+    driver.execute_script(
+        "document.querySelector('.r.hit').scrollIntoView({block: 'start'}); window.scrollBy(0, -60)"
+    )
+    time.sleep(0.3)
+    driver.save_screenshot(str(out / "report-loop.png"))
+    print(f"wrote {out / 'report-loop.png'}")
+    folder = work / "index"
+    command = [sys.executable, "-m", "bbox_lark.cli", "report", str(real.parent), "-o", str(folder)]
+    subprocess.run(command, capture_output=True, text=True, check=False)
+    driver.set_window_size(1280, 640)
+    driver.get((folder / "index.html").resolve().as_uri())
+    driver.execute_script("document.querySelectorAll('th')[6].click()")  # by failed calls
+    time.sleep(0.2)
+    driver.save_screenshot(str(out / "report-index.png"))
+    print(f"wrote {out / 'report-index.png'}")
+    # Live: a writer appends to a session while report --watch serves it.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    source = work / "live.bbox"
+    lines = generate_session(400).splitlines(keepends=True)
+    source.write_text("".join(lines[:40]), encoding="utf-8")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bbox_lark.cli", "report", str(source), "--watch", "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        server.stderr.readline()  # "serving … at http://127.0.0.1:PORT/"
+        driver.set_window_size(1280, 640)
+        driver.get(f"http://127.0.0.1:{port}/")
+        driver.execute_script(
+            "var rows = document.querySelectorAll('#timeline .r');"
+            "rows[rows.length - 1].scrollIntoView({block: 'end'})"
+        )
+        stop = threading.Event()
+
+        def write() -> None:
+            with source.open("a", encoding="utf-8") as stream:
+                for line in lines[40:160]:
+                    if stop.is_set():
+                        return
+                    stream.write(line)
+                    stream.flush()
+                    time.sleep(0.02)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        writer.join()
+        time.sleep(2.5)
+        driver.execute_script(
+            "var rows = document.querySelectorAll('#timeline .r');"
+            "rows[rows.length - 1].scrollIntoView({block: 'end'}); window.scrollBy(0, 40)"
+        )
+        time.sleep(0.3)
+        driver.save_screenshot(str(out / "report-live.png"))
+        print(f"wrote {out / 'report-live.png'}")
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 def main(argv: list[str] | None = None) -> int:
     formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
@@ -141,11 +238,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", type=Path, default=REAL)
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--skip-big", action="store_true", help="No generated session.")
+    parser.add_argument("--docs", type=Path, help="Write docs/report.md's four pictures into this folder.")
     args = parser.parse_args(argv)
     problem = chromium.missing()
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    if args.docs is not None:
+        args.docs.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as work:
+            driver = browser(str(Path(work) / "profile"))
+            try:
+                docs_shots(driver, args.real, args.docs, Path(work))
+            finally:
+                driver.quit()
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         driver = browser(str(Path(work) / "profile"))

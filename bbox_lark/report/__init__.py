@@ -23,6 +23,8 @@ from bbox_lark.source import DEFAULT_MAX_LINE
 if TYPE_CHECKING:
     from bbox_lark.config import Settings
     from bbox_lark.convert.base import Skipped
+    from bbox_lark.report.survey import Survey
+    from bbox_lark.review import ReviewOptions
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
 
@@ -39,8 +41,11 @@ def render(
     name: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
-) -> None:
-    """Write the HTML report of ``source`` to ``out``.
+    live: bool = False,
+    review: ReviewOptions | None = None,
+) -> Survey:
+    """Write the HTML report of ``source`` to ``out``; returns what the first pass learnt
+    (:class:`~bbox_lark.report.survey.Survey`: the index and the live page read it).
 
     ``source`` is a path (``-`` for standard input) or the input's bytes. ``from_`` names
     its format (detected like ``convert`` does when None); a format other than bbox is
@@ -51,14 +56,25 @@ def render(
     :class:`OSError` when the input cannot be read. The findings on the page follow the
     configuration that applies to ``source`` as ``check`` finds it (``select``, ``ignore``,
     ``per-file-ignores``, ``allowed-secrets``; the current folder's for standard input or
-    bytes); :class:`bbox_lark.config.ConfigError` when it cannot be read."""
+    bytes); :class:`bbox_lark.config.ConfigError` when it cannot be read. ``live``: the
+    page of ``report --watch`` (it may ask its server for updates). ``review``: the
+    thresholds of the "what went wrong" card (:class:`bbox_lark.review.ReviewOptions`)."""
     from bbox_lark.config import Resolver
 
     given = "-" if isinstance(source, bytes) else str(source)
     settings = Resolver().for_path(given)
     with bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped) as path:
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
-        write_page(path, out, title=title, max_line=max_line, settings=settings, shown=given)
+        return write_page(
+            path,
+            out,
+            title=title,
+            max_line=max_line,
+            settings=settings,
+            shown=given,
+            live=live,
+            review=review,
+        )
 
 
 def default_output(source: str) -> Path | None:
@@ -76,18 +92,25 @@ def write_report(
     from_: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
+    on_survey: Callable[[Survey], None] | None = None,
+    review: ReviewOptions | None = None,
 ) -> Path | None:
     """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
     atomically (nothing is left behind when reading fails), or to standard output when
     ``output`` is None. Returns the path written; raises :class:`OutputError` when the
-    output cannot be written, and what :func:`render` raises when the input cannot be read."""
+    output cannot be written, and what :func:`render` raises when the input cannot be read.
+    ``on_survey`` is given what the first pass learnt."""
     import io
     import sys
 
     from bbox_lark.atomic import AtomicWriter
 
     if output is None:
-        render(source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped)
+        found = render(
+            source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped, review=review
+        )
+        if on_survey is not None:
+            on_survey(found)
         return None
     try:
         writer = AtomicWriter(output)
@@ -96,7 +119,7 @@ def write_report(
     with writer:
         text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
         try:
-            render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped)
+            found = render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped, review=review)
             text.flush()
         finally:
             text.detach()
@@ -104,6 +127,8 @@ def write_report(
             writer.commit()
         except OSError as error:
             raise OutputError(f"{output}: cannot write: {error.strerror or error}") from None
+    if on_survey is not None:
+        on_survey(found)
     return output
 
 
@@ -115,7 +140,9 @@ def write_page(
     max_line: int = DEFAULT_MAX_LINE,
     settings: Settings | None = None,
     shown: str | None = None,
-) -> None:
+    live: bool = False,
+    review: ReviewOptions | None = None,
+) -> Survey:
     """The two passes over a bbox file; ``settings`` choose the checks (for the file
     ``shown``, the one the user named, when ``path`` is its conversion)."""
     from bbox_lark.parser import iter_nodes
@@ -127,6 +154,9 @@ def write_page(
         named = None if shown in (None, "-") else shown
         rules = (settings.select, settings.ignore_for(named), settings.allowed_secrets)
     with path.open("rb") as first:
-        found = survey(iter_nodes(first, max_line=max_line, attach=False), path=path, rules=rules)
+        found = survey(
+            iter_nodes(first, max_line=max_line, attach=False), path=path, rules=rules, options=review
+        )
     with path.open("rb") as second:
-        Page(out, found, title).write(iter_nodes(second, max_line=max_line, attach=False))
+        Page(out, found, title, live=live).write(iter_nodes(second, max_line=max_line, attach=False))
+    return found

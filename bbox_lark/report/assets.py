@@ -117,8 +117,41 @@ details.more>summary{cursor:pointer;color:var(--accent);font-size:11px}
 .code-doc:target{background:#fff3bf}
 pre{background:#f4f4f2;padding:.4rem;overflow-x:auto;font-size:12px}
 .note{color:var(--dim);font-size:12px;margin:.2rem 1rem}
-.only-err #timeline .r:not(.o-error),.only-err #timeline .dg,.only-err details.cont,
-.only-err details.hdr{display:none}
+.only-err:not(.only-pend) #timeline .r:not(.o-error),.only-pend:not(.only-err) #timeline .r:not(.o-pending),
+.only-err.only-pend #timeline .r:not(.o-error):not(.o-pending),.only-err #timeline .dg,.only-err details.cont,
+.only-err details.hdr,.only-pend #timeline .dg,.only-pend details.cont,.only-pend details.hdr{display:none}
+.ph{display:none}
+.bl{display:block;height:0}
+body:not(.show-bk) .bk{display:none}
+.bar .errs b.pend{background:var(--pend)}
+.bar .errs i{font-style:normal;opacity:.8}
+.jn{color:var(--dim);margin-top:1px}
+.jn>.n{color:var(--dim);text-decoration:none;font-size:11px;margin-right:.3rem}
+.jn.o-error .res{color:var(--err);font-weight:600}
+.far-o>.b{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;color:var(--dim)}
+.badge.amb{background:#fff1c2;color:var(--pend)}
+.ww{border-color:#e8b4b0}
+.ww .items{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(22rem,100%),1fr));gap:.5rem 1rem}
+.ww .it{min-width:0}
+.ww h3{font-size:.92rem;margin:.2rem 0 0}
+.ww h3 b{display:inline-block;min-width:1.4rem;text-align:center;padding:0 .35rem;border-radius:8px;
+background:#e6e8eb;color:var(--dim)}
+.ww .it.hot h3 b{background:var(--err);color:#fff}
+.ww #ww-loops.hot h3 b{background:#c2410c}
+.ww .def{margin:.05rem 0 .2rem;color:var(--dim);font-size:12px}
+.ww ul{margin:0;padding-left:1.1rem;font-size:12.5px}
+.ww li{overflow-wrap:anywhere}
+.ww .snip{font-family:var(--mono);font-size:11.5px;color:var(--err)}
+.ww .key{font-family:var(--mono)}
+.ww .tok{font-family:var(--mono);font-size:11.5px;color:var(--dim)}
+.ww button.find{font-size:11px;padding:0 .4rem;border:1px solid var(--line);border-radius:8px;background:#fff;
+cursor:pointer;color:var(--accent)}
+.ww .times{font-weight:700;color:#c2410c}
+.ww #ww-loops{grid-column:1/-1}
+.fine{margin:.2rem 0 0;color:var(--ok)}
+.wrong{background:var(--errbg);border-left:4px solid var(--err);padding:.3rem .6rem;margin:.2rem 0 .6rem}
+h3.fg{font-size:.85rem;margin:.4rem 0 .2rem}
+ul.found.writer{color:var(--dim)}
 .searching #timeline .r:not(.hit),.searching #timeline .dg{display:none}
 .view-messages #timeline .r:not(.k-user):not(.k-agent),.view-calls #timeline .r:not(.call):not(.join),
 .view-findings #timeline .r:not(.has-dg){display:none}
@@ -130,6 +163,8 @@ pre{background:#f4f4f2;padding:.4rem;overflow-x:auto;font-size:12px}
 .searching details.cont>summary,.only-err details.cont>summary,.only-err .note,.searching .note{display:none}
 .r.hit{background:#fff8d6}
 #count{font-size:12px}
+.live{font-size:12px;background:#1e7d3a;padding:0 .4rem;border-radius:8px}
+.live.warn{background:var(--err)}
 @media (max-width:40rem){
 main{padding:.4rem}
 .r>.n{flex-basis:3em}
@@ -240,6 +275,27 @@ SCRIPT = """
   onlyErrors.addEventListener("change", function () {
     document.body.classList.toggle("only-err", onlyErrors.checked);
   });
+  // A loop's "show them": its tool's calls, found by the search box (the name is read as text).
+  var finders = document.querySelectorAll("button.find");
+  for (var f = 0; f < finders.length; f++) {
+    finders[f].addEventListener("click", function (event) {
+      query.value = event.currentTarget.getAttribute("data-q") || "";
+      view.value = "calls";
+      view.dispatchEvent(new Event("change"));
+      search();
+      if (hits.length) { current = 0; show(hits[0]); count.textContent = "1 of " + hits.length; }
+    });
+  }
+  var onlyPending = document.getElementById("only-pending");
+  onlyPending.addEventListener("change", function () {
+    document.body.classList.toggle("only-pend", onlyPending.checked);
+  });
+  var showBk = document.getElementById("show-bk");
+  if (showBk) {
+    showBk.addEventListener("change", function () {
+      document.body.classList.toggle("show-bk", showBk.checked);
+    });
+  }
   window.addEventListener("hashchange", followHash);
   window.addEventListener("beforeprint", function () {
     var folds = document.querySelectorAll("details");
@@ -248,6 +304,57 @@ SCRIPT = """
   followHash();
   // The browser scrolls to the fragment itself once the page has loaded: centre it again.
   window.addEventListener("load", followHash);
+
+  // report --watch: ask the server for its version; when it changed, fetch the new page and
+  // put its <main> in place of this one (the page is the server's, escaped as on disk; the
+  // toolbar, its filters and the search stay). The server's message is shown as text.
+  if (!document.body.dataset.live) { return; }
+  var message = document.getElementById("live-msg");
+  var version = null;
+  var busy = false;
+  function swap(text) {
+    var fresh = new DOMParser().parseFromString(text, "text/html");
+    var main = fresh.querySelector("main");
+    if (!main) { return; }
+    var last = lastRow();
+    var atEnd = !!last && last.getBoundingClientRect().top < window.innerHeight;
+    var y = window.scrollY;
+    document.querySelector("main").replaceWith(document.adoptNode(main));
+    timeline = document.getElementById("timeline");
+    var ids = ["error-count", "pending-count"];
+    for (var i = 0; i < ids.length; i++) {
+      var was = document.getElementById(ids[i]), now = fresh.getElementById(ids[i]);
+      if (was && now) { was.textContent = now.textContent; }
+    }
+    if (query.value.trim() !== "") { search(); }
+    var end = atEnd ? lastRow() : null;
+    if (end) { end.scrollIntoView({block: "end"}); } else { window.scrollTo(0, y); }
+  }
+  // The timeline's last line: when it was on screen, the newest line is kept on screen.
+  function lastRow() {
+    var rows = timeline.querySelectorAll(".r");
+    return rows.length ? rows[rows.length - 1] : null;
+  }
+  function poll() {
+    if (busy) { return; }
+    busy = true;
+    fetch("version", {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (state) {
+      message.textContent = state.message ? "live: " + state.message : "live: " + state.lines + " lines";
+      message.classList.toggle("warn", !!state.message);
+      if (state.version === version) { busy = false; return; }
+      return fetch("page", {cache: "no-store"}).then(function (r) { return r.text(); }).then(function (text) {
+        if (version !== null) { swap(text); }
+        version = state.version;
+        busy = false;
+      });
+    }).catch(function () {
+      message.textContent = "live: the server does not answer";
+      message.classList.add("warn");
+      busy = false;
+    });
+  }
+  poll();
+  setInterval(poll, 1000);
 })();
 """.strip()
 
@@ -261,4 +368,89 @@ def _hash(text: str) -> str:
 CSP = (
     f"default-src 'none'; script-src {_hash(SCRIPT)}; style-src {_hash(STYLE)}; img-src data:; "
     "base-uri 'none'; form-action 'none'; object-src 'none'"
+)
+
+#: The page of ``report --watch``: the same, and it may ask its own server for updates.
+CSP_LIVE = CSP + "; connect-src 'self'"
+
+INDEX_STYLE = """
+:root{--bg:#fbfbfa;--fg:#1d1f21;--dim:#6b7075;--line:#e3e3df;--err:#b3261e;--pend:#9a6700;
+--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,sans-serif}
+.bar{position:sticky;top:0;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.5rem 1rem;
+background:#24292f;color:#fff;z-index:2}
+.bar b{font-weight:700}
+.bar input{flex:1 1 14rem;padding:.3rem .5rem;border:0;border-radius:4px;font:inherit}
+main{padding:1rem}
+.totals{display:flex;flex-wrap:wrap;gap:.3rem 1.5rem;margin:0 0 .8rem;font-size:.9rem}
+.totals b{font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;width:100%;font-size:.85rem;background:#fff}
+th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{position:sticky;top:2.6rem;background:#f0f0ee;cursor:pointer;user-select:none;white-space:nowrap}
+th[aria-sort=ascending]::after{content:" ▲"}
+th[aria-sort=descending]::after{content:" ▼"}
+td.s{font-family:var(--mono);overflow-wrap:anywhere;max-width:28rem}
+td.t{font-family:var(--mono);font-size:.8rem}
+td.d{white-space:nowrap;font-variant-numeric:tabular-nums}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.bad{color:var(--err);font-weight:700}
+td.loop{color:#c2410c;font-weight:700}
+tr.problem td{color:var(--err)}
+tr.hide{display:none}
+#shown{font-size:12px}
+""".strip()
+
+INDEX_SCRIPT = """
+(function () {
+  "use strict";
+  var table = document.getElementById("sessions");
+  var body = table.tBodies[0];
+  var filter = document.getElementById("filter");
+  var shown = document.getElementById("shown");
+  var heads = table.tHead.rows[0].cells;
+  function value(row, index, numeric) {
+    var cell = row.cells[index];
+    var text = cell.getAttribute("data-v");
+    if (text === null) { text = cell.textContent; }
+    if (numeric) { var n = parseFloat(text); return isNaN(n) ? -Infinity : n; }
+    return text.toLowerCase();
+  }
+  function sortBy(index) {
+    var head = heads[index];
+    var numeric = head.getAttribute("data-num") !== null;
+    var down = head.getAttribute("aria-sort") !== "descending";
+    for (var i = 0; i < heads.length; i++) { heads[i].removeAttribute("aria-sort"); }
+    head.setAttribute("aria-sort", down ? "descending" : "ascending");
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = value(a, index, numeric), y = value(b, index, numeric);
+      var order = x < y ? -1 : x > y ? 1 : 0;
+      return down ? -order : order;
+    });
+    for (var j = 0; j < rows.length; j++) { body.appendChild(rows[j]); }
+  }
+  for (var i = 0; i < heads.length; i++) {
+    (function (index) { heads[index].addEventListener("click", function () { sortBy(index); }); })(i);
+  }
+  function apply() {
+    var text = filter.value.trim().toLowerCase();
+    var count = 0;
+    for (var i = 0; i < body.rows.length; i++) {
+      var row = body.rows[i];
+      var hit = text === "" || row.textContent.toLowerCase().indexOf(text) !== -1;
+      row.classList.toggle("hide", !hit);
+      if (hit) { count++; }
+    }
+    shown.textContent = count + " of " + body.rows.length + " sessions";
+  }
+  filter.addEventListener("input", apply);
+  apply();
+})();
+""".strip()
+
+#: The index of ``report PATH... -o DIR``: its own style and script, links to the pages beside it.
+CSP_INDEX = (
+    f"default-src 'none'; script-src {_hash(INDEX_SCRIPT)}; style-src {_hash(INDEX_STYLE)}; "
+    "img-src data:; base-uri 'none'; form-action 'none'; object-src 'none'"
 )

@@ -14,9 +14,11 @@ from datetime import timedelta
 from typing import Any, TextIO
 
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
+from bbox_lark.grammar import vocabulary
 from bbox_lark.parser import Head, NodeStream
-from bbox_lark.report.assets import CSP, SCRIPT, STYLE
-from bbox_lark.report.survey import Survey
+from bbox_lark.report.assets import CSP, CSP_LIVE, SCRIPT, STYLE
+from bbox_lark.report.survey import Survey, has_bit
+from bbox_lark.review import Costs, session_costs
 
 #: Rows per timeline chunk (the unit the browser skips laying out while off screen).
 CHUNK = 200
@@ -24,6 +26,14 @@ CHUNK = 200
 SHOWN = 2_000
 #: Findings listed by the findings card (each is also shown at its line).
 LISTED = 1_000
+#: Line links per item of the "what went wrong" card.
+LINKS = 12
+#: Loops shown before the rest are folded.
+LOOPS_SHOWN = 5
+#: Codes about what happened in the session (the reader acts on them); every other finding is
+#: about how the log was written (its writer fixes it): docs/report.md#findings.
+READER_CODES = frozenset({"S001", "S002", "W007", "W024", "W025", "I002", "W018"})
+
 #: Points of the usage chart (responses are grouped into this many buckets at most).
 BUCKETS = 240
 
@@ -62,7 +72,7 @@ def _prose(text: str) -> str:
     return _CODE_SPAN.sub(r"<code>\1</code>", esc(text))
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
     whole = int(seconds)
     if whole < 60:
         return f"{seconds:.1f} s"
@@ -120,25 +130,35 @@ def _usage_rows(found: Survey) -> list[tuple[str, str]]:
             shown = _count(value)
             if shown is not None:
                 rows.append((f"{label} ({where} states)", shown))
-    if totals.stated_cost_usd is not None:
-        rows.append(("cost (stated)", f"${totals.stated_cost_usd}"))
-    if totals.estimated_cost_usd is not None:
-        rows.append(("cost (estimated)", f"${totals.estimated_cost_usd:.4f}"))
-    elif totals.usage_source is not None and totals.estimate_note:
-        rows.append(("cost (estimated)", f"none: {totals.estimate_note}"))
+    rows.extend(cost_rows(session_costs(totals)))
+    return rows
+
+
+def cost_rows(costs: Costs) -> list[tuple[str, str]]:
+    """The stated cost and the estimate, apart and named (the one place the page words them)."""
+    rows: list[tuple[str, str]] = []
+    if costs.stated_usd is not None:
+        rows.append(("cost (stated)", f"${costs.stated_usd}"))
+    if costs.estimated_usd is not None:
+        rows.append(("cost (estimated)", f"${costs.estimated_usd:.4f}"))
+    elif costs.estimate_note:
+        rows.append(("cost (estimated)", f"none: {costs.estimate_note}"))
     return rows
 
 
 class Page:
     """Writes one report to ``out``."""
 
-    def __init__(self, out: TextIO, found: Survey, title: str) -> None:
+    def __init__(self, out: TextIO, found: Survey, title: str, *, live: bool = False) -> None:
         self.out = out
+        self.live = live
         self.found = found
         self.title = title
         self._rows = 0
         self._fold_until = 0  # last line of an open continuation fold
         self._previous = 0  # line of the previous event
+        self._open_row = 0  # a call row waiting for its completion on the next line
+        self._plain = False  # the card's item lists no failure text
 
     # -- the frame ----------------------------------------------------------------------------
 
@@ -148,12 +168,14 @@ class Page:
         session = found.header.get("id")
         heading = f"{session}" if isinstance(session, str) and session else self.title
         w("<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n")
-        w(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n')
+        w(f'<meta http-equiv="Content-Security-Policy" content="{CSP_LIVE if self.live else CSP}">\n')
         w('<meta name=viewport content="width=device-width, initial-scale=1">\n')
         w('<meta name=referrer content="no-referrer">\n<link rel=icon href="data:,">\n')
-        w(f"<title>bbox report · {esc(heading)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n")
+        w(f"<title>bbox report · {esc(heading)}</title>\n<style>{STYLE}</style>\n</head>\n")
+        w("<body data-live=1>\n" if self.live else "<body>\n")
         self._toolbar(heading)
         w("<main>\n")
+        self._review()
         self._card()
         w("<div class=pair>\n")
         self._findings()
@@ -167,6 +189,8 @@ class Page:
         w("<div class=ch>\n")
         for node in stream:
             self._node(node)
+        if self._open_row:
+            self._close_row()
         self._close_fold()
         w("</div>\n</section>\n")
         self._codes()
@@ -186,7 +210,17 @@ class Page:
             "</select>\n"
             f"<label class=errs><input id=only-errors type=checkbox> failed calls "
             f"<b id=error-count>{errors}</b></label>\n"
-            "<span id=count aria-live=polite></span>\n</header>\n"
+            f"<label class=errs><input id=only-pending type=checkbox> never finished "
+            f"<b id=pending-count class=pend>{found.pending}</b></label>\n"
+            + (
+                f"<label class=errs><input id=show-bk type=checkbox> importer records "
+                f"<i>{len(found.bookkeeping):,}</i></label>\n"
+                if found.bookkeeping
+                else ""
+            )
+            + "<span id=count aria-live=polite></span>\n"
+            + ("<span id=live-msg class=live aria-live=polite>live</span>\n" if self.live else "")
+            + "</header>\n"
         )
 
     # -- the summary cards ----------------------------------------------------------------------
@@ -200,7 +234,7 @@ class Page:
             if isinstance(value, str) and value:
                 rows.append((label, value))
         if found.duration is not None:
-            rows.append(("duration", _duration(found.duration)))
+            rows.append(("duration", duration_text(found.duration)))
         rows.append(("lines", f"{found.lines:,}"))
         events = sum(found.kinds.values())
         rows.append(("events", f"{events:,}"))
@@ -222,6 +256,133 @@ class Page:
             w("</p>\n")
         w("</section>\n")
 
+    def _review(self) -> None:
+        """The "what went wrong" card: each item counted, defined and linked to its lines."""
+        review = self.found.review
+        if review is None:
+            return
+        o = review.options
+        w = self.out.write
+        w('<section class="card ww" id=review aria-label="What went wrong">\n<h2>What went wrong</h2>\n')
+        wrong = review.went_wrong
+        if wrong is not None:
+            w(
+                f'<p class=wrong id=ww-wrong>It went wrong at <a href="#L{wrong.line}">L{wrong.line}</a>: '
+                f"<b>{esc(wrong.tool)}</b> failed and no later {esc(wrong.tool)} call succeeded "
+                f"<span class=snip>{esc(wrong.text)}</span></p>\n"
+            )
+        else:
+            verdict = "every tool that failed succeeded later" if review.failed_count else "no call failed"
+            w(f"<p class=fine id=ww-wrong>It never went wrong for good: {verdict}.</p>\n")
+        w(
+            "<p class=def>(Where it went wrong: the first failed call that no later call of the same tool"
+            " made good.)</p>\n"
+        )
+        w("<div class=items>\n")
+        self._item(
+            "failed",
+            "Failed calls",
+            review.failed_count,
+            "calls whose outcome is error.",
+            [(c.line, c.tool, c.text) for c in review.failed],
+        )
+        self._item(
+            "pending",
+            "Never finished",
+            review.pending_count,
+            "calls started and never completed.",
+            [(c.line, c.tool, c.text) for c in review.pending],
+        )
+        self._item(
+            "retries",
+            "Retries",
+            review.retry_count,
+            "a retry result, or the same call (tool and arguments) again right after it failed.",
+            [(c.line, c.tool, "") for c in review.retries],
+        )
+        loops = review.loops
+        w(f'<div class="it{" hot" if loops else ""}" id=ww-loops><h3>Loops <b>{len(loops):,}</b></h3>\n')
+        w(
+            f"<p class=def>the same call (tool and arguments, ids and times left out) made {o.loop_min} times"
+            f" or more, each within {o.loop_window} calls of the one before.</p>\n"
+        )
+        if loops:
+            w("<ul>\n")
+            for index, loop in enumerate(loops):
+                if index == LOOPS_SHOWN:
+                    w(f"</ul>\n<details><summary>{len(loops) - LOOPS_SHOWN:,} more loops</summary><ul>\n")
+                row = "in a row" if loop.in_a_row else f"L{loop.first_line}–L{loop.last_line}"
+                w(
+                    f"<li class=loop><b class=key>{esc(loop.key)}</b>"
+                    f" <span class=times>× {loop.count:,}</span>"
+                )
+                w(f" <span class=gap>({row})</span>")
+                w(f" <button type=button class=find data-q='{esc(loop.tool)}'>show them</button><br>")
+                w(" ".join(f'<a href="#L{line}">L{line}</a>' for line in loop.lines[:LINKS]))
+                if loop.count > LINKS:
+                    w(f" <span class=gap>… {loop.count - LINKS:,} more</span>")
+                w("</li>\n")
+            w("</details>\n" if len(loops) > LOOPS_SHOWN else "</ul>\n")
+        w("</div>\n")
+        gap = duration_text(o.gap_seconds)
+        self._item(
+            "gaps",
+            "Long gaps",
+            review.gap_count,
+            f"more than {gap} between two timed lines.",
+            [(g.line, f"+{duration_text(g.seconds)}", f"after L{g.previous}") for g in review.gaps],
+            hot=False,
+        )
+        costly = []
+        for r in review.costliest:
+            price = f"${r.estimated_usd:.4f} est." if r.estimated_usd is not None else "no estimate"
+            costly.append(
+                (r.line, price, f"out {r.tokens_out:,}, in {r.tokens_in:,}, cached {r.tokens_cached:,}")
+            )
+        self._plain = True
+        self._item(
+            "costly",
+            "Costliest responses",
+            len(costly),
+            "the model responses with the most tokens (output ×5, input ×1, cache reads ×0.1).",
+            costly,
+            hot=False,
+        )
+        self._plain = False
+        if review.ambiguous:
+            self._item(
+                "ambiguous",
+                "Guessed pairs",
+                len(review.ambiguous),
+                "calls whose result could belong to another open call (paired in order).",
+                [(line, "ambiguous", "") for line in review.ambiguous],
+            )
+        w("</div>\n</section>\n")
+
+    def _item(
+        self,
+        key: str,
+        title: str,
+        count: int,
+        definition: str,
+        items: list[tuple[int, str, str]],
+        hot: bool = True,
+    ) -> None:
+        w = self.out.write
+        flag = " hot" if hot and count else ""
+        w(f'<div class="it{flag}" id=ww-{key}><h3>{esc(title)} <b>{count:,}</b></h3>\n')
+        w(f"<p class=def>{esc(definition)}</p>\n")
+        if items:
+            w("<ul>\n")
+            for line, what, text in items[:LINKS]:
+                kind = "tok" if self._plain else "snip"
+                snip = f" <span class={kind}>{esc(text)}</span>" if text else ""
+                w(f'<li><a href="#L{line}">L{line}</a> <b>{esc(what)}</b>{snip}</li>\n')
+            w("</ul>\n")
+            if count > LINKS:
+                w(f"<p class=def>… {count - LINKS:,} more, each at its line.</p>\n")
+        w("</div>\n")
+
     def _findings(self) -> None:
         found = self.found
         total = sum(found.severities.values())
@@ -231,18 +392,31 @@ class Page:
         if not total:
             w("<p>No findings.</p>\n</section>\n")
             return
-        w("<ul class=found>\n")
-        listed = 0
+        groups: dict[bool, list[Diagnostic]] = {True: [], False: []}
         for line in sorted(found.diagnostics):
             for diagnostic in found.diagnostics[line]:
+                groups[diagnostic.code in READER_CODES].append(diagnostic)
+        listed = 0
+        for reader, title in ((True, "About the session"), (False, "About how the log was written")):
+            items = groups[reader]
+            if not items:
+                continue
+            w(
+                f"<h3 class=fg>{title} <small>{len(items):,}</small></h3>\n"
+                f'<ul class="found{"" if reader else " writer"}">\n'
+            )
+            for diagnostic in items:
                 if listed >= LISTED:
                     break
                 listed += 1
+                line = diagnostic.line
                 w(f'<li class="sev-{esc(diagnostic.severity)}"><a href="#L{line}">L{line}</a> ')
                 w(f"{self._code_link(diagnostic)} {esc(diagnostic.message)}</li>\n")
-        w("</ul>\n")
+            w("</ul>\n")
         if listed < total:
             w(f"<p>{total - listed:,} more, each at its line.</p>\n")
+        if not groups[True]:
+            w("<p class=def>None the reader has to act on: the findings are the log writer's to fix.</p>\n")
         w("</section>\n")
 
     def _tools(self) -> None:
@@ -252,12 +426,13 @@ class Page:
         w = self.out.write
         w('<section class=card id=tools aria-label="Calls by tool">\n<h2>Calls by tool</h2>\n')
         timed = any(row.latencies for row in found.tools.values())
-        w("<table>\n<thead><tr><th>tool</th><th>calls</th><th>failed</th>")
+        w("<table>\n<thead><tr><th>tool</th><th>calls</th><th>failed</th><th>pending</th>")
         w("<th>median ms</th><th>max ms</th>" if timed else "")
         w("</tr></thead>\n<tbody>\n")
         for row in sorted(found.tools.values(), key=lambda r: (-r.calls, r.name)):
             failed = f'<td class="num o-error">{row.errors}</td>' if row.errors else "<td class=num>0</td>"
-            w(f"<tr><td>{esc(row.name)}</td><td class=num>{row.calls:,}</td>{failed}")
+            pend = f'<td class="num o-pending">{row.pending}</td>' if row.pending else "<td class=num>0</td>"
+            w(f"<tr><td>{esc(row.name)}</td><td class=num>{row.calls:,}</td>{failed}{pend}")
             if timed:
                 latencies = sorted(row.latencies)
                 median = f"{latencies[len(latencies) // 2]:,}" if latencies else "–"
@@ -381,34 +556,72 @@ class Page:
     def _node(self, node: Any) -> None:
         w = self.out.write
         line = node.line
+        found = self.found
+        if self._open_row:
+            if isinstance(node, Event) and found.completes.get(line) == self._open_row:
+                self._joined(node)
+                return
+            self._close_row()
         if self._fold_until and line > self._fold_until:
             self._close_fold()
+        if isinstance(node, BlankLine) and line not in found.diagnostics:
+            w(f"<span class=bl id=L{line}></span>\n")  # an anchor for #L links, not a row
+            return
         if not self._fold_until:
             self._rows += 1
             if self._rows >= CHUNK:
                 self._rows = 0
                 w("</div>\n<div class=ch>\n")
         if isinstance(node, Continuation):
-            flagged = " has-dg" if line in self.found.diagnostics else ""
+            flagged = " has-dg" if line in found.diagnostics else ""
+            if node.owner is not None and node.owner in found.bookkeeping:
+                flagged += " bk"
             w(f'<div class="r cont{flagged}" id=L{line}>{self._number(line)}')
             w(f"<div class=b>{esc(node.raw)}</div></div>\n")
             self._diagnostics(line)
             return
         if isinstance(node, BlankLine) or not isinstance(node, Event):
-            flagged = " has-dg" if line in self.found.diagnostics else ""
+            flagged = " has-dg" if line in found.diagnostics else ""
             w(f'<div class="r blank{flagged}" id=L{line}>{self._number(line)}</div>\n')
             self._diagnostics(line)
             return
         self._event(node)
+        if has_bit(found.joined, line):
+            self._open_row = line  # its completion, on the next line, joins this row
+            return
+        w("</div></div>\n")
+        self._after(line)
+
+    def _after(self, line: int) -> None:
+        """What follows a line's row: its findings, and the fold of its output."""
         self._diagnostics(line)
         folded = self.found.continuation.get(line)
         if folded is not None:
             count, last = folded
-            w(f"<details class=cont><summary>{count:,} lines of output</summary>\n")
+            bk = " bk" if line in self.found.bookkeeping else ""
+            self.out.write(f"<details class='cont{bk}'><summary>{count:,} lines of output</summary>\n")
             self._fold_until = last
         self._previous = line
 
+    def _close_row(self) -> None:
+        line, self._open_row = self._open_row, 0
+        self.out.write("</div></div>\n")
+        self._after(line)
+
+    def _joined(self, event: Event) -> None:
+        """The completion of the open call row, on the next line: inside that row."""
+        start, line = self._open_row, event.line
+        outcome = self.found.outcomes.get(start, "unknown")
+        self.out.write(
+            f'<div class="jn o-{esc(outcome)}" id=L{line}>{self._number(line)} {self._marked(event)}</div>'
+        )
+        self._open_row = 0
+        self.out.write("</div></div>\n")
+        self._diagnostics(start)
+        self._after(line)
+
     def _event(self, event: Event) -> None:
+        """The row of an event, left open after its text (the caller closes it)."""
         found = self.found
         line = event.line
         classes = ["r", f"k-{event.kind}"]
@@ -420,35 +633,47 @@ class Page:
             classes += ["call", f"o-{outcome}"]
         elif start is not None:
             classes += ["obs", "join", f"o-{found.outcomes.get(start, 'unknown')}"]
+            if start in found.far:  # shown at its call: here one line
+                classes.append("far-o")
         if event.kind in ("mode",) or (event.kind == "lifecycle" and event.name == "phase"):
             classes.append("sec")
+        if line in found.bookkeeping:
+            classes.append("bk")
+        if line in found.ambiguous:
+            classes.append("amb")
         tid = event.fields.get("tid")
         if isinstance(tid, str) and tid in found.lanes:
             classes.append(f"ln{found.lanes[tid]}")
         w = self.out.write
         w(f'<div class="{" ".join(classes)}" id=L{line}>{self._number(line)}<div class=b>')
+        if start is not None:  # a late result: shown at its call; here one line, linked back
+            w(f'<a class=back href="#L{start}" title="the call this completes">↰ call L{start}</a> ')
         if event.kind == "thinking":  # one line until opened (the summary is the whole line)
             w(f"<details class=th><summary>{self._marked(event)}</summary></details>")
         else:
-            w(self._marked(event))
-        if start is not None:
-            w(f'<a class=back href="#L{start}" title="the call this completes">↰ call L{start}</a>')
+            w(self._marked(event, done=outcome is not None and outcome != "pending"))
         if outcome is not None:
             w(f" <span class=badge>{esc(outcome)}</span>")
+            if line in found.ambiguous:
+                w(
+                    ' <span class="badge amb" title="paired in order: the result could be'
+                    " another call's\">ambiguous</span>"
+                )
             far = found.far.get(line)
             if far is not None:
                 gap = f"+{far.line - line:,} lines"
                 if far.latency_ms is not None:
-                    gap += f", {_duration(far.latency_ms / 1000)}"
+                    gap += f", {duration_text(far.latency_ms / 1000)}"
                 w(
                     f'<div class="far o-{esc(far.outcome)}"><a href="#L{far.line}">o: L{far.line}</a> '
                     f"<span class=gap>({gap})</span> <span class=res>{esc(far.text)}</span></div>"
                 )
-        w("</div></div>\n")
 
-    def _marked(self, event: Event) -> str:
+    def _marked(self, event: Event, done: bool = False) -> str:
         """The line's source with its parts marked: prefix and name, fields (dimmed), the
-        result; beyond :data:`SHOWN` characters the rest is folded."""
+        result; beyond :data:`SHOWN` characters the rest is folded. ``done``: the call was
+        completed, so a start placeholder (``→ [running]``) is marked to be hidden (the
+        badge says how it ended)."""
         raw = event.raw
         marks: list[tuple[int, int, str]] = []
         prefix_end = len(event.prefix) + 1 if event.prefix else 0
@@ -461,8 +686,12 @@ class Page:
             marks.append((begin, begin + len(event.name), "nm"))
         for node in event.field_nodes:
             marks.append((node.col - 1, node.end_col - 1, "f"))
+        result = event.result
         if event.arrow_col is not None:
-            marks.append((event.arrow_col - 1, len(raw), "res"))
+            if done and result is not None and result.head and result.kind in vocabulary().start_statuses:
+                marks.append((event.arrow_col - 1, result.col - 1 + len(result.head), "ph"))
+            else:
+                marks.append((event.arrow_col - 1, len(raw), "res"))
         return _spans(raw, marks)
 
 

@@ -14,6 +14,7 @@ page agrees with ``stats`` and the tables.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ from typing import Any
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
 from bbox_lark.numbers import CallRecord, Response, Responses, SessionCounter, SessionTotals
 from bbox_lark.parser import Head, NodeStream
+from bbox_lark.review import Review, Reviewer, ReviewFeed, ReviewOptions
+
+#: A comment an importer writes for itself: ``# claude-code record <type>`` and its JSON.
+_BOOKKEEPING = re.compile(r"[a-z][a-z0-9-]* record\b")
 
 #: How much of a far observation's result a call row previews.
 PREVIEW = 240
@@ -40,6 +45,7 @@ class ToolRow:
     name: str
     calls: int = 0
     errors: int = 0
+    pending: int = 0
     latencies: list[int] = field(default_factory=list)
 
 
@@ -66,6 +72,8 @@ class Survey:
     outcomes: dict[int, str] = field(default_factory=dict)
     #: Completion line -> the line of the call it completes.
     completes: dict[int, int] = field(default_factory=dict)
+    #: Call lines completed on the next event line (one row on the page), one bit per line.
+    joined: bytearray = field(default_factory=bytearray)
     #: Call line -> the far observation that completes it.
     far: dict[int, Far] = field(default_factory=dict)
     #: Event line -> (number of its continuation lines, line of the last one), for the events
@@ -87,6 +95,16 @@ class Survey:
     elapsed: int | None = None
     #: The session's totals (:mod:`bbox_lark.numbers`).
     totals: SessionTotals | None = None
+    #: What went wrong (:mod:`bbox_lark.review`).
+    review: Review | None = None
+    #: Comment lines an importer wrote for itself (``# claude-code record …``), folded away.
+    bookkeeping: set[int] = field(default_factory=set)
+    #: Call line -> its pairing with its result, where the numbers say it is ambiguous.
+    ambiguous: set[int] = field(default_factory=set)
+
+    @property
+    def pending(self) -> int:
+        return sum(1 for outcome in self.outcomes.values() if outcome == "pending")
 
     @property
     def calls(self) -> int:
@@ -105,10 +123,16 @@ class Survey:
         return float(self.elapsed) if self.elapsed is not None else None
 
 
-def survey(stream: NodeStream, *, path: Any = None, rules: tuple[Any, Any, Any] = (None, None, ())) -> Survey:
+def survey(
+    stream: NodeStream,
+    *,
+    path: Any = None,
+    rules: tuple[Any, Any, Any] = (None, None, ()),
+    options: ReviewOptions | None = None,
+) -> Survey:
     """Read ``stream`` (:func:`~bbox_lark.iter_nodes` with ``attach=False``) once: check it
-    (``rules``: the ``select``, ``ignore`` and ``allowed-secrets`` settings) and gather the
-    page's facts."""
+    (``rules``: the ``select``, ``ignore`` and ``allowed-secrets`` settings), review it
+    (:mod:`bbox_lark.review`, with ``options``) and gather the page's facts."""
     from bbox_lark.api import checker_for
 
     found = Survey()
@@ -120,6 +144,9 @@ def survey(stream: NodeStream, *, path: Any = None, rules: tuple[Any, Any, Any] 
     if head.header_info is not None:
         found.header = dict(head.header_info.fields)
     found.body_start = head.body_start
+    model = found.header.get("model")
+    reviewer = Reviewer(options, model if isinstance(model, str) else None)
+    feed = ReviewFeed(reviewer)
     counter = SessionCounter(found.header)
     calls = _Calls(found)
     responses = Responses()
@@ -137,21 +164,26 @@ def survey(stream: NodeStream, *, path: Any = None, rules: tuple[Any, Any, Any] 
         if isinstance(node, BlankLine) or not isinstance(node, Event):
             continue
         found.kinds[node.kind] += 1
-        if node.kind == "comment" and node.name == "elapsed":
-            found.elapsed = _elapsed(node)
+        if node.kind == "comment":
+            if node.name == "elapsed":
+                found.elapsed = _elapsed(node)
+            elif _BOOKKEEPING.match(node.text):
+                found.bookkeeping.add(node.line)
+        feed.event(node)
         tid = node.fields.get("tid")
         if isinstance(tid, str) and tid and tid not in found.lanes:
             found.lanes[tid] = min(len(found.lanes), LANES - 1)
-        _response(found, responses.feed(node))
+        _response(found, responses.feed(node), reviewer)
         for record in counter.feed(node):
             calls.add(record, node)
+            feed.record(record, node)
         calls.previous = node.line
     for fault in faults:
         checker.fault(fault)
     for diagnostic in checker.finish():
         found.severities[diagnostic.severity] += 1
         found.diagnostics.setdefault(diagnostic.line, []).append(diagnostic)
-    _response(found, responses.finish())
+    _response(found, responses.finish(), reviewer)
     output.finish()
     pending, steps, found.totals = counter.finish()
     if found.totals.usage_source == "metrics":  # the chart shows what the totals counted
@@ -166,6 +198,14 @@ def survey(stream: NodeStream, *, path: Any = None, rules: tuple[Any, Any, Any] 
             found.usage_out.append(int(metrics.completion or 0))
     for record in pending:
         calls.add(record, None)
+        feed.record(record, None)
+    for line in found.diagnostics:  # a result with findings keeps its own row (the findings view)
+        start = found.completes.get(line)
+        if start is not None and has_bit(found.joined, start):
+            found.joined[start >> 3] &= ~(1 << (start & 7))
+    found.review = reviewer.finish()
+    if found.review.ambiguous:
+        found.ambiguous.update(found.review.ambiguous)
     found.lines = stream.lines_read
     return found
 
@@ -193,19 +233,24 @@ class _Calls:
         row.calls += 1
         if record.outcome == "error":
             row.errors += 1
+        elif record.outcome == "pending":
+            row.pending += 1
         if record.latency_ms is not None:
             row.latencies.append(record.latency_ms)
         if end is None or end == start or event is None or event.line != end:
             return
         found.completes[end] = start
-        if start != self.previous:
+        if start == self.previous:
+            _set_bit(found.joined, start)
+        else:
             result = event.result
             text = result.text if result is not None else event.text
             found.far[start] = Far(end, record.outcome, text[:PREVIEW], record.latency_ms)
 
 
-def _response(found: Survey, ended: tuple[Response, ...]) -> None:
+def _response(found: Survey, ended: tuple[Response, ...], reviewer: Reviewer) -> None:
     for response in ended:
+        reviewer.response(response)
         usage = response.usage
         found.usage_lines.append(response.first_line)
         found.usage_in.append(usage.input_with_cache or 0)
@@ -240,3 +285,16 @@ class _Output:
         if self._count > UNFOLDED:
             self._folds[self._owner] = (self._count, self._last)
         self._count = 0
+
+
+def _set_bit(bits: bytearray, index: int) -> None:
+    byte = index >> 3
+    if byte >= len(bits):
+        bits.extend(bytes(byte + 1 - len(bits) + len(bits) // 2))
+    bits[byte] |= 1 << (index & 7)
+
+
+def has_bit(bits: bytearray, index: int) -> bool:
+    """Whether :func:`_set_bit` set bit ``index`` of ``bits``."""
+    byte = index >> 3
+    return byte < len(bits) and bool(bits[byte] & (1 << (index & 7)))

@@ -1,0 +1,105 @@
+"""What went wrong in a session (bbox_lark.review): each fact on a session whose answer is known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bbox_lark.review import ReviewOptions, call_key, review_bbox
+
+SESSION = """\
+---
+format: bbox/1
+id: r-1
+repo_sha: 215db51
+model: claude-sonnet-4-5
+---
+@start ts=2025-12-20T14:00:00Z
+t:issue_ready → [ok] none ts=2025-12-20T14:00:01Z
+t:issue_ready → [ok] none ts=2025-12-20T14:00:02Z
+t:issue_ready → [ok] none ts=2025-12-20T14:00:03Z
+t:issue_ready → [ok] none ts=2025-12-20T14:00:04Z
+t:issue_ready → [ok] none ts=2025-12-20T14:00:05Z
+t:Bash cmd="cargo test" → [error] Exit code 101 ts=2025-12-20T14:20:00Z
+t:Bash cmd="cargo  test" → [ok] 12 passed
+t:Edit file_path=a.rs → [err: old_string not found]
+t:Read file_path=a.rs → [ok]
+a: thinking hard tokens_in=10 tokens_out=900 tokens_cached=100
+a: small tokens_in=10 tokens_out=1 tokens_cached=100
+u: next
+t!:Grep id=g1 pattern=x → [running]
+@end
+"""
+
+
+def review(tmp_path: Path, text: str = SESSION, **options: object) -> object:
+    path = tmp_path / "s.bbox"
+    path.write_text(text, encoding="utf-8")
+    return review_bbox(path, ReviewOptions(**options))  # type: ignore[arg-type]
+
+
+def test_each_fact_of_a_known_session(tmp_path: Path) -> None:
+    found = review(tmp_path)
+    assert [c.line for c in found.failed] == [13, 15] and found.failed_count == 2
+    assert found.failed[0].text.startswith("[error] Exit code 101")
+    assert [c.line for c in found.pending] == [20] and found.pending_count == 1
+    # The same call again right after it failed, whitespace aside: a retry.
+    assert [c.line for c in found.retries] == [14]
+    (loop,) = found.loops
+    assert (loop.tool, loop.count, loop.lines, loop.in_a_row) == ("issue_ready", 5, (8, 9, 10, 11, 12), True)
+    assert [(g.previous, g.line) for g in found.gaps] == [(12, 13)]  # 20 minutes
+    # Edit failed and no Edit succeeded later; Bash recovered.
+    assert found.went_wrong is not None and found.went_wrong.line == 15
+    assert found.costliest[0].line == 17 and found.costliest[0].tokens_out == 900
+    data = found.to_json()
+    assert data["loops"][0]["count"] == 5 and data["options"]["loop_min"] == 5
+
+
+def test_the_thresholds_are_options(tmp_path: Path) -> None:
+    assert review(tmp_path, loop_min=6).loops == ()
+    assert review(tmp_path, gap_seconds=3600).gaps == ()
+    assert len(review(tmp_path, costliest=1).costliest) == 1
+
+
+def test_a_loop_within_a_window_not_in_a_row(tmp_path: Path) -> None:
+    body = "".join(f"t:poll → [ok]\nt:Read file_path=f{n}.rs → [ok]\n" for n in range(6))
+    text = "---\nformat: bbox/1\nid: w\nrepo_sha: 215db51\n---\n" + body
+    (loop,) = review(tmp_path, text).loops
+    assert loop.count == 6 and not loop.in_a_row
+    assert review(tmp_path, text, loop_window=1).loops == ()
+
+
+def test_the_call_key_leaves_out_ids_times_and_usage() -> None:
+    from bbox_lark import parse
+
+    events = [
+        n
+        for n in parse(
+            "---\nformat: bbox/1\nid: k\nrepo_sha: 215db51\n---\n"
+            't!:Bash id=a ts=2025-12-20T14:00:00Z cmd="make  test" tokens_in=3 → [running]\n'
+            't!:Bash id=b cmd="make test" → [running]\n'
+        ).events
+        if getattr(n, "kind", None) == "tool_start"
+    ]
+    assert call_key(events[0]) == call_key(events[1]) == "Bash cmd=make test"
+
+
+def test_an_ambiguous_pairing_is_marked_where_the_numbers_say_it() -> None:
+    """The hook for bbox_lark.numbers' ``pairing`` (id, order, ambiguous): read when a
+    record has it, None when no record does."""
+    from types import SimpleNamespace
+
+    from bbox_lark.review import Reviewer
+
+    def record(line: int, pairing: str | None) -> object:
+        fields = {"start_line": line, "end_line": line + 1, "tool": "Bash", "family": "tool", "args": ""}
+        if pairing is not None:
+            fields["pairing"] = pairing
+        return SimpleNamespace(outcome="ok", **fields)
+
+    reviewer = Reviewer()
+    reviewer.call(record(3, "id"))  # type: ignore[arg-type]
+    reviewer.call(record(5, "ambiguous"))  # type: ignore[arg-type]
+    assert reviewer.finish().ambiguous == (5,)
+    plain = Reviewer()
+    plain.call(record(3, None))  # type: ignore[arg-type]
+    assert plain.finish().ambiguous is None
