@@ -26,6 +26,7 @@ def elapsed(body: str) -> list[tuple[int, int, str, str]]:
         ("# t=5m", 5, "elapsed time '5m' is not HH:MM:SS"),
         ("#   t=5m", 7, "elapsed time '5m' is not HH:MM:SS"),  # the column follows the text
         ("# t=", 5, "elapsed time '' is not HH:MM:SS"),  # an empty mark: a warning, no traceback
+        ("# t=5", 5, "elapsed time '5' is not HH:MM:SS"),  # one character is a value too
         ("# t=1:2:3 and words after", 5, "elapsed time '1:2:3' is not HH:MM:SS"),
         (
             "# t=99999999999999999999:00:00",
