@@ -5,7 +5,9 @@ and the redact fixer's notes (docs/testing.md, "Mutation testing")."""
 
 from __future__ import annotations
 
-from bbox_lark.fix import FIXERS, apply_fixes
+import pytest
+
+from bbox_lark.fix import FIXERS, FixError, apply_fixes
 
 HEAD = "---\nformat: bbox/1\nid: s\n---\n"
 KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 6
@@ -59,3 +61,14 @@ def test_redact_leaves_a_clean_text_and_an_allowed_secret_alone() -> None:
     outcome = apply_fixes(text, [FIXERS["redact"]], allowed_secrets=[KEY])
     assert outcome.new_text == text
     assert outcome.changes == {"redact": 0} and outcome.notes == ()
+
+
+def test_redact_refuses_a_rewrite_that_changes_what_kind_a_line_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The guard against a redaction bug: were a marker ever to turn a line into another kind
+    # (a continuation into an event, say), the fixer stops with a clear message.
+    import bbox_lark.redaction
+
+    kinds = iter([("event",), ("continuation",)])
+    monkeypatch.setattr(bbox_lark.redaction, "line_kinds", lambda text: next(kinds))
+    with pytest.raises(FixError, match=r"^redacting would change what kind of line one is$"):
+        apply_fixes(HEAD + f"a: the key is {KEY}\n", [FIXERS["redact"]], allowed_secrets=())
