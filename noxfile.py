@@ -4,6 +4,7 @@
     nox                              # tests on 3.11, 3.12, 3.13, then lint and docs
     nox -s tests-3.13                # one interpreter
     nox -s tests-3.12 -- -x -k cli   # arguments after -- go to pytest
+    nox -s mutation -- bbox_lark/checks/lines.py   # opt-in: mutation testing (docs/testing.md)
 
 nox looks for ``python3.11``, ``python3.12`` and ``python3.13`` on PATH. Interpreters that
 pyenv installed are used without selecting them: ``$PYENV_ROOT/versions/X.Y.*/bin`` (default
@@ -64,3 +65,15 @@ def docs(session: nox.Session) -> None:
         session.run("mkdocs", "serve", *session.posargs[1:])
     else:
         session.run("mkdocs", "build", "--strict", *session.posargs)
+
+
+@nox.session(python=PYTHONS[0])
+def mutation(session: nox.Session) -> None:
+    """Opt-in (never in the default run nor CI's): mutmut on the modules named after ``--``, one
+    at a time, each against only the tests that guard it; prints each module's score and its
+    surviving mutants. ``-- --help`` lists the options (docs/testing.md, "Mutation testing")."""
+    if not session.posargs:
+        session.error("name the modules: nox -s mutation -- bbox_lark/checks/lines.py bbox_lark/fix")
+    session.install("-e", ".[dev]")
+    # CPU-heavy: every core, for minutes per module; nice keeps the machine usable meanwhile.
+    session.run("nice", "-n", "10", "python", "tools/mutation.py", *session.posargs, external=True)

@@ -77,7 +77,11 @@ class CorpusFile:
         return self.path.read_bytes()
 
     def parse(self) -> Document:
-        """The parsed file (parsed once per session: documents are immutable)."""
+        """The parsed file (parsed once per session: documents are immutable). Not cached under
+        mutmut (docs/testing.md): every test must run the mutated code, not read a document an
+        earlier test parsed, or mutmut maps the test to no function and the test kills nothing."""
+        if "MUTANT_UNDER_TEST" in os.environ:
+            return _parse.__wrapped__(self)
         return _parse(self)
 
 

@@ -96,14 +96,36 @@ def test_a_small_run_prints_every_throughput_figure(
     assert "all cores (2)" in shown
 
 
-def test_a_small_export_run_prints_both_figures(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("pyarrow")
+def test_a_small_export_run_prints_both_figures(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The section's wiring and figures; the real `bbox-lark export` runs in the test below.
+    runs: list[tuple[int, int]] = []
+
+    def export_run(folder: Path, jobs: int) -> tuple[int, float, float]:
+        runs.append((len(list(folder.glob("session-*.bbox"))), jobs))
+        return (0, 0.5, 100.0) if jobs == 1 else (3, 0.25, 50.0)
+
+    monkeypatch.setattr(bench, "export_run", export_run)
     args = ["--only", "export", "--export-sessions", "3", "--export-lines", "60", "--jobs", "2"]
     assert bench.main(args) == 0
+    assert runs == [(3, 1), (3, 2)]
     shown = capsys.readouterr().out
-    assert "3 generated sessions" in shown
-    assert "export, one core" in shown and "export, all cores (2)" in shown
-    assert shown.count("lines/s") == 2 and "MiB" in shown and "exit" not in shown
+    total = sum(bench.count_lines(bench.generate_session(60, seed=n)) for n in range(3))
+    assert f"3 generated sessions, {total:,} lines" in shown
+    one, every = (" ".join(line.split()) for line in shown.splitlines() if "export, " in line)
+    assert one == f"export, one core {total / 0.5:,.0f} lines/s peak 100.0 MiB"
+    assert every == f"export, all cores (2) {total / 0.25:,.0f} lines/s peak 50.0 MiB (exit 3)"
+
+
+def test_export_run_measures_a_real_export(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.bbox").write_text(bench.generate_session(20), encoding="utf-8")
+    code, wall, peak = bench.export_run(logs, 1)
+    assert code == 0 and wall > 0 and 5 < peak < 2000
+    assert (tmp_path / "logs-out-1" / "sessions.parquet").is_file()
 
 
 def test_the_stages_table_counts_every_line_and_grows(
