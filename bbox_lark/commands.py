@@ -49,7 +49,7 @@ from bbox_lark.console import (
     write_json,
     write_out,
 )
-from bbox_lark.inputs import InputError, read_input
+from bbox_lark.inputs import InputError, is_dir, read_input, why_not
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def check(
 def _read_one(file: str) -> tuple[str, bytes]:
     """The shown name and bytes of one FILE argument (``-`` is stdin); exits 2 when the path
     is missing, unreadable or a directory."""
-    if file != "-" and Path(file).is_dir():
+    if is_dir(file):
         raise fail_usage(f"{file}: is a directory; give one file (or - for stdin)")
     try:
         data = read_input(file)
@@ -862,8 +862,9 @@ def report_command(
     from bbox_lark.report import OutputError, default_output, write_report
 
     max_line = _max_line(max_line)
-    if file != "-" and not Path(file).exists():
-        raise fail_usage(f"{safe(file)}: no such file or directory")
+    refused = why_not(file) if not is_dir(file) else None
+    if refused is not None:
+        raise fail_usage(safe(refused))
     target = default_output(file) if output is None else None if str(output) == "-" else output
     if open_ and target is None:
         raise fail_usage("--open needs a file: give -o OUT.html")
