@@ -346,3 +346,40 @@ def test_stats_of_an_odd_metrics_step(step: str) -> None:
     document = bbox_lark.parse(HEADER + f"a: hi step=1\n# metrics step={step} prompt_tokens=5\n")
     stats = compute_stats(document)
     assert stats.metrics.counted == 1
+
+
+# -- bounded memory: what an open call costs (the "Hardening 3" issue) ------------------------
+
+
+def _open_calls(n: int, keyed: bool) -> Iterator[bytes]:
+    yield HEADER.encode()
+    for i in range(n):
+        yield (
+            f"t!:read id=x{i} path=src/f{i}.rs\n" if keyed else f"t!:read{i % 50} path=src/f{i}.rs\n"
+        ).encode()
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "anonymous"])
+def test_an_open_call_is_a_small_record(keyed: bool) -> None:
+    # Each never-completed call kept its whole node until the end of the file: about 2.9 KiB
+    # a keyed call (200,000 open calls: `check` peaked at 692 MiB). Now a small record.
+    import tracemalloc
+
+    from bbox_lark.correlate import OpenCall, Pairer
+    from bbox_lark.parser import iter_nodes
+
+    n = 5000
+    pairer = Pairer()
+    tracemalloc.start()
+    try:
+        for node in iter_nodes(_open_calls(n, keyed), attach=False):
+            if isinstance(node, bbox_lark.Event):
+                pairer.feed(node)
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(pairer.open_starts) == n
+    assert all(type(call) is OpenCall for call in pairer.open_starts)
+    assert held / n < 1024, f"{held / n:.0f} bytes per open call"
+    first = pairer.open_starts[0]
+    assert (first.line, first.col, first.prefix, first.name) == (7, 1, "t!", "read" if keyed else "read0")
