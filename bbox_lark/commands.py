@@ -49,7 +49,7 @@ from bbox_lark.console import (
     write_json,
     write_out,
 )
-from bbox_lark.inputs import InputError, read_input
+from bbox_lark.inputs import InputError, is_dir, read_input, why_not
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def check(
 def _read_one(file: str) -> tuple[str, bytes]:
     """The shown name and bytes of one FILE argument (``-`` is stdin); exits 2 when the path
     is missing, unreadable or a directory."""
-    if file != "-" and Path(file).is_dir():
+    if is_dir(file):
         raise fail_usage(f"{file}: is a directory; give one file (or - for stdin)")
     try:
         data = read_input(file)
@@ -902,11 +902,12 @@ def report_command(
     review = ReviewOptions(loop_min=loop_min, loop_window=loop_window, gap_seconds=gap)
     if watch:
         return _report_watch(files, from_, port, max_line, open_, review)
-    if len(files) > 1 or (files[0] != "-" and Path(files[0]).is_dir()):
+    if len(files) > 1 or is_dir(files[0]):
         return _report_many(files, output, from_, jobs, max_line, open_, review)
     file = files[0]
-    if file != "-" and not Path(file).exists():
-        raise fail_usage(f"{safe(file)}: no such file or directory")
+    refused = why_not(file)
+    if refused is not None:
+        raise fail_usage(safe(refused))
     target = default_output(file) if output is None else None if str(output) == "-" else output
     if open_ and target is None:
         raise fail_usage("--open needs a file: give -o OUT.html")
@@ -986,8 +987,11 @@ def _report_watch(
     """``report FILE --watch``: the live page (docs/report.md#live)."""
     from bbox_lark.report.live import serve
 
-    if len(files) != 1 or files[0] == "-" or Path(files[0]).is_dir():
+    if len(files) != 1 or files[0] == "-" or is_dir(files[0]):
         raise fail_usage("--watch follows one file: give its path")
+    refused = why_not(files[0])
+    if refused is not None:
+        raise fail_usage(safe(refused))
     if not 0 <= port <= 65535:
         raise fail_usage(f"--port {port}: give 0 to 65535")
 

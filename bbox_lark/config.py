@@ -27,6 +27,7 @@ from typing import Any, Literal
 from bbox_lark._classes import dataclass
 from bbox_lark.errors import ConfigError as ConfigError  # its home is bbox_lark.errors
 from bbox_lark.globs import Glob, match_globs, pattern_error
+from bbox_lark.inputs import is_dir, is_regular
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.values import parse_int
 
@@ -514,7 +515,7 @@ class Resolver:
         found: ConfigFile | None = None
         for name in CONFIG_FILES:
             candidate = folder / name
-            if candidate.is_file():
+            if is_regular(candidate):
                 if candidate not in self._files:
                     self._files[candidate] = load_config(candidate, cwd=self.cwd)
                 found = self._files[candidate]
@@ -539,7 +540,7 @@ class Resolver:
         if str(path) == "-":
             return self.for_folder(self.cwd)
         absolute = self.absolute(path)
-        return self.for_folder(absolute if absolute.is_dir() else absolute.parent)
+        return self.for_folder(absolute if is_dir(absolute) else absolute.parent)
 
 
 def resolve(

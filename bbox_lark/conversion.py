@@ -28,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 from bbox_lark._classes import dataclass
 from bbox_lark.discover import FoundInput
 from bbox_lark.errors import ConversionError
+from bbox_lark.inputs import is_dir, is_regular, kind_of, why_not
 from bbox_lark.source import DEFAULT_MAX_LINE
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write, job_count
 from bbox_lark.writepolicy import WriteVerdict, write_verdict
@@ -137,8 +138,9 @@ def convert_file(
     from bbox_lark.redaction import redact_file_settings
 
     target = get_format(to)
-    if file != "-" and not Path(file).exists():
-        raise ConvertUsageError(f"{file}: no such file or directory")
+    refused = why_not(file) if not is_dir(file) else None
+    if refused is not None:
+        raise ConvertUsageError(refused)
     shown = "<stdin>" if file == "-" else file
     if report_json is not None and str(report_json) != "-":
         where = report_json.parent
@@ -267,7 +269,7 @@ def write_report(converted: Converted, report_json: Path) -> str | None:
 
 def reads_as_folder(path: str, from_: str | None) -> bool:
     """True when ``path`` is a folder a folder format reads (a Lightbox session): one input."""
-    if path == "-" or not Path(path).is_dir():
+    if not is_dir(path):
         return False
     from bbox_lark.convert import ConvertError, detect_folder_format, get_format
 
@@ -281,7 +283,7 @@ def reads_as_folder(path: str, from_: str | None) -> bool:
 
 def converts_many(paths: list[str], from_: str | None) -> bool:
     """True for several inputs, or one folder that no folder format reads."""
-    return len(paths) != 1 or (Path(paths[0]).is_dir() and not reads_as_folder(paths[0], from_))
+    return len(paths) != 1 or (is_dir(paths[0]) and not reads_as_folder(paths[0], from_))
 
 
 def convert_inputs(paths: list[str], from_: str | None) -> list[FoundInput]:
@@ -449,9 +451,9 @@ def foreign_format(path: str | Path) -> str | None:
     read as bbox, and reported there)."""
     from bbox_lark.convert import Input, detect_format
 
+    if kind_of(path) != "file":
+        return None  # a folder, standard input, a stream read once (spool it first: inputs.spooled)
     path = Path(path)
-    if str(path) == "-" or path.is_dir():
-        return None
     try:
         fmt = detect_format(path, Input(path).head())
     except OSError:
@@ -485,12 +487,12 @@ def bbox_file(
         source_input = Input(path)
     if from_ is not None:
         fmt = get_format(from_).name
-    elif path is not None and path.is_dir():
+    elif path is not None and is_dir(path):
         fmt = None  # a folder format: convert_stream tells which
     else:
         fmt = detect_format(path, source_input.head())
-    if fmt == "bbox" and path is not None:
-        yield path
+    if fmt == "bbox" and path is not None and is_regular(path):
+        yield path  # read as often as needed; a stream (a FIFO, <(…)) is copied once below
         return
     handle, temporary = tempfile.mkstemp(suffix=".bbox", prefix="bbox-lark-")
     try:

@@ -48,6 +48,7 @@ FAMILIES = {
 }
 
 Key = tuple[str, str]
+_Slot = Key | tuple[Key, str]
 
 #: True where ``hash`` has 64 bits (:class:`SeenKeys`).
 _WIDE_HASH = sys.hash_info.width >= 64
@@ -76,12 +77,25 @@ def is_start(event: Event) -> bool:
     return event.kind in FAMILIES and event.result is not None and event.result.kind in starts
 
 
-@dataclass(slots=True)
-class _Open:
-    event: Event
-    family: str
-    key: Key | None
-    open: bool = True
+class OpenCall:
+    """A call that is open: what the pairing keeps of its start line (its number, column,
+    prefix and name, its family and key), not the line's node, so that a never-completed
+    call costs a small record until the end of the file, whatever its line held."""
+
+    __slots__ = ("col", "family", "key", "line", "name", "open", "prefix", "tool_start")
+
+    def __init__(self, event: Event, family: str, key: Key | None) -> None:
+        self.line = event.line
+        self.col = event.col
+        self.prefix = event.prefix
+        self.name = event.name
+        self.family = family
+        self.key = key
+        self.tool_start = event.kind == "tool_start"
+        self.open = True
+
+    def __repr__(self) -> str:
+        return f"OpenCall({self.prefix}:{self.name} line {self.line}, key {self.key})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +106,8 @@ class Pairing:
     calls: tuple[Event, ...] = ()
     #: Completion line -> the start line it completes (``o:`` lines included).
     completes: dict[int, int] = field(default_factory=dict)
-    #: Starts that nothing completes, in order.
-    open_starts: tuple[Event, ...] = ()
+    #: Starts that nothing completes, in order (their line, prefix, name: :class:`OpenCall`).
+    open_starts: tuple[OpenCall, ...] = ()
     #: ``t~`` lines with no open start to belong to (W001).
     orphan_progress: tuple[Event, ...] = ()
     #: ``o:`` lines whose key no earlier registering line had (W002).
@@ -105,7 +119,7 @@ class Pairing:
         return event.line in self.completes
 
 
-class _OpenCalls:
+class OpenCallCalls:
     """Open calls indexed so that every question the pairing asks costs O(1) amortized:
     by key (oldest first), by key and family, and how many ``t!`` starts of each tool name
     are open. A closed call leaves its queues once it reaches their front, and an empty
@@ -115,27 +129,44 @@ class _OpenCalls:
     __slots__ = ("by_key", "by_key_family", "open_tool_starts")
 
     def __init__(self) -> None:
-        self.by_key: dict[Key, deque[_Open]] = {}
-        self.by_key_family: dict[tuple[Key, str], deque[_Open]] = {}
+        # A key's open calls, oldest first: one call alone (most keys), a queue when an
+        # earlier call of the key is still open (a queue costs about 600 bytes).
+        self.by_key: dict[Key, OpenCall | deque[OpenCall]] = {}
+        self.by_key_family: dict[tuple[Key, str], OpenCall | deque[OpenCall]] = {}
         self.open_tool_starts: dict[str | None, int] = defaultdict(int)
 
     @staticmethod
-    def _front(queue: deque[_Open] | None) -> _Open | None:
-        while queue and not queue[0].open:
-            queue.popleft()
-        return queue[0] if queue else None
+    def _front(held: OpenCall | deque[OpenCall] | None) -> OpenCall | None:
+        if held is None:
+            return None
+        if isinstance(held, OpenCall):
+            return held if held.open else None
+        while held and not held[0].open:
+            held.popleft()
+        return held[0] if held else None
 
-    def add(self, call: _Open, key: Key | None) -> None:
+    @staticmethod
+    def _push(slots: dict[_Slot, OpenCall | deque[OpenCall]], at: _Slot, call: OpenCall) -> None:
+        held = slots.get(at)
+        if held is None:
+            slots[at] = call
+        elif isinstance(held, OpenCall):
+            slots[at] = deque((held, call)) if held.open else call
+        else:
+            held.append(call)
+
+    def add(self, call: OpenCall, key: Key | None) -> None:
         if key is not None:
-            self.by_key.setdefault(key, deque()).append(call)
-            self.by_key_family.setdefault((key, call.family), deque()).append(call)
-        if call.event.kind == "tool_start":
-            self.open_tool_starts[call.event.name] += 1
+            self._push(self.by_key, key, call)  # type: ignore[arg-type]
+            self._push(self.by_key_family, (key, call.family), call)  # type: ignore[arg-type]
+        if call.tool_start:
+            self.open_tool_starts[call.name] += 1
 
-    def close(self, call: _Open) -> Event:
+    def close(self, call: OpenCall) -> int:
+        """Close ``call``; its start's line."""
         call.open = False
-        if call.event.kind == "tool_start":
-            self.open_tool_starts[call.event.name] -= 1
+        if call.tool_start:
+            self.open_tool_starts[call.name] -= 1
         key = call.key
         if key is not None:
             if self._front(self.by_key.get(key)) is None:
@@ -143,15 +174,15 @@ class _OpenCalls:
             slot = (key, call.family)
             if self._front(self.by_key_family.get(slot)) is None:
                 self.by_key_family.pop(slot, None)
-        return call.event
+        return call.line
 
     def any_open(self, key: Key, family: str | None = None) -> bool:
-        queue = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
-        return self._front(queue) is not None
+        held = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
+        return self._front(held) is not None
 
-    def oldest(self, key: Key, family: str | None) -> _Open | None:
-        queue = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
-        return self._front(queue)
+    def oldest(self, key: Key, family: str | None) -> OpenCall | None:
+        held = self.by_key.get(key) if family is None else self.by_key_family.get((key, family))
+        return self._front(held)
 
 
 _NO_DIGESTS = array("Q")
@@ -272,29 +303,30 @@ OTHER, CALL, COMPLETION, ORPHAN, UNKNOWN, AMBIGUOUS, DEFERRED = range(7)
 class Pairer:
     """The pairing as a stream: :meth:`feed` each event in order, then :attr:`open_starts`.
 
-    It keeps the open calls (each with its event), the keys seen (:class:`SeenKeys`) and,
-    per tool name, the open ``t!`` starts without a key; nothing else."""
+    It keeps the open calls (each a small :class:`OpenCall`, not its line's node), the keys
+    seen (:class:`SeenKeys`) and, per tool name, the open ``t!`` starts without a key;
+    nothing else."""
 
     __slots__ = ("_anonymous", "_index", "_open", "_seen", "_starts", "completed")
 
     def __init__(self, seen: SeenKeys | RecentKeys | None = None) -> None:
-        self._index = _OpenCalls()
+        self._index = OpenCallCalls()
         self._starts = vocabulary().start_statuses
         self._seen = seen if seen is not None else SeenKeys()
-        self._anonymous: dict[str | None, deque[_Open]] = {}
-        self._open: dict[int, _Open] = {}  # by id(), in the order the calls started
+        self._anonymous: dict[str | None, deque[OpenCall]] = {}
+        self._open: dict[int, OpenCall] = {}  # by id(), in the order the calls started
         #: After :meth:`feed` returned ``COMPLETION``: the line of the start it completed.
         self.completed = 0
 
-    def _start(self, call: _Open) -> None:
+    def _start(self, call: OpenCall) -> None:
         self._index.add(call, call.key)
         self._open[id(call)] = call
 
-    def _close(self, call: _Open) -> Event:
+    def _close(self, call: OpenCall) -> int:
         del self._open[id(call)]
         return self._index.close(call)
 
-    def _close_oldest(self, key: Key, family: str | None) -> Event | None:
+    def _close_oldest(self, key: Key, family: str | None) -> int | None:
         call = self._index.oldest(key, family)
         return self._close(call) if call is not None else None
 
@@ -318,7 +350,7 @@ class Pairer:
                 return OTHER if held else UNKNOWN if held is False else DEFERRED
             result = event.result
             if result is not None and result.kind not in self._starts:  # a final result
-                self.completed = self._close(oldest).line
+                self.completed = self._close(oldest)
                 return COMPLETION
             return OTHER
         if kind == "tool_progress":
@@ -335,7 +367,7 @@ class Pairer:
         key = call_key(event)
         if key is None:
             if kind == "tool_start":
-                call = _Open(event, family, None)
+                call = OpenCall(event, family, None)
                 self._anonymous.setdefault(event.name, deque()).append(call)
                 self._start(call)
             elif kind == "tool":
@@ -343,7 +375,7 @@ class Pairer:
                 while queue:
                     call = queue.popleft()
                     if call.open:
-                        self.completed = self._close(call).line
+                        self.completed = self._close(call)
                         if not queue:
                             del self._anonymous[event.name]
                         return COMPLETION
@@ -355,19 +387,19 @@ class Pairer:
         if kind == "tool_start" or (result is not None and result.kind in self._starts):  # is_start
             if self._index.any_open(key):
                 outcome = AMBIGUOUS
-            self._start(_Open(event, family, key))
+            self._start(OpenCall(event, family, key))
         elif (key, family) in self._index.by_key_family:  # else no open call of its own to close
             started = self._close_oldest(key, family)
             if started is not None:
-                self.completed = started.line
+                self.completed = started
                 outcome = COMPLETION
         self._seen.add(key)
         return outcome
 
     @property
-    def open_starts(self) -> list[Event]:
+    def open_starts(self) -> list[OpenCall]:
         """The starts nothing has completed yet, in order."""
-        return [call.event for call in self._open.values()]
+        return list(self._open.values())
 
 
 def pair_calls(events: Iterable[Event]) -> Pairing:

@@ -38,7 +38,7 @@ from bbox_lark.globs import (
     relative,
     split_glob,
 )
-from bbox_lark.inputs import SUFFIXES
+from bbox_lark.inputs import SUFFIXES, exists, is_dir
 
 __all__ = ["SUFFIXES", "FoundInput", "GitIgnores", "Walker", "collect_inputs", "discover"]
 
@@ -80,7 +80,7 @@ class GitIgnores:
     def work_tree(self, folder: Path) -> Path | None:
         """The root of the git work tree ``folder`` is in (where ``.git`` is), or None."""
         if folder not in self._roots:
-            if (folder / GIT_DIR).exists():
+            if exists(folder / GIT_DIR):
                 self._roots[folder] = folder
             elif folder.parent == folder:
                 self._roots[folder] = None
@@ -99,7 +99,7 @@ class GitIgnores:
         if root is not None:
             if folder == root:
                 git = root / GIT_DIR
-                if git.is_dir():  # a plain repository (a worktree's .git is a file)
+                if is_dir(git):  # a plain repository (a worktree's .git is a file)
                     layers += _read_rules(root, git / "info" / "exclude")
             else:
                 layers = self.layers(folder.parent)
@@ -232,7 +232,7 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Fou
                 out.append(FoundInput("-", resolver.for_path("-")))
             continue
         path = resolver.absolute(raw)
-        if path.is_dir():
+        if is_dir(path):
             if GIT_DIR in path.parts:
                 out.append(
                     FoundInput(
@@ -249,10 +249,10 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Fou
             for shown, why in walker.unreadable:
                 out.append(FoundInput(shown, resolver.for_folder(path), f"{shown}: cannot read: {why}"))
             walker.unreadable.clear()
-        elif is_magic(raw) and not path.exists():
+        elif is_magic(raw) and not exists(path):
             base, rest = split_glob(raw)
             folder = resolver.absolute(base or ".")
-            files = walker.walk(folder, base, rest)[0] if folder.is_dir() else []
+            files = walker.walk(folder, base, rest)[0] if is_dir(folder) else []
             if not files:
                 problem = f"{raw}: no such file or directory, and no file matches it as a pattern"
                 out.append(FoundInput(raw, resolver.for_path("-"), problem))
@@ -285,5 +285,4 @@ def names_one_file(paths: list[str]) -> bool:
     raw = paths[0]
     if raw == "-":
         return True
-    path = Path(raw)
-    return not path.is_dir() and (path.exists() or not is_magic(raw))
+    return not is_dir(raw) and (exists(raw) or not is_magic(raw))

@@ -135,18 +135,36 @@ def _rows_of(
     """One file's rows (in a worker process, or here); never raises. With ``emit``, the file
     is read as a stream and its ``events`` and ``calls`` rows go there in chunks. A file in
     another format ``convert`` reads (a Claude Code session …) is read through its bbox
-    form (:func:`bbox_lark.conversion.bbox_file`), its rows keeping the file's own path."""
+    form (:func:`bbox_lark.conversion.bbox_file`), its rows keeping the file's own path.
+    A FIFO or ``<(…)`` is read once, into a temporary file (:func:`bbox_lark.inputs.spooled`)."""
+    from bbox_lark.inputs import InputError, spooled, why_not
+    from bbox_lark.tables import unread_rows
+
+    refused = why_not(path)
+    if refused is not None:
+        return unread_rows(path, refused)
+    try:
+        with spooled(path) as source:
+            return _rows_of_file(path, source, max_line, select, ignore, allowed, emit)
+    except InputError as error:
+        return unread_rows(path, str(error))
+
+
+def _rows_of_file(
+    path: str, source: str, max_line: int, select: Any, ignore: Any, allowed: Any, emit: Emit | None
+) -> SessionRows:
+    """:func:`_rows_of` of ``path``, whose bytes ``source`` (a regular file) holds."""
     from bbox_lark.conversion import bbox_file, foreign_format
     from bbox_lark.convert import ConvertError
     from bbox_lark.convert.base import Skipped
     from bbox_lark.tables import unread_rows
 
-    read_as = foreign_format(path)
+    read_as = foreign_format(source)
     if read_as is None:
-        return _bbox_rows(path, path, max_line, select, ignore, allowed, emit)
+        return _bbox_rows(path, source, max_line, select, ignore, allowed, emit)
     skipped: list[Skipped] = []
     try:
-        with bbox_file(path, from_=read_as, max_line=max_line, on_skipped=skipped.append) as converted:
+        with bbox_file(source, from_=read_as, max_line=max_line, on_skipped=skipped.append) as converted:
             rows = _bbox_rows(path, str(converted), max_line, select, ignore, allowed, emit)
     except ConvertError as error:
         return unread_rows(path, f"{path}: {error}")

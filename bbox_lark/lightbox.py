@@ -41,6 +41,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bbox_lark.inputs import exists, is_dir, is_regular, kind_of, why_not
+
 #: The ``schema_version`` this module reads and writes.
 SCHEMA_VERSION = "1"
 
@@ -335,11 +337,11 @@ def events_file(path: str | Path) -> tuple[Path | None, str | None]:
     """The events file of ``path`` (a session folder or an events file) and, when there is
     none, why not."""
     given = Path(path)
-    if given.is_dir():
+    if is_dir(given):
         candidate = given / _EVENTS
-        if candidate.is_file():
+        if is_regular(candidate):
             return candidate, None
-        if candidate.exists():
+        if exists(candidate):
             return None, f"{candidate}: is not a file"
         try:
             others = sorted(p.name for p in given.glob("*.events.jsonl"))
@@ -347,11 +349,12 @@ def events_file(path: str | Path) -> tuple[Path | None, str | None]:
             others = []
         hint = f" (found {', '.join(others[:3])}: give the file)" if others else ""
         return None, f"{given}: no {_EVENTS} in this folder{hint}"
-    if given.is_file():
+    kind = kind_of(given)
+    if kind in ("file", "stream"):  # a stream (a FIFO, <(…)) is read once
         return given, None
-    if given.exists():
-        return None, f"{given}: not a file or folder"
-    return None, f"{given}: no such file or folder"
+    if kind == "missing":
+        return None, f"{given}: no such file or folder"
+    return None, why_not(given) or f"{given}: not a file or folder"
 
 
 def meta_file(events_path: Path) -> Path | None:

@@ -63,7 +63,9 @@ class QueryResult:
 
 def is_export(path: str | Path) -> bool:
     """True for a folder written by ``bbox-lark export`` (Parquet)."""
-    return (Path(path) / "sessions.parquet").is_file()
+    from bbox_lark.inputs import is_regular
+
+    return is_regular(Path(path) / "sessions.parquet")
 
 
 def _quoted(text: str) -> str:

@@ -16,6 +16,7 @@ from bbox_lark._classes import dataclass
 from bbox_lark.api import Formatted
 from bbox_lark.discover import FoundInput
 from bbox_lark.fix.framework import Fixer, FixOutcome
+from bbox_lark.inputs import is_regular
 from bbox_lark.source import encode, shown_text
 from bbox_lark.workflow import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, read_inputs, write_file
 from bbox_lark.writepolicy import WriteVerdict, write_verdict
@@ -77,8 +78,9 @@ def fmt_inputs(
 
     ``check`` or ``diff``: write nothing (``diff`` gives each change as a unified diff).
     Otherwise a file is rewritten in place when it changed and the write policy allows it
-    (``force`` writes a refused one); standard input's text is handed back in
-    :attr:`Formatting.output`, for standard output."""
+    (``force`` writes a refused one); the text of standard input, or of a pipe (a FIFO,
+    ``<(…)``: it cannot be rewritten in place), is handed back in :attr:`Formatting.output`,
+    for standard output."""
     from bbox_lark.api import format_text
     from bbox_lark.fix.framework import unified_diff
 
@@ -99,7 +101,7 @@ def fmt_inputs(
         )
         if verdict.refused:
             yield Formatting(item, formatted=formatted, verdict=verdict)
-        elif item.stdin:
+        elif item.stdin or not is_regular(item.path):  # a pipe cannot be rewritten in place
             yield Formatting(item, formatted=formatted, verdict=verdict, output=formatted.new)
         elif formatted.changed:
             problem = write_file(item.path, encode(formatted.new))
@@ -176,7 +178,12 @@ def fix_inputs(
         if target is None or verdict.refused or (write and not outcome.changed):
             yield Fixing(item, outcome=outcome, verdict=verdict, target=target)
             continue
-        problem = write_file(target, encode(outcome.new_text))
+        if write and not is_regular(target):
+            problem: str | None = (
+                f"{target}: not a regular file (a pipe): cannot rewrite it in place; give --output"
+            )
+        else:
+            problem = write_file(target, encode(outcome.new_text))
         yield Fixing(
             item, outcome=outcome, verdict=verdict, target=target, wrote=problem is None, write_error=problem
         )

@@ -40,20 +40,34 @@ class FileStats:
 def file_stats(item: FoundInput) -> FileStats:
     """Read, parse and count one input (in a worker process with ``--jobs``). A file in
     another format ``convert`` reads (a Claude Code session …) is counted through its bbox
-    form, as ``report`` shows it."""
+    form, as ``report`` shows it. A FIFO or ``<(…)`` is read once
+    (:func:`bbox_lark.inputs.spooled`)."""
+    from bbox_lark.inputs import InputError, spooled
+
+    if item.problem is not None:
+        return FileStats(item.path, problem=item.problem)
+    if item.stdin:
+        return _counted(item, item.path)
+    try:
+        with spooled(item.path) as source:  # a FIFO or <(…) is read once, into a temporary file
+            return _file_stats(item, source)
+    except InputError as error:
+        return FileStats(item.path, problem=str(error))
+
+
+def _file_stats(item: FoundInput, source: str) -> FileStats:
+    """:func:`file_stats` of ``item``, whose bytes ``source`` (a regular file) holds."""
     from bbox_lark.conversion import bbox_file, foreign_format
     from bbox_lark.convert import ConvertError
     from bbox_lark.convert.base import Skipped
 
-    if item.problem is not None:
-        return FileStats(item.path, problem=item.problem)
-    read_as = None if item.stdin else foreign_format(item.path)
+    read_as = foreign_format(source)
     if read_as is None:
-        return _counted(item, item.path)
+        return _counted(item, source)
     skipped: list[Skipped] = []
     try:
         with bbox_file(
-            item.path, from_=read_as, max_line=item.settings.max_line, on_skipped=skipped.append
+            source, from_=read_as, max_line=item.settings.max_line, on_skipped=skipped.append
         ) as path:
             counted = _counted(item, str(path))
     except ConvertError as error:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import pathlib
 import random
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -400,3 +401,199 @@ def test_arbitrary_bytes_never_crash_the_cli(data: bytes) -> None:
         result = invoke(args, data)
         assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
         assert result.exit_code in (0, 1), (args, result.output)
+
+
+# -- operating-system errors are input errors (the "Hardening 3" issue) -------------------
+
+#: Every command that takes an input path, in a form that writes nothing beside its output.
+PATH_COMMANDS: dict[str, list[str]] = {
+    "check": ["check"],
+    "check-json": ["check", "--format", "json"],
+    "parse": ["parse"],
+    "parse-json": ["parse", "--json"],
+    "stats": ["stats"],
+    "stats-json": ["stats", "--json"],
+    "fmt": ["fmt", "--check"],
+    "fmt-write": ["fmt"],
+    "fix": ["fix", "--arrows"],
+    "redact": ["redact"],
+    "redact-list": ["redact", "--list"],
+    "convert": ["convert", "--to", "jsonl"],
+    "report": ["report", "-o", "-"],
+    "export": ["export", "--format", "csv", "-o", "{out}"],
+    "query": ["query", "--sql", "select count(*) as n from events", "--format", "json"],
+    "lightbox": ["lightbox", "verify"],
+}
+
+#: The commands that only read (run on a file no write may touch, such as /proc/sys).
+READ_ONLY = [name for name in PATH_COMMANDS if name not in ("fmt-write",)]
+
+
+def _os_inputs(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Paths the system refuses, each with the reason the message must give."""
+    import socket
+
+    (tmp_path / "loop.bbox").symlink_to("loop.bbox")
+    (tmp_path / "plain").write_bytes(HEADER)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock.bbox"))
+    server.close()
+    return {
+        "name-too-long": ("x" * 300 + ".bbox", "File name too long"),
+        "symlink-loop": ("loop.bbox", "Too many levels of symbolic links"),
+        "not-a-directory": ("plain/s.bbox", "Not a directory"),
+        "socket": ("sock.bbox", "a socket, not a file"),
+    }
+
+
+@pytest.mark.parametrize("command", list(PATH_COMMANDS), ids=list(PATH_COMMANDS))
+def test_os_errors_are_input_errors(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ENAMETOOLONG made Python 3.11's Path.is_file raise: "internal error … report this bug".
+    monkeypatch.chdir(tmp_path)
+    for name, (path, why) in _os_inputs(tmp_path).items():
+        args = [arg.format(out=tmp_path / "out") for arg in PATH_COMMANDS[command]]
+        result = invoke([*args, path])
+        shown = path[:40]
+        assert "internal error" not in result.output, (name, result.output)
+        assert "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit), (name, result.exception)
+        # lightbox verify follows Lightbox's statuses: NOT_FOUND is 4 (docs/lightbox.md)
+        assert result.exit_code == (4 if command == "lightbox" else 2), (name, result.output)
+        line = next(text for text in result.output.splitlines() if shown in text and why in text)
+        assert line.endswith(why), (name, line)
+
+
+def _refused_for_everyone(tmp_path: Path) -> str:
+    """A file that opening for reading refuses with EACCES, even for root: a file without
+    read permission, or (root ignores the mode of an ordinary file) a write-only sysctl file,
+    whose mode binds root too. Skips when there is none."""
+    import os
+
+    locked = tmp_path / "locked.bbox"
+    locked.write_bytes(HEADER)
+    locked.chmod(0)
+    candidates = [str(locked), "/proc/sys/vm/compact_memory", "/proc/sys/net/ipv4/route/flush"]
+    for candidate in candidates:
+        try:
+            with open(candidate, "rb"):
+                pass
+        except PermissionError:
+            return candidate
+        except OSError:
+            continue
+    pytest.skip(f"no file refuses reading here (euid {os.geteuid()} reads a file without read permission)")
+
+
+@pytest.mark.parametrize("command", READ_ONLY, ids=READ_ONLY)
+def test_permission_denied_is_an_input_error(command: str, tmp_path: Path) -> None:
+    path = _refused_for_everyone(tmp_path)
+    args = [arg.format(out=tmp_path / "out") for arg in PATH_COMMANDS[command]]
+    result = invoke([*args, path])
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert result.exit_code == (4 if command == "lightbox" else 2), result.output
+    assert f"{path}: cannot read: Permission denied" in result.output
+
+
+@pytest.mark.parametrize("command", ["parse", "report", "lightbox"])
+def test_a_folder_for_one_file_is_an_input_error(command: str, tmp_path: Path) -> None:
+    folder = tmp_path / "dir.bbox"
+    folder.mkdir()
+    args = {"parse": ["parse"], "report": ["report", "-o", "-"]}
+    result = invoke([*args.get(command, ["lightbox", "verify"]), str(folder)])
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert result.exit_code == (4 if command == "lightbox" else 2), result.output
+    assert str(folder) in result.output
+
+
+# -- one read of any input: `<(…)` and FIFOs (the "Hardening 3" issue) -------------------
+
+PIPE_COMMANDS = [name for name in PATH_COMMANDS if name not in ("check-json", "parse", "stats", "redact")]
+
+#: A session with a call, a failure, metrics and a warning: every command has something to say.
+PIPED = (
+    HEADER
+    + b"u: hello\nt:read a.rs -> [12 lines]\nt:bash make \xe2\x86\x92 [error] exit 2\n"
+    + b"# metrics step=1 prompt=10 completion=5 cost=0.01\n"
+)
+
+
+def _normalised(text: str, path: str) -> str:
+    return text.replace(path, "X").replace("<stdin>", "X")
+
+
+def _run(args: list[str], path: str, tmp_path: Path, shell: bool = False) -> tuple[int, str]:
+    """Run a command on ``path`` in a process (``shell``: through bash, ``path`` being a
+    shell word such as ``<(cat FILE)``); its exit code and output (and export's tables)."""
+    out = tmp_path / f"out-{len(list(tmp_path.iterdir()))}"
+    argv = [sys.executable, "-m", "bbox_lark.cli", *(arg.format(out=out) for arg in args)]
+    if shell:
+        import shlex
+
+        command = ["bash", "-c", " ".join(shlex.quote(arg) for arg in argv) + " " + path]
+    else:
+        command = [*argv, path]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    shown = path if not shell else "/dev/fd/"
+    text = done.stdout + done.stderr
+    if shell:
+        text = re.sub(r"/dev/fd/\d+", "X", text)
+    tables = "".join(p.read_text() for p in sorted(out.glob("*.csv"))) if out.is_dir() else ""
+    if shell:
+        tables = re.sub(r"/dev/fd/\d+", "X", tables)
+    return done.returncode, _normalised(text.replace(str(out), "OUT") + tables, shown)
+
+
+@pytest.mark.parametrize("command", PIPE_COMMANDS, ids=PIPE_COMMANDS)
+def test_process_substitution_is_read_once(command: str, tmp_path: Path) -> None:
+    # stats, report, export and query read such a path twice: a bogus E004, 0 events, a
+    # near-empty page with exit 0.
+    if command == "lightbox":
+        source = Path(__file__).parent / "fixtures" / "lightbox" / "session" / "events.jsonl"
+    else:
+        source = tmp_path / "s.bbox"
+        source.write_bytes(PIPED)
+    args = PATH_COMMANDS[command]
+    expected = _run(args, str(source), tmp_path)
+    got = _run(args, f"<(cat {source})", tmp_path, shell=True)
+    if command == "fmt-write":  # a pipe cannot be rewritten in place: the text goes to stdout
+        assert got[0] == 0 and "t:read a.rs → [12 lines]" in got[1]
+        return
+    assert got == expected
+
+
+@pytest.mark.parametrize("command", PIPE_COMMANDS, ids=PIPE_COMMANDS)
+def test_fifo_with_one_writer_is_read_once(command: str, tmp_path: Path) -> None:
+    # With one writer, a second read of a FIFO waits for ever: the timeout fails the test.
+    import os
+    import threading
+
+    if command == "lightbox":
+        data = (Path(__file__).parent / "fixtures" / "lightbox" / "session" / "events.jsonl").read_bytes()
+    else:
+        data = PIPED
+    regular = tmp_path / "s.bbox"
+    regular.write_bytes(data)
+    args = PATH_COMMANDS[command]
+    expected = _run(args, str(regular), tmp_path)
+    fifo = tmp_path / "fifo.bbox"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as stream:
+            stream.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        got = _run(args, str(fifo), tmp_path)
+    finally:
+        if writer.is_alive():  # the command never opened it: let the writer go
+            with open(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK), "rb"):
+                pass
+        writer.join(5)
+    expected = (expected[0], expected[1].replace("s.bbox", "fifo.bbox"))
+    if command == "fmt-write":
+        assert got[0] == 0 and "t:read a.rs → [12 lines]" in got[1]
+        assert fifo.exists() and not fifo.is_file()  # the FIFO is not replaced by a file
+        return
+    assert got == expected

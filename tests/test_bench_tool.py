@@ -145,3 +145,12 @@ def test_the_stages_table_counts_every_line_and_grows(
         assert shown.count(name) == 2  # real logs and the generated session
     assert "re classifier (baseline)" in shown and "µs/line" in shown
     assert shown.count("read by the one scan") == 2 and shown.count(bench.REFERENCE[0]) == 2
+
+
+def test_a_small_commands_run_prints_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("pyarrow")
+    assert bench.main(["--only", "commands", "--command-lines", "50,100"]) == 0
+    shown = capsys.readouterr().out
+    assert "peak memory per command" in shown and "failed" not in shown
+    for name in bench.COMMANDS:
+        assert f"  {name}" in shown

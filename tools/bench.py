@@ -22,6 +22,11 @@ across changes; the machine is noisy, so read the ordering, not the third digit.
   ``--export-lines`` lines each, with ``--jobs 1`` and with all cores (wall time of the
   whole process), and the RSS high-water mark of its largest process (the parent or a
   worker: each holds one file's rows at a time).
+* **Peak memory per command** (``--only commands``): the RSS high-water mark of a fresh
+  ``check``, ``stats``, ``fmt``, ``fix``, ``redact``, ``convert``, ``report`` and ``export``
+  process on a generated session of each ``--command-lines`` size (default 10,000 and
+  1,000,000 lines), its ratio to ``check``'s peak on the same file, and its growth from the
+  smallest size to the largest (a streaming command's stays near 1).
 * **Start-up**: CPU time of ``bbox-lark check`` on a 10-line file against
   ``python -c "import lark, yaml"``, many runs each (interleaved), min and median, and the
   ratio (goal <= 1.5). Bytecode caches are warm: ``PYTHONDONTWRITEBYTECODE`` is removed
@@ -38,6 +43,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
     python tools/bench.py --only stages        # µs per line: split, scan, build, checks
     python tools/bench.py --corpus DIR --lines 200000 --repeat 5
     python tools/bench.py --only export --export-sessions 3000
+    python tools/bench.py --only commands      # peak RSS per command at 10k and 1M lines
 """
 
 from __future__ import annotations
@@ -65,7 +71,7 @@ except ImportError:  # run with a Python that does not have the project installe
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
-SECTIONS = ("throughput", "stages", "memory", "startup", "export")
+SECTIONS = ("throughput", "stages", "memory", "commands", "startup", "export")
 GOAL_ONE, GOAL_ALL, GOAL_STARTUP = 0.5, 1.0, 1.5
 
 _LINE = re.compile(r"(t!|t~|th|td|[uatosmprxcq]):(\S*)(.*)")
@@ -414,14 +420,58 @@ _PEAK_RSS = (
 )
 
 
-def peak_memory_mib(path: Path) -> float:
-    """The RSS high-water mark, in MiB, of a fresh ``bbox-lark check PATH`` process."""
-    command = [sys.executable, "-c", _PEAK_RSS, *bbox_lark_command(), "check", "--quiet", str(path)]
+def peak_memory_mib(path: Path, arguments: Sequence[str] = ("check", "--quiet")) -> float:
+    """The RSS high-water mark, in MiB, of a fresh ``bbox-lark ARGUMENTS PATH`` process."""
+    command = [sys.executable, "-c", _PEAK_RSS, *bbox_lark_command(), *arguments, str(path)]
     done = subprocess.run(command, capture_output=True, text=True, env=child_env(), check=True)
     code, peak_kib = (int(word) for word in done.stdout.split())
     if code not in (0, 1):
-        raise RuntimeError(f"bbox-lark check {path} exited {code}")
+        raise RuntimeError(f"bbox-lark {' '.join(arguments)} {path} exited {code}")
     return peak_kib / 1024
+
+
+#: The commands whose peak memory ``--only commands`` measures, each in a form that reads
+#: the whole input and writes its output to a file under ``{out}`` (or nowhere).
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "check": ("check", "--quiet"),
+    "stats --json": ("stats", "--json"),
+    "fmt --check": ("fmt", "--check"),
+    "fix --arrows": ("fix", "--arrows", "--isolated", "-o", "{out}/fixed.bbox"),
+    "redact --list": ("redact", "--list"),
+    "convert jsonl": ("convert", "--to", "jsonl", "-o", "{out}/out.jsonl"),
+    "report": ("report", "-o", "{out}/page.html"),
+    "export csv": ("export", "--format", "csv", "-j", "1", "-o", "{out}/tables"),
+}
+
+
+def command_memory(folder: Path, sizes: Sequence[int], names: Sequence[str] | None = None) -> None:
+    """Peak RSS of each command of :data:`COMMANDS` on a generated session of each size,
+    and its ratio to ``check``'s peak on the same file (the goal: a streaming command stays
+    within twice ``check``'s peak) and between the largest and smallest size."""
+    chosen = [name for name in COMMANDS if names is None or name in names]
+    peaks: dict[str, list[float]] = {name: [] for name in chosen}
+    checks: list[float] = []
+    for size in sizes:
+        path = folder / f"commands-{size}.bbox"
+        path.write_text(generate_session(size), encoding="utf-8")
+        checks.append(peak_memory_mib(path))
+        for name in chosen:
+            out = Path(tempfile.mkdtemp(dir=folder))
+            arguments = [argument.format(out=out) for argument in COMMANDS[name]]
+            try:
+                peaks[name].append(peak_memory_mib(path, arguments))
+            except (RuntimeError, subprocess.CalledProcessError) as error:
+                print(f"  {name}: failed ({str(error)[:120]})")
+                peaks[name].append(float("nan"))
+        path.unlink()
+    header = "".join(f"{size:>12,}" for size in sizes)
+    print(f"  {'command':16}{header} lines (MiB)   x check   x size")
+    for name in chosen:
+        values = peaks[name]
+        cells = "".join(f"{value:12,.1f}" for value in values)
+        to_check = values[-1] / checks[-1]
+        growth = values[-1] / values[0] if len(values) > 1 else 1.0
+        print(f"  {name:16}{cells}          {to_check:6.2f}   {growth:6.2f}")
 
 
 def startup_times(commands: dict[str, list[str]], runs: int, warm: int = 3) -> dict[str, list[float]]:
@@ -533,6 +583,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--memory-lines", help="comma-separated sizes for peak memory (default 10000,100000,1000000)"
     )
+    parser.add_argument(
+        "--command-lines", help="comma-separated sizes for peak memory per command (default 10000,1000000)"
+    )
     parser.add_argument("--export-sessions", type=int, help="sessions for export (default 3000)")
     parser.add_argument("--export-lines", type=int, default=300, help="lines per export session")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section")
@@ -545,6 +598,11 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.startup_runs or (15 if args.quick else 40)
     default_sizes = "10000,100000" if args.quick else "10000,100000,1000000"
     sizes = [int(size) for size in (args.memory_lines or default_sizes).split(",") if size]
+    command_sizes = [
+        int(size)
+        for size in (args.command_lines or ("10000,100000" if args.quick else "10000,1000000")).split(",")
+        if size
+    ]
     sections = args.only or SECTIONS
     jobs = max(1, args.jobs)
 
@@ -578,6 +636,10 @@ def main(argv: list[str] | None = None) -> int:
         if "memory" in sections and sizes:
             print("peak memory: RSS high-water mark of a fresh `bbox-lark check FILE` (generated)")
             memory(folder, sizes)
+            print()
+        if "commands" in sections and command_sizes:
+            print("peak memory per command: RSS high-water mark of a fresh process (generated session)")
+            command_memory(folder, command_sizes)
             print()
         if "startup" in sections:
             print(f"start-up: CPU time of a whole process, {runs} interleaved runs each, warm caches")

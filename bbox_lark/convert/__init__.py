@@ -51,6 +51,7 @@ from bbox_lark.convert.base import (
     flatten,
     with_overflow,
 )
+from bbox_lark.inputs import is_dir
 from bbox_lark.source import DEFAULT_MAX_LINE, decode
 
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ def _resolve(source_input: Input, from_: str | None) -> Format:
     if from_ is not None:
         return get_format(from_)
     path = source_input.path
-    if path is not None and path.is_dir():
+    if path is not None and is_dir(path):
         name = detect_folder_format(path)
         if name is None:
             raise ConvertError(f"{path}: is a folder that no format reads; give one file")
@@ -316,7 +317,7 @@ def convert(
 
     buffer = io.StringIO(newline="")
     source_input = Input(path, data if data is not None else b"")
-    if path is not None and str(path) != "-" and Path(path).is_dir():
+    if path is not None and is_dir(path):
         source_input = Input(path)
     result = convert_stream(
         source_input,

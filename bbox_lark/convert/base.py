@@ -33,6 +33,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 from bbox_lark import build
 from bbox_lark.ast import Diagnostic
 from bbox_lark.errors import ConversionError
+from bbox_lark.inputs import is_dir
 from bbox_lark.values import json_type as json_type  # the converters take it from here
 
 if TYPE_CHECKING:
@@ -581,7 +582,7 @@ class Input:
         if self._data is not None:
             return self._data[:size]
         if self._head is None:
-            if self.path is not None and self.path.is_dir():
+            if self.path is not None and is_dir(self.path):
                 self._head = b""
             else:
                 stream = self._open()

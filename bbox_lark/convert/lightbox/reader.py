@@ -44,6 +44,7 @@ from bbox_lark.convert.lightbox.values import (
     scalar_text,
     string_list,
 )
+from bbox_lark.inputs import is_dir
 
 if TYPE_CHECKING:
     from bbox_lark.ast import Event, Result
@@ -383,7 +384,7 @@ def _events_and_meta(source: Input) -> tuple[bytes, dict[str, Any], str]:
     from bbox_lark.lightbox import events_file, meta_file
 
     path = source.path
-    if path is not None and path.is_dir():
+    if path is not None and is_dir(path):
         found, why = events_file(path)
         if found is None:
             raise RefusedInputError((why or "not a Lightbox session").removeprefix(f"{path}: "))
