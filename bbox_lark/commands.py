@@ -950,7 +950,8 @@ def _report_many(
     from bbox_lark.report.many import INDEX, write_many
 
     if output is None or str(output) == "-":
-        raise fail_usage("many sessions need a folder: give -o DIR")
+        shown = safe(files[0]) if len(files) == 1 else f"{safe(files[0])} and {len(files) - 1:,} more"
+        raise fail_usage(f"{shown}: many sessions need an output folder: give -o DIR")
     try:
         inputs = convert_inputs(files, from_)
         rows = write_many(
