@@ -24,7 +24,14 @@ from bbox_lark import build
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Event, Field, Line
 from bbox_lark.parser import Head, reparse
-from bbox_lark.secrets import SecretMatch, count_kinds, find_secrets, marker
+from bbox_lark.secrets import (
+    SecretMatch,
+    count_kinds,
+    find_secrets,
+    marker,
+    might_hold_secrets,
+    replace_secrets,
+)
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Fidelity, Item
@@ -222,6 +229,8 @@ class StreamScan:
         self.keep_count = redact and keep_count
         self.allowed = frozenset(allowed)
         self.found: list[SecretMatch] = []
+        #: Each secret with its line and column (1-based) in the bbox form.
+        self.located: list[tuple[int, int, SecretMatch]] = []
         self._in_key_block = False
         #: What became of each continuation line attached to the last event (by identity:
         #: a stream that attaches them may yield the same nodes again after it, as
@@ -243,8 +252,12 @@ class StreamScan:
                 yield self._head(item)
             elif isinstance(item, Event):
                 self._in_key_block = False
-                event = self._event(item)
-                self._attached = {id(c): (c, self._continuation(c)) for c in event.continuation}
+                originals = item.continuation
+                event = self._event(self._wrapped(item) if originals else item)
+                self._attached = {
+                    id(old): (old, self._continuation(c))
+                    for old, c in zip(originals, event.continuation, strict=True)
+                }
                 if event.continuation:
                     kept = tuple(new for _, new in self._attached.values() if new is not None)
                     event = replace(event, continuation=kept)
@@ -267,6 +280,7 @@ class StreamScan:
             return text, found
         for secret in found:
             self.found.append(secret)
+            self.located.append((line, secret.start + 1, secret))
             if self.report is not None:
                 if self.redact:
                     what = f"secrets ({secret.kind}), replaced by {marker(secret.kind)}"
@@ -284,8 +298,9 @@ class StreamScan:
         found = find_secrets(text, allowed=self.allowed)
         if not found:
             return head
-        for line, _, secret in locate(text, found):
+        for line, col, secret in locate(text, found):
             self.found.append(secret)
+            self.located.append((line, col, secret))
             if self.report is not None:
                 if self.redact:
                     self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
@@ -298,6 +313,58 @@ class StreamScan:
         redacted = next(iter_nodes(("\ufeff" if head.bom else "") + _replace(text, found, len(text))))
         assert isinstance(redacted, Head)
         return replace(redacted, body_start=head.body_start)
+
+    def _wrapped(self, event: Event) -> Event:
+        """``event`` with each key wrapped from one of its lines onto the next (a
+        continuation) counted, and replaced when redacting: the marker where it starts,
+        the rest of it gone from the lines it goes on over (the lines stay)."""
+        lines: list[Line] = [event, *event.continuation]
+        block = "\n".join(line.raw for line in lines)
+        if not might_hold_secrets(block):
+            return event
+        starts = [0]
+        for line in lines[:-1]:
+            starts.append(starts[-1] + len(line.raw) + 1)
+        wrapped = []
+        for secret in find_secrets(block, allowed=self.allowed):
+            first = bisect.bisect_right(starts, secret.start) - 1
+            last = bisect.bisect_right(starts, secret.end - 1) - 1
+            if first != last and secret.kind != "private_key":
+                wrapped.append((first, last, secret))
+        if not wrapped:
+            return event
+        raws = [line.raw for line in lines]
+        for first, last, secret in reversed(wrapped):
+            line_no = lines[first].line
+            self.found.append(secret)
+            self.located.append((line_no, secret.start - starts[first] + 1, secret))
+            if self.report is not None:
+                if self.redact:
+                    self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line_no)
+                else:
+                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line_no)
+            if not self.redact:
+                continue
+            for index in range(first, last + 1):
+                raw, at = raws[index], starts[index]
+                indent = 0 if index == first else (1 if raw.startswith("\t") else 2)
+                cut_from = secret.start - at if index == first else indent
+                cut_to = min(len(raw), secret.end - at)
+                keep = marker(secret.kind) if index == first else ""
+                raws[index] = raw[:cut_from] + keep + raw[cut_to:] if index == last else raw[:cut_from] + keep
+        if not self.redact:
+            return event
+        head = self._event_raw(event, raws[0])
+        kept = tuple(replace(line, raw=raw) for line, raw in zip(event.continuation, raws[1:], strict=True))
+        return replace(head, continuation=kept)
+
+    def _event_raw(self, event: Event, raw: str) -> Event:
+        if raw == event.raw:
+            return event
+        try:
+            return reparse(event, raw)
+        except ValueError:  # the marker changed what the line is: keep the line up to it
+            return reparse(event, raw[: raw.index("]", raw.index("[redacted:")) + 1])
 
     def _event(self, event: Event) -> Event:
         new_raw, found = self._scan(event.raw, event.line)
@@ -369,14 +436,10 @@ def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
 def _replace(text: str, found: Iterable[SecretMatch], body_at: int) -> str:
     """``text`` with each secret replaced by its marker (quoted where it starts a YAML value
     before ``body_at``)."""
-    parts: list[str] = []
-    at = 0
-    for secret in found:
-        parts.append(text[at : secret.start])
-        replacement = marker(secret.kind)
+
+    def replacement(secret: SecretMatch) -> str:
         if secret.start < body_at and _starts_yaml_value(text, secret.start):
-            replacement = f'"{replacement}"'
-        parts.append(replacement)
-        at = secret.end
-    parts.append(text[at:])
-    return "".join(parts)
+            return f'"{marker(secret.kind)}"'
+        return ""
+
+    return replace_secrets(text, found, replacement)
