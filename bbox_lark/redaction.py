@@ -274,6 +274,15 @@ class StreamScan:
                 self._attached = {}
                 yield item
 
+    def _note(self, secret: SecretMatch, line: int) -> None:
+        """The fidelity report's row for a secret passing (kept, or replaced)."""
+        if self.report is None:
+            return
+        if self.redact:
+            self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
+        else:
+            self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+
     def _scan(self, text: str, line: int) -> tuple[str, list[SecretMatch]]:
         found = find_secrets(text, allowed=self.allowed)
         if not found:
@@ -281,12 +290,7 @@ class StreamScan:
         for secret in found:
             self.found.append(secret)
             self.located.append((line, secret.start + 1, secret))
-            if self.report is not None:
-                if self.redact:
-                    what = f"secrets ({secret.kind}), replaced by {marker(secret.kind)}"
-                    self.report.dropped(what, line)
-                else:
-                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+            self._note(secret, line)
             if secret.kind == "private_key" and "-----END" not in text[secret.start :]:
                 self._in_key_block = True
         if not self.redact:
@@ -301,11 +305,7 @@ class StreamScan:
         for line, col, secret in locate(text, found):
             self.found.append(secret)
             self.located.append((line, col, secret))
-            if self.report is not None:
-                if self.redact:
-                    self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
-                else:
-                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+            self._note(secret, line)
         if not self.redact:
             return head
         from bbox_lark.parser import iter_nodes
@@ -338,11 +338,7 @@ class StreamScan:
             line_no = lines[first].line
             self.found.append(secret)
             self.located.append((line_no, secret.start - starts[first] + 1, secret))
-            if self.report is not None:
-                if self.redact:
-                    self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line_no)
-                else:
-                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line_no)
+            self._note(secret, line_no)
             if not self.redact:
                 continue
             for index in range(first, last + 1):

@@ -429,9 +429,9 @@ def _candidates(
     after = _boundary(row.after) if row.after else None
     out = []
     for match in _compiled(row.pattern, flags).finditer(haystack):
-        if after is not None and match.start() and after.match(text, match.start() - 1):
-            if match.start() not in starts:
-                continue
+        at = match.start()
+        if after is not None and at and after.match(text, at - 1) and at not in starts:
+            continue
         start, end = match.span("secret")
         secret = text[start:end]
         if row.test == "random":
