@@ -692,6 +692,9 @@ class Conversion:
     secrets: dict[str, int] = field(default_factory=dict)
     #: The conversion ran with ``redact=True``: the output holds no secret.
     redacted: bool = False
+    #: Each provider credential (an S001 finding) as (line, column, kind), at its place in the
+    #: bbox form (the input's own lines for a bbox input), masked nowhere: no secret in it.
+    credentials: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def report(self) -> tuple[ReportEntry, ...]:

@@ -12,6 +12,7 @@ outcome, a far observation's preview, the diagnostics), never the document or th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -38,8 +39,13 @@ def render(
     name: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
+    keep_secrets: bool = False,
 ) -> None:
     """Write the HTML report of ``source`` to ``out``.
+
+    Every secret is masked on the page (starred out but for its prefix and last
+    characters), and a banner at the top names each; ``keep_secrets`` shows them as the log
+    has them (:mod:`bbox_lark.report.masking`).
 
     ``source`` is a path (``-`` for standard input) or the input's bytes. ``from_`` names
     its format (detected like ``convert`` does when None); a format other than bbox is
@@ -55,9 +61,17 @@ def render(
 
     given = "-" if isinstance(source, bytes) else str(source)
     settings = Resolver().for_path(given)
-    with bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped) as path:
+    from bbox_lark.report.masking import Banner, masked_copy
+
+    with contextlib.ExitStack() as stack:
+        path = stack.enter_context(bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped))
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
+        if not keep_secrets:
+            path, notes = stack.enter_context(masked_copy(path, settings.allowed_secrets))
+            if notes:
+                out = Banner(out, notes)  # type: ignore[assignment]
         write_page(path, out, title=title, max_line=max_line, settings=settings, shown=given)
+        out.flush()
 
 
 def default_output(source: str) -> Path | None:
@@ -75,6 +89,7 @@ def write_report(
     from_: str | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     on_skipped: Callable[[Skipped], None] | None = None,
+    keep_secrets: bool = False,
 ) -> Path | None:
     """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
     atomically (nothing is left behind when reading fails), or to standard output when
@@ -86,7 +101,14 @@ def write_report(
     from bbox_lark.atomic import AtomicWriter
 
     if output is None:
-        render(source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped)
+        render(
+            source,
+            sys.stdout,
+            from_=from_,
+            max_line=max_line,
+            on_skipped=on_skipped,
+            keep_secrets=keep_secrets,
+        )
         return None
     try:
         writer = AtomicWriter(output)
@@ -95,7 +117,9 @@ def write_report(
     with writer:
         text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
         try:
-            render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped)
+            render(
+                source, text, from_=from_, max_line=max_line, on_skipped=on_skipped, keep_secrets=keep_secrets
+            )
             text.flush()
         finally:
             text.detach()
