@@ -166,7 +166,7 @@ def _rows_of(
             rows = _bbox_rows(path, str(converted), max_line, select, ignore, allowed, secrets, emit)
     except ConvertError as error:
         return unread_rows(path, f"{path}: {error}")
-    if skipped and not rows.unreadable:
+    if skipped and not rows.unreadable and not rows.credentials:
         # Not read faithfully: the records the reader skipped are in no table; say so.
         first = skipped[0]
         lost = f"{len(skipped)} record(s) the {read_as} reader skipped (line {first.line}: {first.message})"

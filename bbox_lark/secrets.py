@@ -778,11 +778,22 @@ def replace_secrets(
     return "".join(parts)
 
 
-def mask_secrets(text: str) -> str:
+#: A provider's prefix and a dozen key characters or more: a key's start, whole or cut.
+_KEY_START = re.compile(
+    r"(?<![A-Za-z0-9])(sk-ant-|sk-proj-|sk-svcacct-|sk-|A[KS]IA|gh[pousr]_|github_pat_|xox[abposre]-"
+    r"|AIza|[sr]k_live_|hf_|eyJ)[A-Za-z0-9_\-]{12,}"
+)
+
+
+def mask_secrets(text: str, *, fragments: bool = False) -> str:
     """``text`` with each secret replaced by its masked form (``sk-ant-…AA``): for a message
-    that quotes a value. Text without a hint comes back as it is, at the prefilter's cost."""
+    that quotes a value. Text without a hint comes back as it is, at the prefilter's cost.
+    ``fragments``: also a provider prefix followed by a dozen key characters or more, for a
+    message that quotes a value cut short (most of a key is still a leak)."""
     if not might_hold_secrets(text):
         return text
+    if fragments:
+        return _mask_key_starts(mask_secrets(text))
     matches = find_secrets(text)
     if not matches:
         return text
@@ -794,6 +805,26 @@ def mask_secrets(text: str) -> str:
         parts.append(text[at : found.start])
         parts.append(found.masked)
         at = found.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _mask_key_starts(text: str) -> str:
+    """``text`` with each :data:`_KEY_START` (in the text as written or decoded) cut to its
+    prefix and ``…``."""
+    spans: list[tuple[int, int, str]] = []
+    for view, back, joins in _views(text):
+        if joins is None:
+            spans += [(back(m.start()), back(m.end()), m[1]) for m in _KEY_START.finditer(view)]
+    if not spans:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, end, prefix in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if start < at:
+            continue
+        parts += [text[at:start], prefix + "…"]
+        at = end
     parts.append(text[at:])
     return "".join(parts)
 
