@@ -236,6 +236,8 @@ class StreamScan:
         #: a stream that attaches them may yield the same nodes again after it, as
         #: ``iter_nodes`` does; built nodes may share a line number).
         self._attached: dict[int, tuple[Continuation, Continuation | None]] = {}
+        #: Every continuation line attached to the last event (their keys are joined there).
+        self._attached_seen: set[int] = set()
 
     @property
     def kinds(self) -> dict[str, int]:
@@ -247,32 +249,71 @@ class StreamScan:
         return _counted(scanned, self) if self.keep_count else scanned
 
     def _items(self, stream: Iterable[Item]) -> Iterator[Item]:
+        held: Item | None = None  # the last line, held back: a key may go on over the next one
         for item in stream:
-            if isinstance(item, Head):
-                yield self._head(item)
-            elif isinstance(item, Event):
-                self._in_key_block = False
-                originals = item.continuation
-                event = self._event(self._wrapped(item) if originals else item)
-                self._attached = {
-                    id(old): (old, self._continuation(c))
-                    for old, c in zip(originals, event.continuation, strict=True)
-                }
-                if event.continuation:
-                    kept = tuple(new for _, new in self._attached.values() if new is not None)
-                    event = replace(event, continuation=kept)
-                yield event
-            elif isinstance(item, Continuation):
-                if id(item) in self._attached:
-                    kept_line = self._attached.pop(id(item))[1]
-                else:
-                    kept_line = self._continuation(item)
-                if kept_line is not None:
-                    yield kept_line
-            else:
-                self._in_key_block = False
-                self._attached = {}
-                yield item
+            done = self._item(item)
+            if done is None:
+                continue
+            joins = isinstance(held, (Event, Continuation)) and isinstance(done, Continuation)
+            if joins and id(item) not in self._attached_seen:
+                held, done = self._across(held, done)  # type: ignore[arg-type]
+            if held is not None:
+                yield held
+            held = done
+        if held is not None:
+            yield held
+
+    def _item(self, item: Item) -> Item | None:
+        if isinstance(item, Head):
+            return self._head(item)
+        if isinstance(item, Event):
+            self._in_key_block = False
+            originals = item.continuation
+            event = self._event(self._wrapped(item) if originals else item)
+            self._attached = {
+                id(old): (old, self._continuation(c))
+                for old, c in zip(originals, event.continuation, strict=True)
+            }
+            self._attached_seen = set(self._attached)
+            if event.continuation:
+                kept = tuple(new for _, new in self._attached.values() if new is not None)
+                event = replace(event, continuation=kept)
+            return event
+        if isinstance(item, Continuation):
+            if id(item) in self._attached:
+                return self._attached.pop(id(item))[1]
+            return self._continuation(item)
+        self._in_key_block = False
+        self._attached = {}
+        self._attached_seen = set()
+        return item
+
+    def _across(self, before: Line, line: Continuation) -> tuple[Line, Continuation]:
+        """A key that starts at the end of ``before`` and goes on at the start of ``line``
+        (a continuation read on its own): counted, and replaced when redacting (the marker
+        where it starts, the rest gone from ``line``)."""
+        raw = before.raw
+        if not raw[-1:].strip() or not line.raw[2:3].strip():
+            return before, line
+        cut = max(0, len(raw) - 600)
+        text = f"{raw[cut:]}\n{line.raw}"
+        if not might_hold_secrets(text):
+            return before, line
+        join = len(raw) - cut
+        for secret in find_secrets(text, allowed=self.allowed):
+            if not secret.start < join < secret.end or secret.kind == "private_key":
+                continue
+            self.found.append(secret)
+            self.located.append((before.line, cut + secret.start + 1, secret))
+            self._note(secret, before.line)
+            if not self.redact:
+                continue
+            head = raw[: cut + secret.start] + marker(secret.kind)
+            indent = 1 if line.raw.startswith("\t") else 2
+            rest = line.raw[:indent] + line.raw[secret.end - join - 1 :]
+            before = self._event_raw(before, head) if isinstance(before, Event) else replace(before, raw=head)
+            return before, replace(line, raw=rest)
+        return before, line
 
     def _note(self, secret: SecretMatch, line: int) -> None:
         """The fidelity report's row for a secret passing (kept, or replaced)."""
