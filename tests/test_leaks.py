@@ -466,7 +466,100 @@ def test_the_count_of_placements_and_commands(capsys: pytest.CaptureFixture[str]
             f"\nleak harness: {len(PLACEMENTS)} placements × {len(COMMANDS)} commands = {runs} runs"
             f" (+ {len(WRITTEN)} × {len(WRITTEN_AS)} hosts by other writers × {len(COMMANDS)} = {written});"
             f" the full product: {total} placements × {len(COMMANDS)} = {total * len(COMMANDS)}"
-            f" ({'full' if FULL else 'sampled; BBOX_LARK_LEAKS=full runs it all'})"
+            f" ({'full' if FULL else 'sampled; BBOX_LARK_LEAKS=full runs it all'});"
+            f" the Writer: {len(WRITER_CASES)} place × form × kind cases, 12 secrets known by their name"
         )
     assert len(PLACEMENTS) >= len(KEYS) and {p.kind for p in PLACEMENTS} == set(KEYS)
     assert {p.form for p in PLACEMENTS} == set(FORMS)
+
+
+# -- the Writer ---------------------------------------------------------------------------------
+
+WRITER_HEADER = {"id": "leak-test", "repo_sha": "215db51"}
+
+#: Each place the Writer takes text: (name, how to put ``text`` there).
+WRITER_PLACES: dict[str, Callable[[object, str], object]] = {
+    "header-value": lambda w, t: None,  # given to the Writer's constructor (below)
+    "user": lambda w, t: w.user(t),  # type: ignore[attr-defined]
+    "agent": lambda w, t: w.agent(t),  # type: ignore[attr-defined]
+    "thinking": lambda w, t: w.thinking(t),  # type: ignore[attr-defined]
+    "comment": lambda w, t: w.comment(t),  # type: ignore[attr-defined]
+    "message-field": lambda w, t: w.user("hi", note=t),  # type: ignore[attr-defined]
+    "call-argument": lambda w, t: w.call("bash", t).finish(),  # type: ignore[attr-defined]
+    "call-field": lambda w, t: w.call("read", path=t).finish(),  # type: ignore[attr-defined]
+    "result": lambda w, t: w.call("bash", "env").finish(t),  # type: ignore[attr-defined]
+    "result-field": lambda w, t: w.call("bash", "env").finish(None, note=t),  # type: ignore[attr-defined]
+    "progress": lambda w, t: w.call("bash", "env").progress(t),  # type: ignore[attr-defined]
+}
+
+
+def _write(place: str, text: str) -> str:
+    import io
+
+    from bbox_lark import Writer
+
+    out = io.StringIO()
+    header = {**WRITER_HEADER, "cwd": text} if place == "header-value" else WRITER_HEADER
+    writer = Writer(out, header)
+    WRITER_PLACES[place](writer, text)
+    writer.close()
+    return out.getvalue()
+
+
+WRITER_CASES = [
+    (place, form, kind)
+    for i, (place, form, kind) in enumerate(
+        (p, f, k) for p in WRITER_PLACES for f in FORMS if f != "split" for k in KEYS
+    )
+    if FULL or i % 7 == 0
+]
+
+
+@pytest.mark.parametrize(("place", "form", "kind"), WRITER_CASES)
+def test_the_writer_writes_no_planted_key(place: str, form: str, kind: str) -> None:
+    RUN["runs"] += 1
+    written = _write(place, FORMS[form](KEYS[kind][1]))
+    assert not leaks(written, kind), written
+
+
+NEEDS_WRITER = pytest.mark.xfail(
+    strict=True, reason="needs the Writer's field/argument scanning (writer branch)"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("password", "Fk9q2LmZ7vXw4RtY8pQs" + "x7"),
+        ("aws_secret_access_key", "FAKEfakeFAKEfake/0123456789+notARealKey" + "0"),
+        ("api_key", "Qx7Lm2Pz9Kw4Rt8Yv3Nb6Hd" + "1J"),
+    ],
+)
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param("message-field", marks=NEEDS_WRITER),
+        pytest.param("call-field", marks=NEEDS_WRITER),
+        pytest.param("result-field", marks=NEEDS_WRITER),
+        "argument-assignment",
+    ],
+)
+def test_the_writer_judges_a_value_by_its_name(how: str, name: str, value: str) -> None:
+    """A secret that only its name makes one (``password=…``, ``aws_secret_access_key=…``):
+    as a field of the Writer's lines, and written inside an argument (``name=value``)."""
+    import io
+
+    from bbox_lark import Writer
+
+    out = io.StringIO()
+    writer = Writer(out, WRITER_HEADER)
+    if how == "message-field":
+        writer.user("hi", **{name: value})
+    elif how == "call-field":
+        writer.call("deploy", **{name: value}).finish()
+    elif how == "result-field":
+        writer.call("deploy").finish(None, **{name: value})
+    else:
+        writer.call("bash", f"export {name}={value}").finish()
+    writer.close()
+    assert value not in out.getvalue()
