@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import html
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
 from bbox_lark.redaction import locate
-from bbox_lark.secrets import SecretMatch, find_secrets, hide_secrets
+from bbox_lark.secrets import SecretMatch, find_secrets, hide_secrets, might_hold_secrets
 
 
 @contextlib.contextmanager
@@ -28,8 +29,10 @@ def masked_copy(path: Path, allowed: tuple[str, ...] = ()) -> Iterator[tuple[Pat
     """``path`` itself and no note when it holds no secret; else a temporary copy with each
     secret starred out (removed afterwards) and one note per secret (``line 8:
     anthropic_key sk-ant-…4R``)."""
-    data = path.read_bytes()
-    text = data.decode("utf-8", "surrogateescape")
+    if not _may_hold_secrets(path):  # the usual case, read line by line: the page streams
+        yield path, []
+        return
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
     found = find_secrets(text, allowed=allowed)
     if not found:
         yield path, []
@@ -42,6 +45,27 @@ def masked_copy(path: Path, allowed: tuple[str, ...] = ()) -> Iterator[tuple[Pat
         yield Path(name), notes
     finally:
         Path(name).unlink(missing_ok=True)
+
+
+def _may_hold_secrets(path: Path) -> bool:
+    """The prefilter over each line of ``path``, and over each line joined to the one before
+    (a hint wrapped onto a continuation line)."""
+    tail = ""  # the last line's trailing run of key characters
+    with path.open("rb") as file:
+        for raw in file:
+            line = raw.decode("utf-8", "surrogateescape")
+            if might_hold_secrets(line):
+                return True
+            if tail and line[:1] in " \t":
+                head = _HEAD.match(line)
+                if head is not None and might_hold_secrets(tail + head[1]):
+                    return True
+            tail = _TAIL.search(line.rstrip("\r\n"))[0]  # type: ignore[index]
+    return False
+
+
+_TAIL = re.compile(r"[A-Za-z0-9_\-]{0,200}$")
+_HEAD = re.compile(r"(?:  |\t)([A-Za-z0-9_\-]{1,200})")
 
 
 def _hidden(text: str, found: list[SecretMatch]) -> str:
