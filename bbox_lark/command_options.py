@@ -188,7 +188,7 @@ RedactSecrets = Annotated[
         "--redact", help="Replace each secret (the S codes) with [redacted:KIND] in what is written."
     ),
 ]
-#: ``--keep-secrets``: write a file that holds a provider's credential as it is (DECISIONS §13).
+#: ``--keep-secrets``: write a file that holds a provider's credential as it is (docs/reference.md#secrets).
 KeepSecrets = Annotated[
     bool,
     typer.Option(

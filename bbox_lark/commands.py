@@ -547,7 +547,7 @@ def fix_command(
 
 
 def _redact_foreign(files: dict[str, str], write: bool, output: Path | None) -> int:
-    """``redact`` on files in other formats (DECISIONS §13): each rewritten in its own
+    """``redact`` on files in other formats (docs/reference.md#secrets): each rewritten in its own
     format (:mod:`bbox_lark.foreign_redact`), or refused; the exit code."""
     from bbox_lark.fix.framework import unified_diff
     from bbox_lark.foreign_redact import ForeignRedactError, redact_path
@@ -768,7 +768,7 @@ def _print_refused(shown: str, verdict: "WriteVerdict", what: str) -> None:
 
 def _print_credentials(shown: str, done: Any) -> bool:
     """The provider credentials a conversion met, one line each (never the key), and whether
-    it was refused for them (DECISIONS §13)."""
+    it was refused for them (docs/reference.md#secrets)."""
     for line in done.credentials:
         err.print(f"{safe(line)}{'' if done.secrets_refused else ' (kept: --keep-secrets)'}", markup=False)
     if done.secrets_refused:

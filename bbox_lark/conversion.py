@@ -85,7 +85,7 @@ class Converted:
     #: The provider credentials (S001) the input holds, one line each (``path:line:col: S001
     #: kind``, never the key); refused when neither ``redact`` nor ``keep_secrets`` was given.
     credentials: tuple[str, ...] = ()
-    #: Nothing was written because the input holds a provider credential (DECISIONS §13).
+    #: Nothing was written because the input holds a provider credential (docs/reference.md#secrets).
     secrets_refused: bool = False
 
     @property

@@ -1,5 +1,5 @@
 """Text as a reader gets it back, with a map to where each character was written
-(DECISIONS §13, "Secrets are judged on decoded text"): the scanner
+(docs/reference.md#secrets, "Judged on decoded text"): the scanner
 (:func:`bbox_lark.secrets.find_secrets`) reads these views of a text and reports what it finds
 at its place in the text as written.
 

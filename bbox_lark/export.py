@@ -57,7 +57,7 @@ class ExportSummary:
     failed: tuple[tuple[str, str], ...] = ()
     #: Files bbox-lark failed on (an ``E016`` finding: a bug to report), as (path, why).
     crashed: tuple[tuple[str, str], ...] = ()
-    #: Files not exported because they hold a provider credential (S001; DECISIONS §13), as
+    #: Files not exported because they hold a provider credential (S001; docs/reference.md#secrets), as
     #: (path, one ``line:col: S001 kind`` per credential, never the key).
     refused: tuple[tuple[str, tuple[str, ...]], ...] = ()
 

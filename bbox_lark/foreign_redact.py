@@ -1,4 +1,4 @@
-"""``bbox-lark redact`` on a file in another format (DECISIONS §13): a Claude Code session, an
+"""``bbox-lark redact`` on a file in another format (docs/reference.md#secrets): a Claude Code session, an
 ATIF trajectory, JSON Lines or a BB-7 chat is written back in its own format, each secret
 replaced by ``[redacted:KIND]`` inside the JSON string that holds it and every other byte as
 it was (no ``# redactions=N`` line: that is bbox's). A Lightbox chain is refused: each event

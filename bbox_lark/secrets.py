@@ -386,7 +386,7 @@ def _wordlike(part: str) -> bool:
 
 
 def is_identifier(value: str) -> bool:
-    """Whether ``value`` reads as a name rather than a secret (DECISIONS §13): words joined
+    """Whether ``value`` reads as a name rather than a secret (docs/reference.md#secrets): words joined
     by ``-``, ``_``, ``.``, ``/`` (``db-credentials-5f7d9c8b6-x2x9z``,
     ``secret_store.backup``), or one CamelCase name of two words or more
     (``MyDatabasePassword``). A short generated suffix (a hash of 10 characters or fewer)
@@ -471,7 +471,7 @@ def _boundary(chars: str) -> re.Pattern[str]:
 
 def find_secrets(text: str, *, allowed: Collection[str] = ()) -> list[SecretMatch]:
     """Every secret in ``text``, in order of position, judged on what a reader gets back
-    (DECISIONS §13): the text as written, the text with its escapes resolved (written text,
+    (docs/reference.md#secrets): the text as written, the text with its escapes resolved (written text,
     JSON, YAML, URL percent-encoding) and the text with a key wrapped over continuation lines
     joined. Offsets are into ``text``: a secret written with escapes spans them (it is
     replaced whole). Where two shapes overlap, the provider-specific one (earlier in

@@ -1,5 +1,5 @@
-"""The report shows no secret unless asked (DECISIONS §13, "Nothing made for others carries a
-secret silently"): the session is masked before the page is rendered, and the page says so.
+"""The report shows no secret unless asked (docs/reference.md#secrets, "Nothing made for others"):
+the session is masked before the page is rendered, and the page says so.
 
 :func:`masked_copy` gives the page a copy of the session's bbox form with every secret
 starred out (``•``) but for its provider prefix and last characters
