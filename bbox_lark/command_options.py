@@ -179,3 +179,21 @@ def without_var_keyword(command: Callable[..., None]) -> Callable[..., None]:
     own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
     setattr(command, "__signature__", signature.replace(parameters=own))  # noqa: B010
     return command
+
+
+#: ``--redact`` of the commands that write an artefact for others (``export``).
+RedactSecrets = Annotated[
+    bool,
+    typer.Option(
+        "--redact", help="Replace each secret (the S codes) with [redacted:KIND] in what is written."
+    ),
+]
+#: ``--keep-secrets``: write a file that holds a provider's credential as it is (docs/reference.md#secrets).
+KeepSecrets = Annotated[
+    bool,
+    typer.Option(
+        "--keep-secrets",
+        help="Write files that hold a provider's credential (S001) as they are; without it or"
+        " --redact, such a file is refused (exit 1).",
+    ),
+]

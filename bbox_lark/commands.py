@@ -20,6 +20,8 @@ import typer
 from bbox_lark.command_options import (
     ConvertCommand,
     Group,
+    KeepSecrets,
+    RedactSecrets,
     format_names,
     typer_option,
     with_options,
@@ -557,6 +559,40 @@ def fix_command(
     raise typer.Exit(code)
 
 
+def _redact_foreign(files: dict[str, str], write: bool, output: Path | None) -> int:
+    """``redact`` on files in other formats (docs/reference.md#secrets): each rewritten in its own
+    format (:mod:`bbox_lark.foreign_redact`), or refused; the exit code."""
+    from bbox_lark.fix.framework import unified_diff
+    from bbox_lark.foreign_redact import ForeignRedactError, redact_path
+    from bbox_lark.redaction import redact_file_settings
+    from bbox_lark.source import encode
+    from bbox_lark.workflow import write_file
+
+    code = EXIT_OK
+    for path, fmt in files.items():
+        shown = safe(path)
+        try:
+            old, done = redact_path(path, fmt, allowed=redact_file_settings(Path(path)))
+        except (ForeignRedactError, OSError) as error:
+            print_error(f"{shown}: {getattr(error, 'strerror', None) or error}; not redacted")
+            code = max(code, EXIT_FINDINGS)
+            continue
+        for line, col, secret in done.secrets:
+            err.print(f"{shown}:{line}:{col}: note redacted {secret.kind} {secret.masked}", markup=False)
+        print_marked("[green]✓[/] ", f"redact: {len(done.secrets)} secret(s) replaced ({fmt}, in place)")
+        target = Path(path) if write else output
+        if target is None:
+            write_diff(unified_diff(old, done.text, path))
+        elif done.changed or output is not None:
+            problem = write_file(target, encode(done.text))
+            if problem is not None:
+                print_error(problem)
+                code = max(code, EXIT_USAGE)
+            else:
+                err.print(f"wrote {safe(str(target))}", markup=False)
+    return code
+
+
 @app.command("redact")
 @with_options(*DISCOVERY)
 def redact_command(
@@ -578,8 +614,17 @@ def redact_command(
     """Replace each secret with \\[redacted:KIND] (docs/fix.md): `fix --redact`, with the
     same dry run (a diff, secrets masked), --write, --output and refusals."""
     if not list_only:
-        fix_command(paths, write=write, output=output, force=force, redact=True, **discovery)
-        return
+        from bbox_lark.conversion import foreign_format
+
+        foreign = {path: fmt for path in paths if (fmt := foreign_format(path)) is not None}
+        code = _redact_foreign(foreign, write, output) if foreign else EXIT_OK
+        rest = [path for path in paths if path not in foreign]
+        if rest:
+            try:
+                fix_command(rest, write=write, output=output, force=force, redact=True, **discovery)
+            except typer.Exit as done:
+                code = max(code, done.exit_code)
+        raise typer.Exit(code)
     if write or output is not None:
         raise fail_usage("--list writes nothing; leave out --write and --output")
     from bbox_lark.redaction import listing
@@ -700,6 +745,8 @@ def convert_command(
         _print_refused(shown, verdict, "not written")
         raise typer.Exit(EXIT_FINDINGS)
     print_findings(shown, verdict.errors)
+    if _print_credentials(shown, done):
+        raise typer.Exit(EXIT_FINDINGS)
     if report:
         err.print(done.report, end="", markup=False)
     elif not quiet:
@@ -730,6 +777,20 @@ def _print_refused(shown: str, verdict: "WriteVerdict", what: str) -> None:
     print_marked(
         "[red]✗[/] ", f"{shown}: {len(verdict.refusing)} error(s); {what} (fix them first, or pass --force)"
     )
+
+
+def _print_credentials(shown: str, done: Any) -> bool:
+    """The provider credentials a conversion met, one line each (never the key), and whether
+    it was refused for them (docs/reference.md#secrets)."""
+    for line in done.credentials:
+        err.print(f"{safe(line)}{'' if done.secrets_refused else ' (kept: --keep-secrets)'}", markup=False)
+    if done.secrets_refused:
+        print_marked(
+            "[red]✗[/] ",
+            f"{shown}: holds provider credentials (S001); not written (--redact replaces"
+            " them, --keep-secrets writes them as they are)",
+        )
+    return bool(done.secrets_refused)
 
 
 def _print_notes(shown: str, notes: Any) -> None:
@@ -779,8 +840,9 @@ def _convert_many(
                 counts["failed"] += 1
                 continue
             print_findings(shown, verdict.errors)
-            if verdict.refused:
-                _print_refused(shown, verdict, "not written")
+            if verdict.refused or _print_credentials(shown, done):
+                if verdict.refused:
+                    _print_refused(shown, verdict, "not written")
                 counts["refused"] += 1
                 continue
             if not quiet:
@@ -887,6 +949,9 @@ def report_command(
     ] = 20,
     gap: Annotated[float, typer.Option("--gap", min=0, help="A long gap: more seconds than this.")] = 300,
     max_line: MaxLine = None,
+    keep_secrets: Annotated[
+        bool, typer.Option("--keep-secrets", help="Show secrets as the log has them (masked by default).")
+    ] = False,
 ) -> None:
     """Write a self-contained HTML page of one session: what went wrong, header card,
     timeline, failed calls, calls by tool, usage chart, findings at their lines. It loads
@@ -901,9 +966,9 @@ def report_command(
     max_line = _max_line(max_line)
     review = ReviewOptions(loop_min=loop_min, loop_window=loop_window, gap_seconds=gap)
     if watch:
-        return _report_watch(files, from_, port, max_line, open_, review)
+        return _report_watch(files, from_, port, max_line, open_, review, keep_secrets)
     if len(files) > 1 or is_dir(files[0]):
-        return _report_many(files, output, from_, jobs, max_line, open_, review)
+        return _report_many(files, output, from_, jobs, max_line, open_, review, keep_secrets)
     file = files[0]
     refused = why_not(file)
     if refused is not None:
@@ -914,7 +979,13 @@ def report_command(
     skipped: list[Skipped] = []
     try:
         written = write_report(
-            file, target, from_=from_, max_line=max_line, on_skipped=skipped.append, review=review
+            file,
+            target,
+            from_=from_,
+            max_line=max_line,
+            on_skipped=skipped.append,
+            review=review,
+            keep_secrets=keep_secrets,
         )
     except (ConvertError, OutputError, ConfigError) as error:
         raise fail_usage(safe(str(error))) from None
@@ -943,6 +1014,7 @@ def _report_many(
     max_line: int,
     open_: bool,
     review: Any,
+    keep_secrets: bool = False,
 ) -> None:
     """``report PATH... -o DIR``: a page per session and an index (docs/report.md#many-sessions)."""
     from bbox_lark.config import ConfigError
@@ -955,7 +1027,13 @@ def _report_many(
     try:
         inputs = convert_inputs(files, from_)
         rows = write_many(
-            inputs, output, from_=from_, max_line=max_line, jobs=_jobs_option(jobs), review=review
+            inputs,
+            output,
+            from_=from_,
+            max_line=max_line,
+            jobs=_jobs_option(jobs),
+            review=review,
+            keep_secrets=keep_secrets,
         )
     except ConfigError as error:
         raise fail_usage(safe(str(error))) from None
@@ -983,7 +1061,13 @@ def _jobs_option(jobs: str | None) -> int | str | None:
 
 
 def _report_watch(
-    files: list[str], from_: str | None, port: int, max_line: int, open_: bool, review: Any
+    files: list[str],
+    from_: str | None,
+    port: int,
+    max_line: int,
+    open_: bool,
+    review: Any,
+    keep_secrets: bool = False,
 ) -> None:
     """``report FILE --watch``: the live page (docs/report.md#live)."""
     from bbox_lark.report.live import serve
@@ -1004,7 +1088,15 @@ def _report_watch(
             webbrowser.open(url)
 
     try:
-        serve(files[0], port=port, from_=from_, max_line=max_line, on_ready=ready, review=review)
+        serve(
+            files[0],
+            port=port,
+            from_=from_,
+            max_line=max_line,
+            on_ready=ready,
+            review=review,
+            keep_secrets=keep_secrets,
+        )
     except OSError as error:
         raise fail_usage(f"--port {port}: cannot listen on 127.0.0.1: {error.strerror or error}") from None
     err.print("stopped", markup=False)
@@ -1059,10 +1151,13 @@ def export_command(
     isolated: Isolated = False,
     exclude: Exclude = None,
     extend_exclude: ExtendExclude = None,
+    redact: RedactSecrets = False,
+    keep_secrets: KeepSecrets = False,
 ) -> None:
     """Write the sessions, events, calls and diagnostics tables of many sessions (Parquet or
     CSV, one file per table). A file that cannot be read still gets its sessions row; exit 1
-    when a file was not read faithfully, 2 when one could not be read."""
+    when a file was not read faithfully or holds a provider credential (not exported without
+    --redact or --keep-secrets), 2 when one could not be read."""
     from bbox_lark.export import export_tables
     from bbox_lark.tables import MissingExtra
 
@@ -1074,6 +1169,7 @@ def export_command(
             format=output_format.value,
             jobs=resolver.for_path("-").jobs,
             resolver=resolver,
+            secrets="redact" if redact else "keep" if keep_secrets else "refuse",
         )
     except MissingExtra as error:
         raise fail_usage(str(error)) from None
@@ -1083,6 +1179,14 @@ def export_command(
         print_error(why if why.startswith(path) else f"{path}: {why}")
     for path, why in (*summary.crashed, *summary.failed):
         err.print(f"! {safe(path)}: {safe(why)}", markup=False)
+    for path, credentials in summary.refused:
+        for line in credentials:
+            err.print(f"{safe(path)}:{line}", markup=False)
+        print_marked(
+            "[red]✗[/] ",
+            f"{safe(path)}: holds provider credentials (S001); not exported (--redact"
+            " replaces them, --keep-secrets exports them as they are)",
+        )
     err.print(safe(summary.line()), markup=False)
     raise typer.Exit(summary.exit_code)
 

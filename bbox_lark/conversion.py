@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from bbox_lark.convert.base import Skipped
 
 
+#: Standard output is held back until the input is known to hold no credential: in memory up
+#: to this many bytes, then in a temporary file.
+HELD_IN_MEMORY = 8 << 20
 #: Below this many bytes of inputs, a many-file run converts them in this process.
 PARALLEL_MIN_BYTES = 1 << 18
 
@@ -81,6 +84,11 @@ class Converted:
     written: bool = False
     #: Why the input could not be converted or written (exit 2): a many-file run goes on.
     error: str | None = None
+    #: The provider credentials (S001) the input holds, one line each (``path:line:col: S001
+    #: kind``, never the key); refused when neither ``redact`` nor ``keep_secrets`` was given.
+    credentials: tuple[str, ...] = ()
+    #: Nothing was written because the input holds a provider credential (docs/reference.md#secrets).
+    secrets_refused: bool = False
 
     @property
     def shown(self) -> str:
@@ -91,7 +99,7 @@ class Converted:
         """2 when it could not be converted, 1 when refused or records were skipped, else 0."""
         if self.error is not None:
             return EXIT_USAGE
-        if self.verdict.refused or self.notes.skipped:
+        if self.verdict.refused or self.notes.skipped or self.secrets_refused:
             return EXIT_FINDINGS
         return self.verdict.exit_code
 
@@ -158,7 +166,12 @@ def convert_file(
     staging = _staging(output) if folder_out and output is not None else None
     stdout = sys.stdout if stdout is None else stdout
     stdout.flush()
-    binary = writer.stream if writer is not None else getattr(stdout, "buffer", None)
+    options = dict(options or {})
+    guarded = not options.get("redact") and not options.get("keep_secrets")
+    held: IO[bytes] | None = None  # standard output held back until the input is known clean
+    if guarded and output is None:
+        held = tempfile.SpooledTemporaryFile(max_size=HELD_IN_MEMORY)  # noqa: SIM115 (closed in finally)
+    binary = writer.stream if writer is not None else held or getattr(stdout, "buffer", None)
     text_out: Any
     if binary is not None:
         text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
@@ -174,7 +187,7 @@ def convert_file(
                 max_line=max_line,
                 output_path=staging,
                 allowed_secrets=redact_file_settings(None if file == "-" else Path(file)),
-                **(options or {}),
+                **options,
             )
         except RefusedInputError as error:
             raise ConvertUsageError(f"{shown}: {error}") from None
@@ -201,7 +214,13 @@ def convert_file(
             ),
             report=fidelity.render(shown),
             report_data={"source": result.source, "target": result.target, **fidelity.to_dict()},
+            credentials=() if options.get("redact") else credential_lines(shown, result, verdict),
+            secrets_refused=guarded and bool(result.credentials),
         )
+        if converted.secrets_refused:
+            return converted
+        if held is not None:
+            _release(held, stdout)
         if (writer is not None or staging is not None) and verdict.refused:
             return converted
         if writer is not None:
@@ -213,12 +232,41 @@ def convert_file(
             _move_in(staging, output)
         return replace(converted, written=output is not None)
     finally:
+        if held is not None:
+            held.close()
         if writer is not None:
             writer.discard()
         if staging is not None:
             import shutil
 
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def credential_lines(shown: str, result: Any, verdict: WriteVerdict) -> tuple[str, ...]:
+    """One line per provider credential of a conversion's ``result``: the file, the line and
+    column (of the bbox form for a foreign input, which is what is scanned) and the kind,
+    never the key; none for those the input's own findings (``verdict``) show already."""
+    shown_already = {(d.line, d.col) for d in verdict.errors if d.code == "S001"}
+    where = "" if result.source == "bbox" else f" (in its {result.source} → bbox form)"
+    return tuple(
+        f"{shown}:{line}:{col}: S001 {kind}{where}"
+        for line, col, kind in result.credentials
+        if (line, col) not in shown_already
+    )
+
+
+def _release(held: IO[bytes], stdout: IO[Any]) -> None:
+    """Copy the held output to standard output (its binary buffer when it has one)."""
+    import shutil
+
+    held.seek(0)
+    target = getattr(stdout, "buffer", None)
+    if target is not None:
+        shutil.copyfileobj(held, target)
+        target.flush()
+    else:
+        stdout.write(held.read().decode("utf-8", "surrogateescape"))
+        stdout.flush()
 
 
 def _secrets_warning(secrets: dict[str, int], redacted: bool) -> str:

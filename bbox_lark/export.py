@@ -57,6 +57,9 @@ class ExportSummary:
     failed: tuple[tuple[str, str], ...] = ()
     #: Files bbox-lark failed on (an ``E016`` finding: a bug to report), as (path, why).
     crashed: tuple[tuple[str, str], ...] = ()
+    #: Files not exported because they hold a provider credential (S001; docs/reference.md#secrets), as
+    #: (path, one ``line:col: S001 kind`` per credential, never the key).
+    refused: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -64,7 +67,7 @@ class ExportSummary:
         when a file was not read faithfully, else 0."""
         if self.unreadable or self.crashed:
             return 2
-        return 1 if self.failed else 0
+        return 1 if self.failed or self.refused else 0
 
     def line(self) -> str:
         """The one-line summary."""
@@ -76,6 +79,8 @@ class ExportSummary:
             problems += f"; {len(self.unreadable)} unreadable"
         if self.crashed:
             problems += f"; {len(self.crashed)} failed inside bbox-lark (E016)"
+        if self.refused:
+            problems += f"; {len(self.refused)} not exported (provider credentials)"
         return f"{self.files} session(s) → {self.out}/ ({self.format}: {tables}){problems}"
 
 
@@ -129,8 +134,19 @@ class TableWriter:
 Emit = Callable[[dict[str, Columns]], None]
 
 
+#: What export does with a file that holds a provider credential (S001): refuse it (no row
+#: written for it), redact every secret first (``--redact``), or keep it (``--keep-secrets``).
+Secrets = Literal["refuse", "redact", "keep"]
+
+
 def _rows_of(
-    path: str, max_line: int, select: Any, ignore: Any, allowed: Any = (), emit: Emit | None = None
+    path: str,
+    max_line: int,
+    select: Any,
+    ignore: Any,
+    allowed: Any = (),
+    secrets: Secrets = "refuse",
+    emit: Emit | None = None,
 ) -> SessionRows:
     """One file's rows (in a worker process, or here); never raises. With ``emit``, the file
     is read as a stream and its ``events`` and ``calls`` rows go there in chunks. A file in
@@ -145,13 +161,20 @@ def _rows_of(
         return unread_rows(path, refused)
     try:
         with spooled(path) as source:
-            return _rows_of_file(path, source, max_line, select, ignore, allowed, emit)
+            return _rows_of_file(path, source, max_line, select, ignore, allowed, secrets, emit)
     except InputError as error:
         return unread_rows(path, str(error))
 
 
 def _rows_of_file(
-    path: str, source: str, max_line: int, select: Any, ignore: Any, allowed: Any, emit: Emit | None
+    path: str,
+    source: str,
+    max_line: int,
+    select: Any,
+    ignore: Any,
+    allowed: Any,
+    secrets: Secrets,
+    emit: Emit | None,
 ) -> SessionRows:
     """:func:`_rows_of` of ``path``, whose bytes ``source`` (a regular file) holds."""
     from bbox_lark.conversion import bbox_file, foreign_format
@@ -161,14 +184,14 @@ def _rows_of_file(
 
     read_as = foreign_format(source)
     if read_as is None:
-        return _bbox_rows(path, source, max_line, select, ignore, allowed, emit)
+        return _bbox_rows(path, source, max_line, select, ignore, allowed, secrets, emit)
     skipped: list[Skipped] = []
     try:
         with bbox_file(source, from_=read_as, max_line=max_line, on_skipped=skipped.append) as converted:
-            rows = _bbox_rows(path, str(converted), max_line, select, ignore, allowed, emit)
+            rows = _bbox_rows(path, str(converted), max_line, select, ignore, allowed, secrets, emit)
     except ConvertError as error:
         return unread_rows(path, f"{path}: {error}")
-    if skipped and not rows.unreadable:
+    if skipped and not rows.unreadable and not rows.credentials:
         # Not read faithfully: the records the reader skipped are in no table; say so.
         first = skipped[0]
         lost = f"{len(skipped)} record(s) the {read_as} reader skipped (line {first.line}: {first.message})"
@@ -181,13 +204,25 @@ def _rows_of_file(
 
 
 def _bbox_rows(
-    path: str, source: str, max_line: int, select: Any, ignore: Any, allowed: Any, emit: Emit | None
+    path: str,
+    source: str,
+    max_line: int,
+    select: Any,
+    ignore: Any,
+    allowed: Any,
+    secrets: Secrets,
+    emit: Emit | None,
 ) -> SessionRows:
     from bbox_lark.tables import session_rows, stream_session_rows, unread_rows
 
     try:
         with open(source, "rb") as file:
-            if emit is not None:
+            if emit is not None and secrets != "redact":
+                if secrets == "refuse":
+                    found = _credentials(file, allowed)
+                    if found:
+                        return _refused(path, found)
+                    file.seek(0)
                 return stream_session_rows(
                     path, file, emit, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed
                 )
@@ -195,7 +230,43 @@ def _bbox_rows(
     except OSError as error:
         why = "no such file or directory" if isinstance(error, FileNotFoundError) else error.strerror
         return unread_rows(path, f"{path}: cannot read: {why or error}")
+    if secrets != "keep":
+        from bbox_lark.redaction import redact
+        from bbox_lark.source import decode
+
+        text = decode(data)
+        if secrets == "refuse":
+            found = _credentials([text], allowed)
+            if found:
+                return _refused(path, found)
+        else:
+            done = redact(text, allowed=allowed)
+            if done.changed:
+                data = done.text.encode("utf-8", "surrogateescape")
     return session_rows(path, data, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed)
+
+
+def _credentials(chunks: Iterable[bytes | str], allowed: Any) -> tuple[str, ...]:
+    """Each provider credential in ``chunks`` (a whole text, or a file's lines) as
+    ``line:col: S001 kind``."""
+    from bbox_lark.redaction import locate
+    from bbox_lark.secrets import ERROR, find_secrets, might_hold_secrets
+
+    found: list[str] = []
+    for number, chunk in enumerate(chunks):
+        text = chunk if isinstance(chunk, str) else chunk.decode("utf-8", "surrogateescape")
+        if might_hold_secrets(text):
+            secrets = [s for s in find_secrets(text, allowed=allowed) if s.severity == ERROR]
+            found += [f"{number + line}:{col}: S001 {s.kind}" for line, col, s in locate(text, secrets)]
+    return tuple(found)
+
+
+def _refused(path: str, found: tuple[str, ...]) -> SessionRows:
+    """No row at all for a file that holds a provider credential."""
+    from bbox_lark.tables import empty_columns
+
+    tables = {name: empty_columns(name) for name in TABLE_NAMES}
+    return SessionRows(path, tables, ok=False, credentials=found)
 
 
 def _size(item: Input) -> int:
@@ -212,16 +283,24 @@ def input_bytes(inputs: Iterable[Input]) -> int:
     return sum(_size(item) for item in inputs)
 
 
-def _job(item: Input) -> tuple[str, int, Any, Any, Any]:
+def _job(item: Input, secrets: Secrets) -> tuple[str, int, Any, Any, Any, Secrets]:
     settings = item.settings
     path = item.path
-    return (path, settings.max_line, settings.select, settings.ignore_for(path), settings.allowed_secrets)
+    return (
+        path,
+        settings.max_line,
+        settings.select,
+        settings.ignore_for(path),
+        settings.allowed_secrets,
+        secrets,
+    )
 
 
 def iter_rows(
     inputs: Iterable[Input],
     jobs: Jobs | None = None,
     emit: Emit | None = None,
+    secrets: Secrets = "refuse",
 ) -> Iterator[SessionRows]:
     """Each input's rows, in the inputs' order; files spread over ``jobs`` worker processes
     (None or ``"auto"``: every core) with at most a few in flight. Standard input is not a
@@ -241,7 +320,7 @@ def iter_rows(
             return unread_rows(item.path, item.problem)
         if item.stdin:
             return unread_rows(item.path, "-: export reads files, not standard input")
-        return _rows_of(*_job(item), emit if _size(item) >= STREAM_MIN_BYTES else None)
+        return _rows_of(*_job(item, secrets), emit if _size(item) >= STREAM_MIN_BYTES else None)
 
     if workers <= 1 or len(items) < 2 or input_bytes(items) < PARALLEL_MIN_BYTES:
         for item in items:
@@ -265,7 +344,7 @@ def iter_rows(
             large = emit is not None and _size(item) >= STREAM_MIN_BYTES  # read here, streamed
             if item.problem is None and not item.stdin and not broken and not large:
                 try:
-                    future = pool.submit(_rows_of, *_job(item))
+                    future = pool.submit(_rows_of, *_job(item, secrets))
                 except RuntimeError:  # BrokenProcessPool, or the pool shutting down
                     broken = True
             queue.append((item, future))
@@ -292,6 +371,7 @@ def export_inputs(
     format: Format = "parquet",
     jobs: Jobs | None = None,
     batch_rows: int = BATCH_ROWS,
+    secrets: Secrets = "refuse",
 ) -> ExportSummary:
     """Write the four tables of ``inputs`` to ``out/<table>.<format>`` (the folder is made
     if needed). Raises :class:`~bbox_lark.tables.MissingExtra` without pyarrow, and
@@ -306,6 +386,7 @@ def export_inputs(
     unreadable: list[tuple[str, str]] = []
     failed: list[tuple[str, str]] = []
     crashed: list[tuple[str, str]] = []
+    refused: list[tuple[str, tuple[str, ...]]] = []
     try:
         for name in TABLE_NAMES:
             writers[name] = TableWriter(name, out / f"{name}.{format}", format, batch_rows)
@@ -314,8 +395,11 @@ def export_inputs(
             for name, columns in chunk.items():
                 writers[name].add(columns)
 
-        for rows in iter_rows(inputs, jobs, emit):
+        for rows in iter_rows(inputs, jobs, emit, secrets):
             files += 1
+            if rows.credentials:
+                refused.append((rows.path, rows.credentials))
+                continue
             for name in TABLE_NAMES:
                 writers[name].add(rows.tables[name])
             if not rows.ok:
@@ -335,6 +419,7 @@ def export_inputs(
         unreadable=tuple(unreadable),
         failed=tuple(failed),
         crashed=tuple(crashed),
+        refused=tuple(refused),
     )
 
 
@@ -345,12 +430,14 @@ def export_tables(
     format: Format = "parquet",
     jobs: Jobs | None = None,
     resolver: Resolver | None = None,
+    secrets: Secrets = "refuse",
 ) -> ExportSummary:
     """Export the sessions named by ``paths`` (files, folders searched as ``check`` searches
     them, globs) to ``out``: see :func:`export_inputs`. ``resolver`` gives each file its
-    settings (default: no configuration file read)."""
+    settings (default: no configuration file read). ``secrets``: a file that holds a
+    provider credential is refused (no row for it; exit 1), redacted first, or kept."""
     from bbox_lark.config import Resolver
     from bbox_lark.discover import discover
 
     inputs = discover(list(paths), resolver or Resolver(isolated=True))
-    return export_inputs(inputs, Path(out), format=format, jobs=jobs)
+    return export_inputs(inputs, Path(out), format=format, jobs=jobs, secrets=secrets)

@@ -83,7 +83,7 @@ def _memory_views(con: Any, inputs: list[Input], jobs: Jobs | None) -> list[tupl
 
     columns = {name: empty_columns(name) for name in TABLE_NAMES}
     unreadable = []
-    for rows in iter_rows(inputs, jobs):
+    for rows in iter_rows(inputs, jobs, secrets="keep"):
         for name in TABLE_NAMES:
             for column, values in rows.tables[name].items():
                 columns[name][column].extend(values)
@@ -140,7 +140,7 @@ def query_inputs(
         from bbox_lark.export import export_inputs
 
         with tempfile.TemporaryDirectory(prefix="bbox-lark-query-") as folder:
-            summary = export_inputs(sessions, Path(folder), jobs=jobs)
+            summary = export_inputs(sessions, Path(folder), jobs=jobs, secrets="keep")
             _parquet_views(con, [folder])
             columns, rows = run_sql(con, sql)
             con.close()  # before its files go

@@ -24,7 +24,14 @@ from bbox_lark import build
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Continuation, Event, Field, Line
 from bbox_lark.parser import Head, reparse
-from bbox_lark.secrets import SecretMatch, count_kinds, find_secrets, marker
+from bbox_lark.secrets import (
+    SecretMatch,
+    count_kinds,
+    find_secrets,
+    marker,
+    might_hold_secrets,
+    replace_secrets,
+)
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Fidelity, Item
@@ -222,11 +229,15 @@ class StreamScan:
         self.keep_count = redact and keep_count
         self.allowed = frozenset(allowed)
         self.found: list[SecretMatch] = []
+        #: Each secret with its line and column (1-based) in the bbox form.
+        self.located: list[tuple[int, int, SecretMatch]] = []
         self._in_key_block = False
         #: What became of each continuation line attached to the last event (by identity:
         #: a stream that attaches them may yield the same nodes again after it, as
         #: ``iter_nodes`` does; built nodes may share a line number).
         self._attached: dict[int, tuple[Continuation, Continuation | None]] = {}
+        #: Every continuation line attached to the last event (their keys are joined there).
+        self._attached_seen: set[int] = set()
 
     @property
     def kinds(self) -> dict[str, int]:
@@ -238,28 +249,80 @@ class StreamScan:
         return _counted(scanned, self) if self.keep_count else scanned
 
     def _items(self, stream: Iterable[Item]) -> Iterator[Item]:
+        held: Item | None = None  # the last line, held back: a key may go on over the next one
         for item in stream:
-            if isinstance(item, Head):
-                yield self._head(item)
-            elif isinstance(item, Event):
-                self._in_key_block = False
-                event = self._event(item)
-                self._attached = {id(c): (c, self._continuation(c)) for c in event.continuation}
-                if event.continuation:
-                    kept = tuple(new for _, new in self._attached.values() if new is not None)
-                    event = replace(event, continuation=kept)
-                yield event
-            elif isinstance(item, Continuation):
-                if id(item) in self._attached:
-                    kept_line = self._attached.pop(id(item))[1]
-                else:
-                    kept_line = self._continuation(item)
-                if kept_line is not None:
-                    yield kept_line
-            else:
-                self._in_key_block = False
-                self._attached = {}
-                yield item
+            done = self._item(item)
+            if done is None:
+                continue
+            joins = isinstance(held, (Event, Continuation)) and isinstance(done, Continuation)
+            if joins and id(item) not in self._attached_seen:
+                held, done = self._across(held, done)  # type: ignore[arg-type]
+            if held is not None:
+                yield held
+            held = done
+        if held is not None:
+            yield held
+
+    def _item(self, item: Item) -> Item | None:
+        if isinstance(item, Head):
+            return self._head(item)
+        if isinstance(item, Event):
+            self._in_key_block = False
+            originals = item.continuation
+            event = self._event(self._wrapped(item) if originals else item)
+            self._attached = {
+                id(old): (old, self._continuation(c))
+                for old, c in zip(originals, event.continuation, strict=True)
+            }
+            self._attached_seen = set(self._attached)
+            if event.continuation:
+                kept = tuple(new for _, new in self._attached.values() if new is not None)
+                event = replace(event, continuation=kept)
+            return event
+        if isinstance(item, Continuation):
+            if id(item) in self._attached:
+                return self._attached.pop(id(item))[1]
+            return self._continuation(item)
+        self._in_key_block = False
+        self._attached = {}
+        self._attached_seen = set()
+        return item
+
+    def _across(self, before: Line, line: Continuation) -> tuple[Line, Continuation]:
+        """A key that starts at the end of ``before`` and goes on at the start of ``line``
+        (a continuation read on its own): counted, and replaced when redacting (the marker
+        where it starts, the rest gone from ``line``)."""
+        raw = before.raw
+        if not raw[-1:].strip() or not line.raw[2:3].strip():
+            return before, line
+        cut = max(0, len(raw) - 600)
+        text = f"{raw[cut:]}\n{line.raw}"
+        if not might_hold_secrets(text):
+            return before, line
+        join = len(raw) - cut
+        for secret in find_secrets(text, allowed=self.allowed):
+            if not secret.start < join < secret.end or secret.kind == "private_key":
+                continue
+            self.found.append(secret)
+            self.located.append((before.line, cut + secret.start + 1, secret))
+            self._note(secret, before.line)
+            if not self.redact:
+                continue
+            head = raw[: cut + secret.start] + marker(secret.kind)
+            indent = 1 if line.raw.startswith("\t") else 2
+            rest = line.raw[:indent] + line.raw[secret.end - join - 1 :]
+            before = self._event_raw(before, head) if isinstance(before, Event) else replace(before, raw=head)
+            return before, replace(line, raw=rest)
+        return before, line
+
+    def _note(self, secret: SecretMatch, line: int) -> None:
+        """The fidelity report's row for a secret passing (kept, or replaced)."""
+        if self.report is None:
+            return
+        if self.redact:
+            self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
+        else:
+            self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
 
     def _scan(self, text: str, line: int) -> tuple[str, list[SecretMatch]]:
         found = find_secrets(text, allowed=self.allowed)
@@ -267,12 +330,8 @@ class StreamScan:
             return text, found
         for secret in found:
             self.found.append(secret)
-            if self.report is not None:
-                if self.redact:
-                    what = f"secrets ({secret.kind}), replaced by {marker(secret.kind)}"
-                    self.report.dropped(what, line)
-                else:
-                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+            self.located.append((line, secret.start + 1, secret))
+            self._note(secret, line)
             if secret.kind == "private_key" and "-----END" not in text[secret.start :]:
                 self._in_key_block = True
         if not self.redact:
@@ -284,13 +343,10 @@ class StreamScan:
         found = find_secrets(text, allowed=self.allowed)
         if not found:
             return head
-        for line, _, secret in locate(text, found):
+        for line, col, secret in locate(text, found):
             self.found.append(secret)
-            if self.report is not None:
-                if self.redact:
-                    self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
-                else:
-                    self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+            self.located.append((line, col, secret))
+            self._note(secret, line)
         if not self.redact:
             return head
         from bbox_lark.parser import iter_nodes
@@ -298,6 +354,54 @@ class StreamScan:
         redacted = next(iter_nodes(("\ufeff" if head.bom else "") + _replace(text, found, len(text))))
         assert isinstance(redacted, Head)
         return replace(redacted, body_start=head.body_start)
+
+    def _wrapped(self, event: Event) -> Event:
+        """``event`` with each key wrapped from one of its lines onto the next (a
+        continuation) counted, and replaced when redacting: the marker where it starts,
+        the rest of it gone from the lines it goes on over (the lines stay)."""
+        lines: list[Line] = [event, *event.continuation]
+        block = "\n".join(line.raw for line in lines)
+        if not might_hold_secrets(block):
+            return event
+        starts = [0]
+        for line in lines[:-1]:
+            starts.append(starts[-1] + len(line.raw) + 1)
+        wrapped = []
+        for secret in find_secrets(block, allowed=self.allowed):
+            first = bisect.bisect_right(starts, secret.start) - 1
+            last = bisect.bisect_right(starts, secret.end - 1) - 1
+            if first != last and secret.kind != "private_key":
+                wrapped.append((first, last, secret))
+        if not wrapped:
+            return event
+        raws = [line.raw for line in lines]
+        for first, last, secret in reversed(wrapped):
+            line_no = lines[first].line
+            self.found.append(secret)
+            self.located.append((line_no, secret.start - starts[first] + 1, secret))
+            self._note(secret, line_no)
+            if not self.redact:
+                continue
+            for index in range(first, last + 1):
+                raw, at = raws[index], starts[index]
+                indent = 0 if index == first else (1 if raw.startswith("\t") else 2)
+                cut_from = secret.start - at if index == first else indent
+                cut_to = min(len(raw), secret.end - at)
+                keep = marker(secret.kind) if index == first else ""
+                raws[index] = raw[:cut_from] + keep + raw[cut_to:] if index == last else raw[:cut_from] + keep
+        if not self.redact:
+            return event
+        head = self._event_raw(event, raws[0])
+        kept = tuple(replace(line, raw=raw) for line, raw in zip(event.continuation, raws[1:], strict=True))
+        return replace(head, continuation=kept)
+
+    def _event_raw(self, event: Event, raw: str) -> Event:
+        if raw == event.raw:
+            return event
+        try:
+            return reparse(event, raw)
+        except ValueError:  # the marker changed what the line is: keep the line up to it
+            return reparse(event, raw[: raw.index("]", raw.index("[redacted:")) + 1])
 
     def _event(self, event: Event) -> Event:
         new_raw, found = self._scan(event.raw, event.line)
@@ -369,14 +473,10 @@ def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
 def _replace(text: str, found: Iterable[SecretMatch], body_at: int) -> str:
     """``text`` with each secret replaced by its marker (quoted where it starts a YAML value
     before ``body_at``)."""
-    parts: list[str] = []
-    at = 0
-    for secret in found:
-        parts.append(text[at : secret.start])
-        replacement = marker(secret.kind)
+
+    def replacement(secret: SecretMatch) -> str:
         if secret.start < body_at and _starts_yaml_value(text, secret.start):
-            replacement = f'"{replacement}"'
-        parts.append(replacement)
-        at = secret.end
-    parts.append(text[at:])
-    return "".join(parts)
+            return f'"{marker(secret.kind)}"'
+        return ""
+
+    return replace_secrets(text, found, replacement)

@@ -28,6 +28,11 @@ from collections.abc import Callable, Collection, Iterable
 from functools import cache
 
 from bbox_lark._classes import dataclass
+from bbox_lark.decoded import HIDING as _HIDING
+from bbox_lark.decoded import JOIN as _JOIN
+from bbox_lark.decoded import joined as _joined
+from bbox_lark.decoded import same as _same
+from bbox_lark.decoded import views as _views
 
 #: How a redacted secret reads: ``[redacted:anthropic_key]`` (docs/reference.md#secrets).
 MARKER = "[redacted:{kind}]"
@@ -73,7 +78,6 @@ class SecretPattern:
 
 
 _B62 = "A-Za-z0-9"
-_WORD = _B62 + "_-"
 _ASSIGN = r"""["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?"""
 #: A generic secret's value (on lower-cased text).
 _VALUE = r"(?P<secret>[a-z0-9+/=_\-.~!@#$%^&*]{16,512})"
@@ -126,7 +130,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "An Anthropic API or admin key (`sk-ant-api03-…`).",
         "ANTHROPIC_API_KEY=sk-ant-api03-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests_0123456789AA",
         ("sk-",),
-        after=_WORD,
+        after=_B62,
     ),
     SecretPattern(
         "openai_key",
@@ -137,7 +141,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "An OpenAI API key (`sk-proj-…`, `sk-svcacct-…`, the classic `sk-` and 48 letters and digits).",
         "OPENAI_API_KEY=sk-proj-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests0123456789xyz",
         ("sk-",),
-        after=_WORD,
+        after=_B62,
     ),
     SecretPattern(
         "aws_access_key",
@@ -171,7 +175,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "A GitHub token: classic (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`) or fine-grained (`github_pat_`).",
         "git remote set-url origin https://x-access-token:ghp_FAKEfake0123456789notARealTokenABC12@github.com/o/r",
         ("gh", "github_pat_"),
-        after=_B62 + "_",
+        after=_B62,
     ),
     SecretPattern(
         "slack_token",
@@ -190,7 +194,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "A Google API key (`AIza` and 35 characters).",
         "GOOGLE_API_KEY=AIzaFAKEfake0123456789_notARealKey-0123",
         ("AIza",),
-        after=_WORD,
+        after=_B62,
     ),
     SecretPattern(
         "stripe_key",
@@ -199,7 +203,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "A Stripe live secret or restricted key (`sk_live_`, `rk_live_`); test keys are not secrets.",
         "STRIPE_KEY=sk_live_FAKEfake0123456789notAReal",
         ("k_live_",),
-        after=_B62 + "_",
+        after=_B62,
     ),
     SecretPattern(
         "huggingface_token",
@@ -208,7 +212,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "A Hugging Face access token (`hf_` and 34 letters).",
         "HF_TOKEN=hf_FAKEfakeFAKEnotARealTokenForTestsAB",
         ("hf_",),
-        after=_B62 + "_",
+        after=_B62,
     ),
     SecretPattern(
         "jwt",
@@ -218,7 +222,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "A JSON Web Token (three base64url parts, header and payload starting `eyJ`).",
         "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlLXVzZXIifQ.FAKEsignatureNotReal0123",
         ("eyJ",),
-        after=_WORD,
+        after=_B62,
     ),
     SecretPattern(
         "url_password",
@@ -358,7 +362,47 @@ def looks_random(value: str) -> bool:
         and max(map(len, re.split(r"[_.\-]", value))) < 12
     ):
         return False
+    if is_identifier(value):
+        return False
     return entropy(value) >= 3.5
+
+
+_HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+_SEPARATORS = re.compile(r"[-_./:=]+")
+
+
+def _wordlike(part: str) -> bool:
+    """A word of an identifier: lower-case (``credentials``), capitalised or CamelCase
+    (``SecretKeyRef``, ``HTTPServer``), upper-case (``DB``), with up to three digits after
+    it (``v2``): humps of two letters or more, four on average when there are several. A
+    random value's letters rarely read as such humps (``FkqLmZvXw``)."""
+    letters = part.rstrip("0123456789")
+    if not letters.isalpha() or not letters.isascii() or len(part) - len(letters) > 3:
+        return False
+    humps = _HUMPS.findall(letters)
+    if len(humps) == 1:
+        return len(letters) >= 2
+    return min(map(len, humps)) >= 2 and len(letters) >= 4 * len(humps) - 1
+
+
+def is_identifier(value: str) -> bool:
+    """Whether ``value`` reads as a name rather than a secret (docs/reference.md#secrets): words joined
+    by ``-``, ``_``, ``.``, ``/`` (``db-credentials-5f7d9c8b6-x2x9z``,
+    ``secret_store.backup``), or one CamelCase name of two words or more
+    (``MyDatabasePassword``). A short generated suffix (a hash of 10 characters or fewer)
+    may follow the words; a long random part may not."""
+    parts = [part for part in _SEPARATORS.split(value) if part]
+    if not parts:
+        return False
+    if len(parts) == 1:
+        return _wordlike(parts[0]) and len(_HUMPS.findall(parts[0])) >= 2
+    words = [part for part in parts if _wordlike(part)]
+    if not any(len(word) >= 3 for word in words):
+        return False
+    others = [part for part in parts if not _wordlike(part)]
+    if any(len(part) > 10 for part in others):
+        return False
+    return sum(map(len, words)) * 2 >= sum(map(len, parts))
 
 
 @cache
@@ -376,8 +420,12 @@ class _Candidate:
     masked: str
 
 
-def _candidates(text: str, lowered: str, rank: int, allowed: Collection[str]) -> list[_Candidate]:
-    """Every match of the pattern ``PATTERNS[rank]`` (``lowered``: the lower-cased text)."""
+def _candidates(
+    text: str, lowered: str, rank: int, allowed: Collection[str], starts: Collection[int] = ()
+) -> list[_Candidate]:
+    """Every match of the pattern ``PATTERNS[rank]`` in ``text`` (``lowered``: the
+    lower-cased text), with offsets into ``text``; a match may start at ``starts`` whatever
+    comes before it (a line joined to the one before)."""
     row = PATTERNS[rank]
     haystack = lowered if row.fold else text
     flags = re.IGNORECASE if row.fold and len(haystack) != len(text) else 0
@@ -386,7 +434,8 @@ def _candidates(text: str, lowered: str, rank: int, allowed: Collection[str]) ->
     after = _boundary(row.after) if row.after else None
     out = []
     for match in _compiled(row.pattern, flags).finditer(haystack):
-        if after is not None and match.start() and after.match(text, match.start() - 1):
+        at = match.start()
+        if after is not None and at and after.match(text, at - 1) and at not in starts:
             continue
         start, end = match.span("secret")
         secret = text[start:end]
@@ -421,19 +470,33 @@ def _boundary(chars: str) -> re.Pattern[str]:
 
 
 def find_secrets(text: str, *, allowed: Collection[str] = ()) -> list[SecretMatch]:
-    """Every secret in ``text``, in order of position. Where two shapes overlap, the
-    provider-specific one (earlier in :data:`PATTERNS`) wins. Values in ``allowed`` (a
-    config's ``allowed-secrets``) are not reported."""
-    lowered = text.lower()
-    rows = _hinted(text, lowered)
-    if not rows:
-        return []
+    """Every secret in ``text``, in order of position, judged on what a reader gets back
+    (docs/reference.md#secrets): the text as written, the text with its escapes resolved (written text,
+    JSON, YAML, URL percent-encoding) and the text with a key wrapped over continuation lines
+    joined. Offsets are into ``text``: a secret written with escapes spans them (it is
+    replaced whole). Where two shapes overlap, the provider-specific one (earlier in
+    :data:`PATTERNS`) wins, then the longer. Values in ``allowed`` (a config's
+    ``allowed-secrets``) are not reported."""
     found: list[_Candidate] = []
-    for rank in rows:
-        found += _candidates(text, lowered, rank, allowed)
+    for view, back, joins in _views(text):
+        lowered = view.lower()
+        rows = _hinted(view, lowered)
+        for rank in rows:
+            if joins is not None and PATTERNS[rank].severity != ERROR:
+                continue  # a generic guess never reaches over a line break
+            for cand in _candidates(view, lowered, rank, allowed, joins or ()):
+                if joins is not None:
+                    at = bisect.bisect_right(joins, cand.start)
+                    if at == len(joins) or joins[at] >= cand.end:
+                        continue  # within one line: the text as written has it
+                if back is not _same:
+                    cand = _Candidate(
+                        cand.rank, back(cand.start), back(cand.end), cand.kind, cand.severity, cand.masked
+                    )
+                found.append(cand)
     if not found:
         return []
-    found.sort(key=lambda c: (c.rank, c.start))
+    found.sort(key=lambda c: (c.rank, c.start - c.end, c.start))
     kept: list[_Candidate] = []
     taken: list[tuple[int, int]] = []  # sorted, disjoint spans already kept
     for cand in found:
@@ -516,11 +579,20 @@ _FOLDED_PROBE = re.compile("|".join(_probe(hint, guarded=True) for hint in _FOLD
 
 
 def might_hold_secrets(text: str) -> bool:
-    """False when ``text`` holds none of the hints, so :func:`find_secrets` would find
-    nothing: the prefilter alone, for a caller that scans many small texts (the checks).
+    """False when ``text`` holds none of the hints, no escape that could hide one and no
+    line break a hint could be wrapped over, so :func:`find_secrets` would find nothing: the
+    prefilter alone, for a caller that scans many small texts (the checks).
     True whenever :func:`_hinted` would run a row (``tests/test_secrets.py`` compares them
     on the corpus, the real logs and the table's examples)."""
-    return _CASED_PROBE.search(text) is not None or _FOLDED_PROBE.search(text.lower()) is not None
+    if _CASED_PROBE.search(text) is not None or _FOLDED_PROBE.search(text.lower()) is not None:
+        return True
+    if _HIDING.search(text) is not None:  # an escape may hide a hint (``sk\u002dant-``)
+        return True
+    if "\n" in text:  # a hint wrapped over two continuation lines (``g`` / ``hp_``)
+        joined = _joined(text)
+        if joined is not None and joined[0] != text:
+            return might_hold_secrets(joined[0])
+    return False
 
 
 def _hinted(text: str, lowered: str) -> list[int]:
@@ -543,27 +615,51 @@ def redact_secrets(
     text: str, *, allowed: Collection[str] = (), keep: Callable[[SecretMatch], bool] | None = None
 ) -> tuple[str, list[SecretMatch]]:
     """``text`` with each secret replaced by ``[redacted:KIND]``, and the secrets replaced
-    (offsets into the original ``text``). ``keep`` may spare some (a suppressed finding)."""
+    (offsets into the original ``text``). ``keep`` may spare some (a suppressed finding).
+    The one call for redacting a plain string (a message, an attribute, a field value)."""
     matches = find_secrets(text, allowed=allowed)
     if keep is not None:
         matches = [m for m in matches if not keep(m)]
     if not matches:
         return text, []
+    return replace_secrets(text, matches), matches
+
+
+def replace_secrets(
+    text: str, matches: Iterable[SecretMatch], replacement: Callable[[SecretMatch], str] = lambda m: ""
+) -> str:
+    """``text`` with each of ``matches`` (in order, disjoint) replaced by its marker, or by
+    ``replacement(match)`` when that gives text. A key wrapped over continuation lines keeps
+    its line breaks (the marker on its first line, the rest of it gone from the next), so
+    the lines after it keep their numbers; a private key block becomes one marker."""
     parts: list[str] = []
     at = 0
     for found in matches:
         parts.append(text[at : found.start])
-        parts.append(marker(found.kind))
+        parts.append(replacement(found) or marker(found.kind))
+        if found.kind != "private_key":
+            parts += _JOIN.findall(text, found.start, found.end)
         at = found.end
     parts.append(text[at:])
-    return "".join(parts), matches
+    return "".join(parts)
 
 
-def mask_secrets(text: str) -> str:
+#: A provider's prefix and a dozen key characters or more: a key's start, whole or cut.
+_KEY_START = re.compile(
+    r"(?<![A-Za-z0-9])(sk-ant-|sk-proj-|sk-svcacct-|sk-|A[KS]IA|gh[pousr]_|github_pat_|xox[abposre]-"
+    r"|AIza|[sr]k_live_|hf_|eyJ)[A-Za-z0-9_\-]{12,}"
+)
+
+
+def mask_secrets(text: str, *, fragments: bool = False) -> str:
     """``text`` with each secret replaced by its masked form (``sk-ant-…AA``): for a message
-    that quotes a value. Text without a hint comes back as it is, at the prefilter's cost."""
+    that quotes a value. Text without a hint comes back as it is, at the prefilter's cost.
+    ``fragments``: also a provider prefix followed by a dozen key characters or more, for a
+    message that quotes a value cut short (most of a key is still a leak)."""
     if not might_hold_secrets(text):
         return text
+    if fragments:
+        return _mask_key_starts(mask_secrets(text))
     matches = find_secrets(text)
     if not matches:
         return text
@@ -575,6 +671,26 @@ def mask_secrets(text: str) -> str:
         parts.append(text[at : found.start])
         parts.append(found.masked)
         at = found.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _mask_key_starts(text: str) -> str:
+    """``text`` with each :data:`_KEY_START` (in the text as written or decoded) cut to its
+    prefix and ``…``."""
+    spans: list[tuple[int, int, str]] = []
+    for view, back, joins in _views(text):
+        if joins is None:
+            spans += [(back(m.start()), back(m.end()), m[1]) for m in _KEY_START.finditer(view)]
+    if not spans:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, end, prefix in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if start < at:
+            continue
+        parts += [text[at:start], prefix + "…"]
+        at = end
     parts.append(text[at:])
     return "".join(parts)
 

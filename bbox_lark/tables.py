@@ -174,6 +174,8 @@ class SessionRows:
     unreadable: bool = False
     #: True when bbox-lark failed on the file (an ``E016`` finding; a bug to report).
     crashed: bool = False
+    #: The provider credentials that made ``export`` refuse the file (``line:col: S001 kind``).
+    credentials: tuple[str, ...] = ()
 
     def count(self, table: str) -> int:
         columns = self.tables[table]

@@ -313,8 +313,22 @@ WRITABLE = ["bbox", "compact", "atif", "jsonl"]
 
 
 @pytest.mark.parametrize("to", WRITABLE)
+def test_convert_refuses_a_file_with_a_provider_credential(to: str) -> None:
+    """DECISIONS §13: without --redact or --keep-secrets, nothing is written (exit 1), and
+    each credential is named by line, column and kind, never whole."""
+    result = invoke(["convert", str(EXAMPLE), "--to", to])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "holds provider credentials (S001); not written" in result.stderr
+    assert ":7:23: S001 anthropic_key" in result.stderr
+    for secret in secrets_in(EXAMPLE.read_text(encoding="utf-8")):
+        for part in secret.splitlines():
+            assert "-----" in part or part.strip() not in result.stderr
+
+
+@pytest.mark.parametrize("to", WRITABLE)
 def test_convert_warns_about_secrets_it_carries_over(to: str) -> None:
-    result = invoke(["convert", str(EXAMPLE), "--to", to, "--report"])
+    result = invoke(["convert", str(EXAMPLE), "--to", to, "--report", "--keep-secrets"])
     assert result.exit_code == 0
     assert "5 secret(s) carried over (anthropic_key 1, aws_access_key 1, generic_secret 1" in result.stderr
     assert "kept secrets (anthropic_key; convert --redact replaces them): 1 (line 7)" in result.stderr
@@ -363,13 +377,17 @@ def test_convert_redact_keeps_the_redaction_count_true(to: str, text: str) -> No
 
 def test_a_redacted_lightbox_export_is_a_valid_chain_and_imports_clean(tmp_path: Path) -> None:
     leaky, clean = tmp_path / "leaky", tmp_path / "clean"
-    assert invoke(["convert", str(EXAMPLE), "--to", "lightbox", "-o", str(leaky)]).exit_code == 0
+    assert invoke(["convert", str(EXAMPLE), "--to", "lightbox", "-o", str(leaky)]).exit_code == 1  # §13
+    assert not leaky.exists()
+    keep = ["--keep-secrets"]
+    assert invoke(["convert", str(EXAMPLE), "--to", "lightbox", *keep, "-o", str(leaky)]).exit_code == 0
     assert invoke(["convert", str(EXAMPLE), "--to", "lightbox", "--redact", "-o", str(clean)]).exit_code == 0
     written = "".join(p.read_text(encoding="utf-8") for p in clean.iterdir())
     assert secrets_in(written) == [] and "FAKE" not in written
     assert invoke(["lightbox", "verify", str(clean)]).exit_code == 0
     # The importer runs the scanner too: the leaky export's secrets are counted, or replaced.
-    carried = invoke(["convert", str(leaky), "--to", "bbox"])
+    assert invoke(["convert", str(leaky), "--to", "bbox"]).exit_code == 1  # refused (§13)
+    carried = invoke(["convert", str(leaky), "--to", "bbox", "--keep-secrets"])
     assert "secret(s) carried over" in carried.stderr
     redacted = invoke(["convert", str(leaky), "--to", "bbox", "--redact"])
     assert secrets_in(redacted.stdout) == []
@@ -391,7 +409,9 @@ def test_the_claude_code_importer_runs_the_scanner(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     assert KEY in path.read_text(encoding="utf-8")
-    carried = invoke(["convert", str(path), "--from", "claude-code", "--to", "bbox"])
+    refused = invoke(["convert", str(path), "--from", "claude-code", "--to", "bbox"])
+    assert refused.exit_code == 1 and KEY not in refused.stdout and KEY not in refused.stderr  # §13
+    carried = invoke(["convert", str(path), "--from", "claude-code", "--to", "bbox", "--keep-secrets"])
     assert KEY in carried.stdout
     assert "secret(s) carried over (anthropic_key" in carried.stderr
     redacted = invoke(["convert", str(path), "--from", "claude-code", "--to", "atif", "--redact"])

@@ -36,7 +36,10 @@ MAX_LINES = 800
 #: that uses it; ``render``/``check_output`` present what the workflows return, and
 #: ``docsgen`` writes pages from everything below it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("_classes", "errors", "grammar", "values", "ansi", "globs", "atomic", "blobs", "secrets")),
+    (
+        "foundation",
+        ("_classes", "errors", "grammar", "values", "ansi", "globs", "atomic", "blobs", "decoded", "secrets"),
+    ),
     ("nodes", ("ast",)),
     ("source", ("source", "inputs")),
     ("parser", ("parser", "header", "scan", "shape", "text")),
@@ -55,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "pygments_lexer",
             "lightbox",
             "redaction",
+            "foreign_redact",
         ),
     ),
     ("tools", ("fix", "convert", "stats", "api", "discover", "writer", "testing")),

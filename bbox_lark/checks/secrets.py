@@ -10,7 +10,7 @@ leak the secret into CI logs, SARIF or JSON. Values a config lists in ``allowed-
 
 from __future__ import annotations
 
-from bbox_lark.ast import Continuation, Line
+from bbox_lark.ast import Continuation, Event, Line
 from bbox_lark.checks.base import EVERY_LINE, Context, Rule, describe, example, rule
 from bbox_lark.secrets import ERROR, SecretMatch, find_secrets, might_hold_secrets
 
@@ -62,9 +62,10 @@ def message(found: SecretMatch) -> str:
 
 @rule
 class SecretRule(Rule):
-    """Scans each line's text. A private key block over continuation lines is one finding,
-    at its first line: the continuation lines after a ``BEGIN`` without its ``END`` are
-    not scanned again."""
+    """Scans each line's text, decoded (:func:`bbox_lark.secrets.find_secrets`). A private
+    key block over continuation lines is one finding, at its first line: the continuation
+    lines after a ``BEGIN`` without its ``END`` are not scanned again. A key wrapped over a
+    line and the continuation line after it is one finding, where it starts."""
 
     family = FAMILY
     scope = "line"
@@ -73,6 +74,9 @@ class SecretRule(Rule):
 
     def __init__(self) -> None:
         self.in_key_block = False
+        #: The last line (event or continuation) and where its findings start: a key may
+        #: go on over the next continuation line.
+        self.last: tuple[int, str, frozenset[int]] | None = None
 
     def start(self, ctx: Context) -> None:
         for header_line in ctx.head.header_lines:
@@ -80,6 +84,7 @@ class SecretRule(Rule):
                 self._scan(header_line.raw, header_line.line, ctx)
 
     def node(self, node: Line, ctx: Context) -> None:
+        last, self.last = self.last, None
         if self.in_key_block:
             if isinstance(node, Continuation):
                 if "-----END" in node.raw:
@@ -87,10 +92,30 @@ class SecretRule(Rule):
                 return
             self.in_key_block = False
         raw = node.raw
+        starts: frozenset[int] = frozenset()
         if might_hold_secrets(raw):  # the prefilter alone first: most lines stop here
             found = find_secrets(raw, allowed=ctx.allowed_secrets)
             if found:
                 self._report(found, raw, node.line, ctx)
+                starts = frozenset(secret.start for secret in found)
+        if isinstance(node, Continuation) and last is not None:
+            self._wrapped(last, raw, ctx)
+        if isinstance(node, (Continuation, Event)):
+            self.last = (node.line, raw, starts)
+
+    def _wrapped(self, last: tuple[int, str, frozenset[int]], raw: str, ctx: Context) -> None:
+        """A key that starts on the last line and goes on at the start of this one."""
+        line, before, starts = last
+        if not before or not raw[2:3].strip() or not before[-1:].strip():
+            return
+        cut = max(0, len(before) - _WRAP_REACH)
+        text = f"{before[cut:]}\n{raw}"
+        if not might_hold_secrets(text):
+            return
+        for secret in find_secrets(text, allowed=ctx.allowed_secrets):
+            start = cut + secret.start
+            if secret.start < len(before) - cut < secret.end and start not in starts:
+                ctx.report(code_of(secret), line, start + 1, message(secret))
 
     def _scan(self, text: str, line: int, ctx: Context) -> None:
         if might_hold_secrets(text):
@@ -103,3 +128,7 @@ class SecretRule(Rule):
             ctx.report(code_of(found), line, found.start + 1, message(found))
             if found.kind == "private_key" and "-----END" not in text[found.start :]:
                 self.in_key_block = True
+
+
+#: How far back on a line a key wrapped onto the next one may start (the longest key shape).
+_WRAP_REACH = 600

@@ -99,6 +99,12 @@ SHARED_OPTIONS = (
         " it, the secrets carried over are counted on stderr.",
         default=False,
     ),
+    Option(
+        "keep_secrets",
+        "Write a file that holds a provider's credential (S001) as it is, each named on stderr;"
+        " without it or --redact, such a file is refused (exit 1, nothing written).",
+        default=False,
+    ),
 )
 
 _REGISTRY: dict[str, Format] = {}
@@ -242,6 +248,7 @@ def convert_stream(
     if target.output == "folder" and output_path is None:
         raise ConvertError(f"{target.name} output is a folder: give -o DIR")
     redact = bool(options.pop("redact", False))
+    options.pop("keep_secrets", None)  # the policy of the caller (bbox_lark.conversion)
     allowed = tuple(options.pop("allowed_secrets", ()) or ())
     read_options, write_options = split_options(source, target, options)
     fidelity = Fidelity()
@@ -267,7 +274,10 @@ def convert_stream(
                     close()
     fidelity.stage = "write"
     diagnostics = tuple(_at_source(d, fidelity) for d in read_ctx.diagnostics)
-    return Conversion("", fidelity, diagnostics, source.name, target.name, scan.kinds, redact)
+    credentials = tuple(
+        (line, col, secret.kind) for line, col, secret in scan.located if secret.severity == "error"
+    )
+    return Conversion("", fidelity, diagnostics, source.name, target.name, scan.kinds, redact, credentials)
 
 
 def _staged(items: Iterator[Item], fidelity: Fidelity) -> Iterator[Item]:

@@ -437,8 +437,12 @@ class Fidelity:
     synthesize = synthesized
 
     def skip(self, line: int, message: str) -> None:
-        """A record that could not be read; reported with its line, exit code 1."""
-        self.skipped.append(Skipped(line, message))
+        """A record that could not be read; reported with its line, exit code 1. A secret
+        the message quotes (the record's bad value) is masked: the record is in no output,
+        and its message goes to stderr, the fidelity report and export's tables."""
+        from bbox_lark.secrets import mask_secrets
+
+        self.skipped.append(Skipped(line, mask_secrets(message, fragments=True)))
 
     def source_line(self, line: int) -> int:
         """The input line a document line came from."""
@@ -708,6 +712,9 @@ class Conversion:
     secrets: dict[str, int] = field(default_factory=dict)
     #: The conversion ran with ``redact=True``: the output holds no secret.
     redacted: bool = False
+    #: Each provider credential (an S001 finding) as (line, column, kind), at its place in the
+    #: bbox form (the input's own lines for a bbox input), masked nowhere: no secret in it.
+    credentials: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def report(self) -> tuple[ReportEntry, ...]:

@@ -12,6 +12,7 @@ outcome, a far observation's preview, the diagnostics), never the document or th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -43,9 +44,14 @@ def render(
     on_skipped: Callable[[Skipped], None] | None = None,
     live: bool = False,
     review: ReviewOptions | None = None,
+    keep_secrets: bool = False,
 ) -> Survey:
     """Write the HTML report of ``source`` to ``out``; returns what the first pass learnt
     (:class:`~bbox_lark.report.survey.Survey`: the index and the live page read it).
+
+    Every secret is masked on the page (starred out but for its prefix and last
+    characters), and a banner at the top names each; ``keep_secrets`` shows them as the log
+    has them (:mod:`bbox_lark.report.masking`).
 
     ``source`` is a path (``-`` for standard input) or the input's bytes. ``from_`` names
     its format (detected like ``convert`` does when None); a format other than bbox is
@@ -63,9 +69,16 @@ def render(
 
     given = "-" if isinstance(source, bytes) else str(source)
     settings = Resolver().for_path(given)
-    with bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped) as path:
+    from bbox_lark.report.masking import Banner, masked_copy
+
+    with contextlib.ExitStack() as stack:
+        path = stack.enter_context(bbox_file(source, from_=from_, max_line=max_line, on_skipped=on_skipped))
         title = name or (str(source) if isinstance(source, (str, Path)) else "session")
-        return write_page(
+        if not keep_secrets:
+            path, notes = stack.enter_context(masked_copy(path, settings.allowed_secrets))
+            if notes:
+                out = Banner(out, notes)  # type: ignore[assignment]
+        found = write_page(
             path,
             out,
             title=title,
@@ -75,6 +88,8 @@ def render(
             live=live,
             review=review,
         )
+        out.flush()
+        return found
 
 
 def default_output(source: str) -> Path | None:
@@ -94,6 +109,7 @@ def write_report(
     on_skipped: Callable[[Skipped], None] | None = None,
     on_survey: Callable[[Survey], None] | None = None,
     review: ReviewOptions | None = None,
+    keep_secrets: bool = False,
 ) -> Path | None:
     """Write the report of ``source`` (a path, ``-`` for standard input) to ``output``,
     atomically (nothing is left behind when reading fails), or to standard output when
@@ -107,7 +123,13 @@ def write_report(
 
     if output is None:
         found = render(
-            source, sys.stdout, from_=from_, max_line=max_line, on_skipped=on_skipped, review=review
+            source,
+            sys.stdout,
+            from_=from_,
+            max_line=max_line,
+            on_skipped=on_skipped,
+            review=review,
+            keep_secrets=keep_secrets,
         )
         if on_survey is not None:
             on_survey(found)
@@ -119,7 +141,15 @@ def write_report(
     with writer:
         text = io.TextIOWrapper(writer.stream, encoding="utf-8", newline="\n")
         try:
-            found = render(source, text, from_=from_, max_line=max_line, on_skipped=on_skipped, review=review)
+            found = render(
+                source,
+                text,
+                from_=from_,
+                max_line=max_line,
+                on_skipped=on_skipped,
+                review=review,
+                keep_secrets=keep_secrets,
+            )
             text.flush()
         finally:
             text.detach()

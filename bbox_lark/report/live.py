@@ -30,9 +30,16 @@ class Watcher:
     """The page of ``path`` as it grows (``from_``: its format, as ``convert`` names it)."""
 
     def __init__(
-        self, path: str, *, from_: str | None = None, max_line: int | None = None, review: Any = None
+        self,
+        path: str,
+        *,
+        from_: str | None = None,
+        max_line: int | None = None,
+        review: Any = None,
+        keep_secrets: bool = False,
     ) -> None:
         self.path = path
+        self.keep_secrets = keep_secrets
         self.review = review
         self.from_ = from_
         self.max_line = max_line
@@ -111,6 +118,7 @@ class Watcher:
                 max_line=self.max_line or DEFAULT_MAX_LINE,
                 live=True,
                 review=self.review,
+                keep_secrets=self.keep_secrets,
             )
         except Exception as error:  # a format that cannot be read yet (a cut JSON record …)
             self._say(f"cannot show the file as it is now: {error}")
@@ -159,11 +167,12 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
     review: Any = None,
+    keep_secrets: bool = False,
 ) -> None:
     """Serve the live page of ``path`` on 127.0.0.1:``port`` (0: any free port) until
     ``stop`` is set or Ctrl-C; ``on_ready`` is given the page's address. Raises
     :class:`OSError` when the port cannot be had."""
-    watcher = Watcher(path, from_=from_, max_line=max_line, review=review)
+    watcher = Watcher(path, from_=from_, max_line=max_line, review=review, keep_secrets=keep_secrets)
     watcher.poll()
     handler = type("Handler", (_Handler,), {"watcher": watcher})
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)

@@ -100,7 +100,12 @@ def page_names(sources: list[str]) -> list[str]:
 
 
 def _one(
-    source: str, target: str, from_: str | None, max_line: int, review: ReviewOptions | None = None
+    source: str,
+    target: str,
+    from_: str | None,
+    max_line: int,
+    review: ReviewOptions | None = None,
+    keep_secrets: bool = False,
 ) -> SessionRow:
     """One session's page, in a worker process; its row."""
     from bbox_lark.config import ConfigError
@@ -119,6 +124,7 @@ def _one(
             max_line=max_line,
             on_skipped=skipped.append,
             on_survey=found.append,
+            keep_secrets=keep_secrets,
         )
     except (ConvertError, OutputError, ConfigError) as error:
         return SessionRow(source, None, problem=str(error))
@@ -141,6 +147,7 @@ def write_many(
     jobs: Any = None,
     on_row: Callable[[SessionRow], None] | None = None,
     review: ReviewOptions | None = None,
+    keep_secrets: bool = False,
 ) -> list[SessionRow]:
     """Write each input's page into ``out_dir`` and then ``index.html``; returns the rows in
     the inputs' order. Pages are written by :func:`bbox_lark.workflow.job_count` workers
@@ -149,7 +156,7 @@ def write_many(
     out_dir.mkdir(parents=True, exist_ok=True)
     names = page_names([item.path for item in inputs])
     rows: list[SessionRow] = []
-    for row in _rows(inputs, names, out_dir, from_, max_line, jobs, review):
+    for row in _rows(inputs, names, out_dir, from_, max_line, jobs, review, keep_secrets):
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -176,6 +183,7 @@ def _rows(
     max_line: int,
     jobs: Any,
     review: ReviewOptions | None,
+    keep_secrets: bool = False,
 ) -> Iterator[SessionRow]:
     from bbox_lark.workflow import job_count
 
@@ -186,7 +194,9 @@ def _rows(
     workers = min(job_count(jobs), max(1, sum(1 for entry in work if entry)))
     if workers <= 1:
         for item, entry in zip(inputs, work, strict=True):
-            yield _one(entry[0], entry[1], from_, max_line, review) if entry else _unusable(item)
+            yield (
+                _one(entry[0], entry[1], from_, max_line, review, keep_secrets) if entry else _unusable(item)
+            )
         return
     from concurrent.futures import ProcessPoolExecutor
 
@@ -194,7 +204,12 @@ def _rows(
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         usable = [entry for entry in work if entry]
-        results = in_order(pool, workers * 4, usable, lambda e: (_one, e[0], e[1], from_, max_line, review))  # type: ignore[arg-type]
+        results = in_order(
+            pool,
+            workers * 4,
+            usable,  # type: ignore[arg-type]
+            lambda e: (_one, e[0], e[1], from_, max_line, review, keep_secrets),
+        )
         for item, entry in zip(inputs, work, strict=True):
             if entry is None:
                 yield _unusable(item)
