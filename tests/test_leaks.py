@@ -522,11 +522,6 @@ def test_the_writer_writes_no_planted_key(place: str, form: str, kind: str) -> N
     assert not leaks(written, kind), written
 
 
-NEEDS_WRITER = pytest.mark.xfail(
-    strict=True, reason="needs the Writer's field/argument scanning (writer branch)"
-)
-
-
 @pytest.mark.parametrize(
     ("name", "value"),
     [
@@ -538,9 +533,9 @@ NEEDS_WRITER = pytest.mark.xfail(
 @pytest.mark.parametrize(
     "how",
     [
-        pytest.param("message-field", marks=NEEDS_WRITER),
-        pytest.param("call-field", marks=NEEDS_WRITER),
-        pytest.param("result-field", marks=NEEDS_WRITER),
+        "message-field",
+        "call-field",
+        "result-field",
         "argument-assignment",
     ],
 )
