@@ -9,19 +9,14 @@ everything up to that point". The Writer keeps it:
   would change what a line means (a comment ``metrics cost_usd=5``) is written text. Text
   too long for a line goes to the blob store, whatever the method. The Writer never raises
   on text; a value of the wrong type is a TypeError naming it, at the call.
-* **Crash-safe.** Each line is built whole, written with one call and flushed (``fsync=True``
-  also syncs it to disk), so a process killed at any moment leaves a file whose every
-  complete line reads back; at worst the last line is cut. Nothing is held in memory but
-  the calls still waiting for their result (their line is written as soon as anything else
-  is).
+* **Crash-safe.** Each line is built whole, written with one call and flushed (``fsync``
+  syncs it), so a killed process leaves every complete line readable.
 * **Redacted.** With ``redact=True`` (the default) every secret the scanner finds
   (:mod:`bbox_lark.secrets`) becomes ``[redacted:KIND]`` before it is written: a line's
   values are scanned together as the line shows them (a field value beside its key, an
   argument beside the one before it; docs/reference.md#secrets), and the closing ``# redactions=N``
   states how many markers the body holds, counted from the values written.
-* **Blobs.** Bytes, and results, arguments or field values longer than ``blob_threshold``
-  characters, go to the blob store (``.bbox-blobs/`` beside the file); the line carries ``@blob sha256=…
-  bytes=… mime=…``.
+* **Blobs.** Bytes, and long results, arguments or field values, go to the blob store.
 * **Thread-safe.** One lock serialises every line: tool calls may finish from several threads.
 * **Errors.** A header without ``id`` or ``repo_sha``, or larger than bbox/1 allows, is a
   :class:`ValueError` from the constructor, before anything is written; a value of the
@@ -33,35 +28,52 @@ everything up to that point". The Writer keeps it:
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
 import os
-import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from bbox_lark import build
-from bbox_lark.ast import BlobPointer, Continuation, Event, Result
+from bbox_lark.ast import BlobPointer, Event, Result
 from bbox_lark.blobs import FOLDER_NAME, BlobStore, StoredBlob
 from bbox_lark.header import MAX_HEADER_BYTES
 from bbox_lark.printer import emit
-from bbox_lark.scan import POINTER, UNWRITABLE, find_redactions, quote
+from bbox_lark.scan import quote
 from bbox_lark.source import DEFAULT_MAX_LINE
-from bbox_lark.text import decode
+from bbox_lark.writer_values import (  # noqa: F401 (MAX_NAME: documented here)
+    KEY_UNSAFE,
+    LINE_ROOM,
+    MAX_NAME,
+    METHODS,
+    NAME_UNSAFE,
+    PRIMITIVE_UNSAFE,
+    Pointer,
+    Resumed,
+    Value,
+    as_json,
+    check_name,
+    count_markers,
+    header_value,
+    is_binary,
+    is_pointer,
+    need_str,
+    parts_of,
+    plain_comment,
+    resume,
+    scalar,
+    scanned,
+    typename,
+)
 
-#: Results and arguments longer than this many characters go to the blob store (4 KiB of
-#: text: a screenful of tool output stays in the log, a whole file does not).
+#: Results and arguments longer than this many characters go to the blob store (4 KiB).
 DEFAULT_BLOB_THRESHOLD = 4096
 
-#: Bytes with no blob store to go to (a stream target without ``blobs=``) are written inline
-#: as text, each byte that is not UTF-8 as a lone surrogate (``\\u{dcXX}`` in written text), so
-#: ``text_of(...).encode("utf-8", "surrogateescape")`` gives the bytes back exactly.
+#: Bytes with no blob store are written inline as text, each byte that is not UTF-8 as a lone
+#: surrogate: ``text_of(...).encode("utf-8", "surrogateescape")`` gives them back.
 _BYTES_INLINE = "surrogateescape"
 
 #: The mime types of blobs the Writer makes from bytes and from text.
@@ -72,11 +84,6 @@ TEXT = "text/plain"
 #: is then open (docs/reference.md#correlation) until an ``o:`` line gives the result.
 _OPEN_STATUS = {"subagent": "launched", "question": "pending"}
 
-#: What a name cannot hold (the grammar has no written form for names): whitespace, the arrow,
-#: control characters, lone surrogates, and the `@` of `@blob` (a blob pointer to every reader).
-_NAME_UNSAFE = re.compile(r"[\s→\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|@(?=blob)")
-_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-
 
 class WriterWarning(UserWarning):
     """A line the Writer could not write (disk full, a closed stream, a closed Writer)."""
@@ -84,88 +91,6 @@ class WriterWarning(UserWarning):
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-class _Pointer(str):
-    """A blob pointer the Writer made or was given: written as is, never scanned again."""
-
-    __slots__ = ()
-
-
-#: A field, argument or list item as the Writer writes it.
-_Value = str | tuple[str, ...]
-
-
-def _typename(value: object) -> str:
-    return type(value).__name__
-
-
-def _need_str(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, not {_typename(value)}")
-    return value
-
-
-def _scalar(value: object, what: str) -> str:
-    """A field value, argument or list item that is one value, as text."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, os.PathLike):
-        path = os.fspath(value)
-        if isinstance(path, str):
-            return path
-    raise TypeError(f"{what} must be a str, a number, a bool or a path, not {_typename(value)}")
-
-
-def _json(value: object, what: str) -> str:
-    """A mapping (or, as a result, a list) as JSON text."""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError) as error:
-        raise TypeError(f"{what}: a {_typename(value)} JSON cannot write ({error})") from None
-
-
-def _header_value(value: object, what: str) -> Any:
-    """A header value as YAML can write it and a reader reads it back: strings, numbers,
-    booleans, None, dates (ISO 8601 text), lists and mappings of them."""
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {_need_str(k, f"{what} key"): _header_value(v, f"{what}[{k!r}]") for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_header_value(v, f"{what}[{n}]") for n, v in enumerate(value)]
-    raise TypeError(
-        f"{what} must be a str, a number, a bool, None, a list or a mapping, not {_typename(value)}"
-    )
-
-
-def _is_binary(stream: object) -> bool:
-    """True for a stream that takes bytes (``open(p, "wb")``, a socket's file, ``io.BytesIO``)."""
-    if isinstance(stream, io.TextIOBase):
-        return False
-    if isinstance(stream, (io.RawIOBase, io.BufferedIOBase)):
-        return True
-    mode = getattr(stream, "mode", "")
-    return isinstance(mode, str) and "b" in mode
-
-
-@dataclass(slots=True)
-class _Resumed:
-    """What the Writer reads from a file it appends to."""
-
-    ids: set[str] = field(default_factory=set)
-    step: int = 0
-    started: bool = False
-    markers: int = 0
-    last_mark: int = 0
-    #: The file's last line has no line ending (a line cut by a crash).
-    cut: bool = False
 
 
 class CallHandle:
@@ -194,11 +119,11 @@ class CallHandle:
         self.id: str = fields["id"]
         self.written = False
         self.finished = False
-        self._markers = markers
+        self.markers = markers
 
     def progress(self, text: str, **fields: Any) -> None:
         """A progress line for this call (``t~:name id=… "text"``)."""
-        self._writer._progress(self, _need_str(text, "progress() text"), fields)
+        self._writer._progress(self, need_str(text, "progress() text"), fields)
 
     def finish(self, result: Any = None, **fields: Any) -> None:
         """The call's result: a :class:`~bbox_lark.Result`, a string (free text; longer than
@@ -262,8 +187,8 @@ class Writer:
         id_prefix: str = "call_",
     ) -> None:
         if not isinstance(header, Mapping):
-            raise TypeError(f"header must be a mapping, not {_typename(header)}")
-        fields = {_need_str(k, "a header key"): _header_value(v, f"header[{k!r}]") for k, v in header.items()}
+            raise TypeError(f"header must be a mapping, not {typename(header)}")
+        fields = {need_str(k, "a header key"): header_value(v, f"header[{k!r}]") for k, v in header.items()}
         for key in ("id", "repo_sha"):
             value = fields.get(key)
             if value is None or not str(value).strip():
@@ -303,7 +228,7 @@ class Writer:
         self._stream: Any = None
         self._binary = False
         self._file: Any = None
-        resumed: _Resumed | None = None
+        resumed: Resumed | None = None
         if isinstance(target, (str, os.PathLike)):
             self.path: Path | None = Path(target)
             self.name = str(self.path)
@@ -312,7 +237,7 @@ class Writer:
             except OSError:
                 appending = False
             if appending:
-                resumed = self._resume(self.path)
+                resumed = resume(self.path)
             try:
                 self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
             except OSError as error:
@@ -320,11 +245,11 @@ class Writer:
             default_blobs: Path | None = self.path.parent / FOLDER_NAME
         else:
             if not callable(getattr(target, "write", None)):
-                raise TypeError(f"target must be a path or a writable stream, not {_typename(target)}")
+                raise TypeError(f"target must be a path or a writable stream, not {typename(target)}")
             self.path = None
             self.name = str(getattr(target, "name", None) or "<stream>")
             self._stream = target
-            self._binary = _is_binary(target)
+            self._binary = is_binary(target)
             default_blobs = None
         folder = Path(blobs) if blobs is not None else default_blobs
         self.blobs: BlobStore | None = BlobStore(folder) if folder is not None else None
@@ -354,53 +279,19 @@ class Writer:
             )
         return text
 
-    def _resume(self, path: Path) -> _Resumed:
-        """Before appending to ``path``: what the session there already holds (its call ids,
-        so a new id never repeats one; its highest step; whether it has ``@start``; its
-        redaction markers; its last elapsed mark; whether its last line was cut). Read as a
-        stream; a file that cannot be read is appended to all the same."""
-        from bbox_lark.parser import iter_nodes
-        from bbox_lark.scan import line_redactions
-        from bbox_lark.values import parse_elapsed
-
-        found = _Resumed()
-        try:
-            with open(path, "rb") as existing:
-                for node in iter_nodes(existing):
-                    if isinstance(node, (Event, Continuation)):
-                        found.markers += sum(1 for _ in line_redactions(node))
-                    if not isinstance(node, Event):
-                        continue
-                    if node.kind == "lifecycle" and node.name == "start":
-                        found.started = True
-                    elif node.kind == "comment" and node.name == "elapsed":
-                        seconds = parse_elapsed(node.text[2:].split(None, 1)[0] if len(node.text) > 2 else "")
-                        found.last_mark = max(found.last_mark, seconds or 0)
-                    call_id = node.fields.get("id")
-                    if isinstance(call_id, str):
-                        found.ids.add(call_id)
-                    step = node.step
-                    if isinstance(step, int):
-                        found.step = max(found.step, step)
-                existing.seek(-1, os.SEEK_END)
-                found.cut = existing.read(1) != b"\n"
-        except (OSError, ValueError):
-            pass
-        return found
-
     # -- lines ---------------------------------------------------------------------------
 
     def user(self, text: str, **fields: Any) -> None:
         """``u: text``."""
-        self._message("user", _need_str(text, "user() text"), fields)
+        self._message("user", need_str(text, "user() text"), fields)
 
     def agent(self, text: str, **fields: Any) -> None:
         """``a: text``."""
-        self._message("agent", _need_str(text, "agent() text"), fields)
+        self._message("agent", need_str(text, "agent() text"), fields)
 
     def thinking(self, text: str, **fields: Any) -> None:
         """``th: text``."""
-        self._message("thinking", _need_str(text, "thinking() text"), fields)
+        self._message("thinking", need_str(text, "thinking() text"), fields)
 
     def todos(self, items: str | Iterable[tuple[str, str]] | Mapping[str, str], **fields: Any) -> None:
         """``td: [pending] Read auth [done] Fix``: ``items`` as (status, text) pairs, a
@@ -413,7 +304,7 @@ class Writer:
             elif isinstance(items, Iterable) and not isinstance(items, (bytes, bytearray)):
                 pairs = list(items)
             else:
-                raise TypeError(f"todos() items must be a str, pairs or a mapping, not {_typename(items)}")
+                raise TypeError(f"todos() items must be a str, pairs or a mapping, not {typename(items)}")
             for n, pair in enumerate(pairs):
                 if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
                     raise TypeError(
@@ -425,23 +316,23 @@ class Writer:
     def call(self, tool: str, *args: Any, **fields: Any) -> CallHandle:
         """A tool call (``t:tool args… id=…``); see :class:`CallHandle`. ``id=`` is generated
         (unique in this Writer) unless given."""
-        return self._call("tool", _need_str(tool, "call() tool"), args, fields)
+        return self._call("tool", need_str(tool, "call() tool"), args, fields)
 
     def mcp(self, method: str, *args: Any, **fields: Any) -> CallHandle:
         """An MCP call (``c:server.method``)."""
-        return self._call("mcp", _need_str(method, "mcp() method"), args, fields)
+        return self._call("mcp", need_str(method, "mcp() method"), args, fields)
 
     def subagent(self, kind: str, *args: Any, **fields: Any) -> CallHandle:
         """A subagent (``x:kind``); written as ``[launched]`` until it finishes."""
-        return self._call("subagent", _need_str(kind, "subagent() kind"), args, fields)
+        return self._call("subagent", need_str(kind, "subagent() kind"), args, fields)
 
     def skill(self, name: str, *args: Any, **fields: Any) -> CallHandle:
         """A skill (``s:name``)."""
-        return self._call("skill", _need_str(name, "skill() name"), args, fields)
+        return self._call("skill", need_str(name, "skill() name"), args, fields)
 
     def plan(self, action: str, *args: Any, **fields: Any) -> CallHandle:
         """A plan action (``p:action``)."""
-        return self._call("plan", _need_str(action, "plan() action"), args, fields)
+        return self._call("plan", need_str(action, "plan() action"), args, fields)
 
     def question(self, *args: Any, **fields: Any) -> CallHandle:
         """A question to the user (``q:``); written as ``[pending]`` until it is answered."""
@@ -450,7 +341,7 @@ class Writer:
     def metrics(self, step: int | None = None, **usage: Any) -> None:
         """``# metrics step=N key=value …`` (``step`` defaults to the current auto step)."""
         if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
-            raise TypeError(f"metrics() step must be an int or None, not {_typename(step)}")
+            raise TypeError(f"metrics() step must be an int or None, not {typename(step)}")
         with self._lock:
             if step is None and self.auto_step and self._step:
                 step = self._step
@@ -463,13 +354,13 @@ class Writer:
         written once: ``lifecycle("end", …)`` writes what :meth:`close` would before it
         (the calls still waiting, ``# redactions=N``), and :meth:`close` then writes no
         second ``@end``."""
-        _need_str(name, "lifecycle() name")
+        need_str(name, "lifecycle() name")
         with self._lock:
             (name,) = self._scan([("", name)]) if self.redact else (name,)
-            primitive = _PRIMITIVE_UNSAFE.sub("-", name.lstrip("@")) or "notify"
+            primitive = PRIMITIVE_UNSAFE.sub("-", name.lstrip("@")) or "notify"
             if not primitive[0].isalpha():
                 primitive = "x" + primitive
-            _check_name(primitive, "lifecycle() name")
+            check_name(primitive, "lifecycle() name")
             if primitive == "end":
                 self._end_session(args, fields)
             else:
@@ -480,12 +371,12 @@ class Writer:
         comment cannot carry as written, and text that would make it a structured comment
         (``metrics …``, ``redactions=3``, ``t=00:01:00``, ``model: …``) or text that is one
         quoted string, is written text (``# "metrics cost_usd=5"``)."""
-        _need_str(text, "comment() text")
+        need_str(text, "comment() text")
         with self._lock:
             (text,) = self._scan([("", text)])
             text = self._long_text(text)
-            markers = _markers(text)
-            self._emit(lambda: _plain_comment(text), markers=markers)
+            markers = count_markers(text)
+            self._emit(lambda: plain_comment(text), markers=markers)
 
     def blob(self, data: bytes | str, mime: str | None = None) -> BlobPointer | None:
         """Store ``data`` in the blob store and return its pointer (to pass as a result or an
@@ -493,9 +384,9 @@ class Writer:
         for text, which is stored as UTF-8 unredacted); None when there is no store or it
         cannot be written (reported once)."""
         if not isinstance(data, (bytes, bytearray, memoryview, str)):
-            raise TypeError(f"blob() data must be bytes or a str, not {_typename(data)}")
+            raise TypeError(f"blob() data must be bytes or a str, not {typename(data)}")
         if mime is not None:
-            _need_str(mime, "blob() mime")
+            need_str(mime, "blob() mime")
         raw = data if isinstance(data, str) else bytes(data)
         with self._lock:
             stored = self._store(raw, mime or (TEXT if isinstance(data, str) else BINARY))
@@ -547,7 +438,7 @@ class Writer:
         _, values, pairs, markers = self._prepare("lifecycle()", (), args, fields)
         self._emit(
             lambda: build.lifecycle(primitive, values, fields=pairs),
-            markers=markers + _markers(primitive),
+            markers=markers + count_markers(primitive),
             start=primitive == "start",
         )
         if primitive == "start":
@@ -556,24 +447,24 @@ class Writer:
     def _message(self, kind: str, text: str, fields: dict[str, Any]) -> None:
         with self._lock:
             stamped = self._stamped(fields, step=True)
-            (text,), _, pairs, markers = self._prepare(f"{_METHODS[kind]}()", (text,), (), stamped)
+            (text,), _, pairs, markers = self._prepare(f"{METHODS[kind]}()", (text,), (), stamped)
             text = self._long_text(text)
-            markers += _markers(text)
+            markers += count_markers(text)
             self._emit(lambda: build.message(kind, text, fields=pairs, exact=True), markers=markers)
 
     def _call(self, kind: str, name: str | None, args: tuple[Any, ...], fields: dict[str, Any]) -> CallHandle:
-        what = f"{_METHODS[kind]}()"
+        what = f"{METHODS[kind]}()"
         with self._lock:
             given = fields.pop("id", None)
-            call_id = _scalar(given, f"{what} id") if given is not None else self._new_id()
+            call_id = scalar(given, f"{what} id") if given is not None else self._new_id()
             self._used_ids.add(call_id)
             stamped = self._stamped({"id": call_id, **fields}, step=True)
             texts = (name,) if name is not None else ()
             named, values, pairs, markers = self._prepare(what, texts, args, stamped)
             if name is not None:
-                name = _NAME_UNSAFE.sub("_", named[0]) or "_"
-                _check_name(name, f"{what} name")
-                markers += _markers(name)
+                name = NAME_UNSAFE.sub("_", named[0]) or "_"
+                check_name(name, f"{what} name")
+                markers += count_markers(name)
             handle = CallHandle(self, kind, name, values, pairs, markers)
             self._open.append(handle)
             return handle
@@ -594,7 +485,7 @@ class Writer:
             make: Callable[[], Event]
             if handle.kind == "tool":
                 make = lambda: build.call("tool_progress", handle.name, values, fields=pairs)  # noqa: E731
-                markers += _markers(handle.name or "")
+                markers += count_markers(handle.name or "")
             else:
                 make = lambda: build.observation(values, fields=pairs, result=build.result("running"))  # noqa: E731
             self._emit(make, markers=markers)
@@ -616,7 +507,7 @@ class Writer:
                 handle.fields.update(extra)
                 handle.written = True
                 self._emit(
-                    lambda: self._call_node(handle, built), markers=markers + handle._markers, flush=False
+                    lambda: self._call_node(handle, built), markers=markers + handle.markers, flush=False
                 )
                 return
             pairs = {"id": handle.id, **extra}
@@ -634,7 +525,7 @@ class Writer:
             status = build.result(_OPEN_STATUS.get(handle.kind, "running"))
             self._emit(
                 lambda h=handle, s=status: self._call_node(h, s),  # type: ignore[misc]
-                markers=handle._markers,
+                markers=handle.markers,
                 flush=False,
             )
 
@@ -643,36 +534,36 @@ class Writer:
         if value is None:
             return build.result("ok"), 0
         if isinstance(value, Result):
-            return value, _markers(value.text)
+            return value, count_markers(value.text)
         if isinstance(value, BlobPointer):
             size = int(value.size) if value.size and value.size.isdigit() else None
             return build.result("blob", sha256=value.sha256, size=size, mime=value.mime), 0
         if isinstance(value, BaseException):
             said = str(value)  # kept as it is (written text carries any whitespace)
-            (message,) = self._scan([("", f"{_typename(value)}: {said}" if said else _typename(value))])
+            (message,) = self._scan([("", f"{typename(value)}: {said}" if said else typename(value))])
             message = self._long_text(message)
-            return build.result("error", message=message), _markers(message)
+            return build.result("error", message=message), count_markers(message)
         if isinstance(value, (bytes, bytearray, memoryview)):
             stored = self._store(bytes(value), BINARY)
             if stored is not None:
                 return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime), 0
             text = bytes(value).decode("utf-8", _BYTES_INLINE)
         elif isinstance(value, (Mapping, list, tuple)):
-            text = _json(value, "finish() result")
+            text = as_json(value, "finish() result")
         else:
-            text = _scalar(value, "finish() result")
+            text = scalar(value, "finish() result")
         (text,) = self._scan([("", text)])
-        if len(text) > self.blob_threshold or _is_pointer(text):
+        if len(text) > self.blob_threshold or is_pointer(text):
             stored = self._store(text, TEXT)
             if stored is not None:
                 return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime), 0
-        return build.result("text", text=text), _markers(text)
+        return build.result("text", text=text), count_markers(text)
 
     # -- values ------------------------------------------------------------------------------
 
     def _prepare(
         self, what: str, texts: tuple[str, ...], args: Iterable[Any], fields: Mapping[str, Any]
-    ) -> tuple[tuple[str, ...], tuple[_Value, ...], dict[str, _Value], int]:
+    ) -> tuple[tuple[str, ...], tuple[Value, ...], dict[str, Value], int]:
         """A line's values as the Writer writes them: ``texts`` (a name, a message) and the
         arguments and field values type-checked (TypeError naming the one at fault),
         converted to text, scanned for secrets together, as the line shows them (a value
@@ -680,10 +571,10 @@ class Writer:
         value longer than the threshold stored as a blob. Returns the texts, arguments and
         fields, and the markers the arguments and fields put on the line (texts: the
         caller's, which may still store them)."""
-        values: list[_Value | _Pointer] = []
+        values: list[Value | Pointer] = []
         for n, arg in enumerate(args, 1):
             values.append(self._arg(arg, f"{what} argument {n}"))
-        pairs: dict[str, _Value | _Pointer] = {}
+        pairs: dict[str, Value | Pointer] = {}
         for key, value in fields.items():
             if value is None:
                 continue
@@ -691,98 +582,65 @@ class Writer:
         # One scan over the line's texts, in the order the line shows them.
         parts: list[tuple[str, str]] = [("", t) for t in texts]
         for value in values:
-            parts += [] if isinstance(value, _Pointer) else _parts("", value)
+            parts += [] if isinstance(value, Pointer) else parts_of("", value)
         for key, value in pairs.items():
-            parts += [] if isinstance(value, _Pointer) else _parts(key + "=", value)
+            parts += [] if isinstance(value, Pointer) else parts_of(key + "=", value)
         scanned = iter(self._scan(parts))
         out_texts = tuple(next(scanned) for _ in texts)
         markers = 0
 
-        def rebuilt(value: _Value | _Pointer) -> _Value:
+        def rebuilt(value: Value | Pointer) -> Value:
             nonlocal markers
-            if isinstance(value, _Pointer):
+            if isinstance(value, Pointer):
                 return str(value)
             if isinstance(value, tuple):
                 # Items stay inline whatever their length; one that is exactly a pointer is
                 # stored (see _offloaded).
                 items = tuple(
-                    self._offloaded(item) if _is_pointer(item) else item
+                    self._offloaded(item) if is_pointer(item) else item
                     for item in (next(scanned) for _ in value)
                 )
-                markers += sum(_markers(item) for item in items)
+                markers += sum(count_markers(item) for item in items)
                 return items
             text = self._offloaded(next(scanned))
-            markers += _markers(text)
+            markers += count_markers(text)
             return text
 
         out_values = tuple(rebuilt(v) for v in values)
         out_pairs = {key: rebuilt(v) for key, v in pairs.items()}
         return out_texts, out_values, out_pairs, markers
 
-    def _arg(self, value: Any, what: str, *, bytes_ok: bool = True) -> _Value | _Pointer:
+    def _arg(self, value: Any, what: str, *, bytes_ok: bool = True) -> Value | Pointer:
         if isinstance(value, BlobPointer):
-            return _Pointer(value.raw)
+            return Pointer(value.raw)
         if isinstance(value, (bytes, bytearray, memoryview)) and bytes_ok:
             stored = self._store(bytes(value), BINARY)
             if stored is not None:
-                return _Pointer(stored.pointer)
+                return Pointer(stored.pointer)
             return bytes(value).decode("utf-8", _BYTES_INLINE)  # lossless: see _BYTES_INLINE
         if isinstance(value, Mapping):
-            return _json(value, what)
+            return as_json(value, what)
         if isinstance(value, (list, tuple)):
-            return tuple(_scalar(item, f"{what} item {n}") for n, item in enumerate(value, 1))
-        return _scalar(value, what)
+            return tuple(scalar(item, f"{what} item {n}") for n, item in enumerate(value, 1))
+        return scalar(value, what)
 
     def _key(self, key: Any, taken: Mapping[str, Any]) -> str:
         """A field key the grammar reads (a secret in it redacted, other characters replaced
         by ``_``), not yet taken."""
-        (key,) = self._scan([("", _need_str(key, "a field key"))])
-        safe = _KEY_UNSAFE.sub("_", key) or "_"
+        (key,) = self._scan([("", need_str(key, "a field key"))])
+        safe = KEY_UNSAFE.sub("_", key) or "_"
         if not (safe[0].isalpha() or safe[0] == "_"):
             safe = "_" + safe
-        _check_name(safe, "a field key")
+        check_name(safe, "a field key")
         unique, n = safe, 2
         while unique in taken:
             unique, n = f"{safe}_{n}", n + 1
         return unique
 
     def _scan(self, parts: list[tuple[str, str]]) -> list[str]:
-        """Each part's text (``(context, text)``) with its secrets replaced by markers, the
-        parts scanned as one text (``context`` and ``text`` of each, one space between
-        parts), so that a value is judged beside its key and an argument beside the one
-        before it, as a reader of the line sees them (docs/reference.md#secrets)."""
-        texts = [text for _, text in parts]
-        if not self.redact or not parts:
-            return texts
-        from bbox_lark.secrets import find_secrets, marker
-
-        spans: list[tuple[int, int]] = []
-        joined: list[str] = []
-        at = 0
-        for n, (context, text) in enumerate(parts):
-            if n:
-                joined.append(" ")
-                at += 1
-            joined += [context, text]
-            at += len(context)
-            spans.append((at, at + len(text)))
-            at += len(text)
-        whole = "".join(joined)
-        found = find_secrets(whole)
-        if not found:
-            return texts
-        out: list[str] = []
-        for (start, end), text in zip(spans, texts, strict=True):
-            pieces: list[str] = []
-            at = start
-            for match in found:
-                lo, hi = max(match.start, start), min(match.end, end)
-                if lo >= hi:
-                    continue
-                pieces += [whole[at:lo], marker(match.kind)]
-                at = hi
-            out.append("".join(pieces) + whole[at:end] if pieces else text)
-        return out
+        """Each part's text with its secrets replaced, the parts scanned as one text
+        (:func:`~bbox_lark.writer_values.scanned`)."""
+        return scanned(parts) if self.redact else [text for _, text in parts]
 
     def _redacted_value(self, value: Any) -> Any:
         """A header value with the secrets in its strings replaced."""
@@ -798,7 +656,7 @@ class Writer:
         """``text``, or the pointer of the blob it was stored as when it is too long (or is
         itself exactly a blob pointer: written as is, it would point at a blob that is not
         there)."""
-        if len(text) > self.blob_threshold or _is_pointer(text):
+        if len(text) > self.blob_threshold or is_pointer(text):
             stored = self._store(text, TEXT)
             if stored is not None:
                 return stored.pointer
@@ -807,7 +665,7 @@ class Writer:
     def _long_text(self, text: str) -> str:
         """A message, comment or error message, or the pointer of the blob it was stored as
         when its line would be longer than the line limit ``check`` applies by default."""
-        if (len(text) * 8 <= _LINE_ROOM or len(quote(text)) <= _LINE_ROOM) and not _is_pointer(text):
+        if (len(text) * 8 <= LINE_ROOM or len(quote(text)) <= LINE_ROOM) and not is_pointer(text):
             return text
         stored = self._store(text, TEXT)
         return stored.pointer if stored is not None else text
@@ -937,62 +795,3 @@ class Writer:
 
 
 # -- helpers ---------------------------------------------------------------------------
-
-#: The longest line the Writer writes a message, comment or error message into: the line
-#: limit ``check`` applies by default, less room for the line's head and fields. Longer
-#: text goes to the blob store.
-_LINE_ROOM = DEFAULT_MAX_LINE - 64 * 1024
-
-#: The longest name (a tool, a method, a lifecycle primitive, a field key): a name cannot be
-#: written text or a blob, so a longer one is a ValueError.
-MAX_NAME = 1024
-
-_METHODS = {
-    "user": "user",
-    "agent": "agent",
-    "thinking": "thinking",
-    "todos": "todos",
-    "tool": "call",
-    "mcp": "mcp",
-    "subagent": "subagent",
-    "skill": "skill",
-    "plan": "plan",
-    "question": "question",
-}
-
-_PRIMITIVE_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def _check_name(name: str, what: str) -> None:
-    if len(name) > MAX_NAME:
-        raise ValueError(f"{what} is {len(name)} characters long; a name is at most {MAX_NAME}")
-
-
-def _parts(context: str, value: _Value) -> list[tuple[str, str]]:
-    return [(context, item) for item in value] if isinstance(value, tuple) else [(context, value)]
-
-
-def _is_pointer(text: str) -> bool:
-    """True for text that is exactly one complete blob pointer (``scan.quote`` keeps such a
-    value a pointer; the Writer stores text given as one, so that it reads back as given)."""
-    return text.startswith("@blob sha256=") and POINTER.fullmatch(text) is not None
-
-
-def _markers(text: str) -> int:
-    """The redaction markers in a value as written (scan.quote writes no marker the value
-    does not hold, so the line holds exactly these)."""
-    return len(find_redactions(text, 0)) if "[redacted:" in text else 0
-
-
-def _plain_comment(text: str) -> Event:
-    """A plain comment whose text reads back as ``text``: as written when it can be,
-    else as written text."""
-    if "\n" not in text and text == text.strip() and not UNWRITABLE.search(text) and decode(text) == text:
-        try:
-            node = build.comment(text)
-        except ValueError:
-            pass
-        else:
-            if node.name is None:
-                return node
-    return build.comment(quote(text))

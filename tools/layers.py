@@ -61,7 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "foreign_redact",
         ),
     ),
-    ("tools", ("fix", "convert", "stats", "api", "discover", "writer", "testing")),
+    ("tools", ("fix", "convert", "stats", "api", "discover", "writer", "writer_values", "testing")),
     (
         "workflows",
         ("workflow", "rewrite", "conversion", "parallel", "stats_run", "tables", "export", "query", "dask"),
