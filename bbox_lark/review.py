@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark.numbers import OUTCOMES
+
 if TYPE_CHECKING:
     from bbox_lark.ast import Event
     from bbox_lark.numbers import CallRecord, Response, SessionTotals
@@ -275,7 +277,8 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 
-_OUTCOME_CODE = {"ok": 0, "error": 1, "pending": 2, "skipped": 3, "retry": 4, "unknown": 5}
+#: Each outcome of :data:`bbox_lark.numbers.OUTCOMES` as a small code (the calls' array).
+_OUTCOME_CODE = {name: code for code, name in enumerate(OUTCOMES)}
 
 
 class Reviewer:

@@ -195,6 +195,8 @@ ALLOWED = {
     # Which start status the Writer writes for a call still open (a subagent is `launched`, a
     # question `pending`, docs/writing.md): a choice per family, not a restated vocabulary.
     ("writer.py", "status words"),
+    # The fields left out of a call's key when the review compares repeats (docs/report.md).
+    ("review.py", "typed fields"),
 }
 #: Words a vocabulary shares with ordinary ones (severities are `error warning info`): a
 #: collection counts for that vocabulary only when it also holds one of its own words.
