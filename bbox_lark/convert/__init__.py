@@ -88,7 +88,7 @@ __all__ = [
 
 #: The modules of the built-in formats (``bbox_lark.convert.<name>``, each with a ``FORMAT``),
 #: in the order ``--help`` lists them.
-BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "jsonl", "bb7")
+BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "jsonl", "bb7", "otlp")
 
 #: The options of every conversion, whatever the formats (``convert --redact``).
 SHARED_OPTIONS = (
