@@ -139,9 +139,10 @@ class _Open:
     #: The content gathered (``--content``): output text parts, input text.
     texts: list[str] = field(default_factory=list)
     input_text: str | None = None
-    #: A subagent span this call launched (``x:`` lines), bound to a thread or not.
+    #: The ``invoke_agent`` span of an ``x:`` call when no thread takes its place.
     child: _Open | None = None
-    bound: bool = False
+    #: The thread (``tid=``) this call launched, once its lines are seen.
+    thread: str | None = None
 
 
 class SpanBuilder:
@@ -167,7 +168,8 @@ class SpanBuilder:
         self.clock = Clock()
         self._start: int | None = None
         self._pairer = Pairer()
-        self._calls: dict[int, _Open] = {}  # start line -> open call span
+        self._calls: dict[int, _Open] = {}  # position -> open call span, in start order
+        self._starts: dict[int, list[int]] = {}  # start line -> positions (built lines share one)
         self._chats: dict[str | None, _Open] = {}  # thread -> its current response
         self._threads: dict[str, _Open] = {}  # tid -> its open invoke_agent span
         self._last_content: tuple[_Open, str] | None = None
@@ -177,6 +179,9 @@ class SpanBuilder:
         self._stated_cost: Decimal | None = None
         self._synthetic_any = False
         self.spans = 0
+        #: The body node being read, counted from 1 (its line in the bbox form of the
+        #: session): with the role, what a span's id is made from.
+        self.position = 0
         root_attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": agent,
@@ -196,7 +201,8 @@ class SpanBuilder:
     # -- ids and small helpers ----------------------------------------------------------
 
     def span_id(self, role: str, line: int) -> bytes:
-        """A span's id: from the trace id, the span's role and its source line."""
+        """A span's id: from the trace id, the span's role and its line in the session's bbox
+        form (:attr:`position`)."""
         digest = hashlib.sha256(self.trace_id + f"{role}\0{line}".encode()).digest()
         return digest[:8] if any(digest[:8]) else digest[8:16]
 
@@ -213,19 +219,16 @@ class SpanBuilder:
         """A new ``tid=`` thread: an ``invoke_agent`` span under the open call that launched it
         (an ``x:`` call's own subagent span, else the latest open Task/Agent call, else the
         latest open call of another thread), else under the root."""
-        candidates = [call for call in reversed(self._calls.values()) if call.tid != tid]
-        for call in candidates:
-            if call.child is not None and not call.child.bound:
-                call.child.bound = True
-                self._threads[tid] = call.child
-                return call.child
-        free = [call for call in candidates if call.child is None]
-        launcher = next((c for c in free if c.event is not None and c.event.name in LAUNCHERS), None)
-        if launcher is None and free:
-            launcher = free[0]
+        candidates = [call for call in self._calls.values() if call.tid != tid and call.thread is None]
+        launcher = next((c for c in candidates if c.child is not None), None)  # the oldest x: call
+        if launcher is None:
+            latest = candidates[::-1]
+            launcher = next((c for c in latest if c.event is not None and c.event.name in LAUNCHERS), None)
+            if launcher is None and latest:
+                launcher = latest[0]
         parent = launcher.span.span_id if launcher is not None else self.root.span_id
         span = Span(
-            self.span_id(f"thread:{tid}", line),
+            self.span_id(f"thread:{tid}", self.position),
             parent,
             f"invoke_agent {tid}",
             KIND_INTERNAL,
@@ -242,9 +245,9 @@ class SpanBuilder:
             },
             line=line,
         )
-        opened = _Open(span, False, tid=tid, bound=True)
+        opened = _Open(span, False, tid=tid)
         if launcher is not None:
-            launcher.child = opened
+            launcher.thread = tid
         self._threads[tid] = opened
         self.report.kept("subagent threads (tid=) as invoke_agent spans", line)
         return opened
@@ -270,6 +273,7 @@ class SpanBuilder:
 
     def feed(self, node: object) -> list[Span]:
         """Take the next body node; return the spans it ended."""
+        self.position += 1
         if not isinstance(node, Event):
             if isinstance(node, Continuation):
                 if self.content and self._last_content is not None:
@@ -330,7 +334,7 @@ class SpanBuilder:
         if outcome in (CALL, AMBIGUOUS):
             done.extend(self._call(event, tid, now, synthetic, outcome == AMBIGUOUS))
         elif outcome == COMPLETION:
-            opened = self._calls.pop(self._pairer.completed, None)
+            opened = self._opened(self._pairer.completed, event)
             if opened is not None:
                 done.extend(self._complete(opened, event, now, synthetic))
         elif kind == "observation":
@@ -408,7 +412,7 @@ class SpanBuilder:
     ) -> _Open:
         model = self.model
         span = Span(
-            self.span_id("chat", event.line),
+            self.span_id("chat", self.position),
             self._parent(tid, event.line, now),
             f"chat {model}" if model else "chat",
             ROLES["chat"][1],
@@ -516,7 +520,7 @@ class SpanBuilder:
         name = event.name or event.kind
         key = call_key(event)
         span = Span(
-            self.span_id("tool", event.line),
+            self.span_id("tool", self.position),
             self._parent(tid, event.line, now),
             f"execute_tool {name}",
             KIND_INTERNAL,
@@ -546,7 +550,7 @@ class SpanBuilder:
         opened = _Open(span, synthetic, event, tid)
         if event.kind == "subagent":
             child = Span(
-                self.span_id("subagent", event.line),
+                self.span_id("subagent", self.position),
                 span.span_id,
                 f"invoke_agent {name}",
                 KIND_INTERNAL,
@@ -562,9 +566,26 @@ class SpanBuilder:
             )
             opened.child = _Open(child, synthetic, event, tid)
         if is_start(event):
-            self._calls[event.line] = opened
+            self._calls[self.position] = opened
+            self._starts.setdefault(event.line, []).append(self.position)
             return []
         return self._complete(opened, None, now, synthetic)
+
+    def _opened(self, line: int, completion: Event) -> _Open | None:
+        """The open call a completion closes: started on ``line`` (the pairer's answer) and,
+        where lines built from one record share a number, with the completion's key."""
+        positions = self._starts.get(line)
+        if not positions:
+            return None
+        key = call_key(completion)
+        chosen = next(
+            (p for p in positions if self._calls[p].event is not None and call_key(self._calls[p].event) == key),
+            positions[0],
+        )
+        positions.remove(chosen)
+        if not positions:
+            del self._starts[line]
+        return self._calls.pop(chosen)
 
     def _complete(self, opened: _Open, completion: Event | None, now: int, synthetic: bool) -> list[Span]:
         assert opened.event is not None
@@ -585,16 +606,19 @@ class SpanBuilder:
                 span.attributes["gen_ai.tool.call.result"] = text
                 span.attributes["output.value"] = text
         done: list[Span] = []
-        child = opened.child
-        if child is not None:
-            child.span.end_ns = max(child.span.end_ns, now)
-            for tid, thread in list(self._threads.items()):
-                if thread is child:
-                    del self._threads[tid]
-                    chat = self._chats.pop(tid, None)
-                    if chat is not None:
-                        done.append(self._finish_chat(chat))
-            done.append(self._emit(child, now))
+        named = completion.fields.get("session_id") if completion is not None else None
+        tid = named if isinstance(named, str) and named in self._threads else opened.thread
+        thread = self._threads.pop(tid, None) if tid is not None else None
+        if thread is not None:
+            # The thread's own span is this call's subagent (its parent is settled now: the
+            # completion names the thread, else it was the call open when the thread began).
+            thread.span.parent_id = span.span_id
+            chat = self._chats.pop(tid, None)
+            if chat is not None:
+                done.append(self._finish_chat(chat))
+            done.append(self._emit(thread, max(thread.span.end_ns, thread.span.start_ns)))
+        elif opened.child is not None:
+            done.append(self._emit(opened.child, now))
         self.report.kept("calls as execute_tool spans", span.line)
         done.append(self._emit(opened, now))
         return done
@@ -618,6 +642,7 @@ class SpanBuilder:
                 done.append(self._emit(opened.child, end))
             done.append(self._emit(opened, end))
         self._calls.clear()
+        self._starts.clear()
         for tid, thread in self._threads.items():
             if thread.span.end_ns < end:
                 thread.span.end_ns = end
