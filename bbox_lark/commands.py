@@ -881,7 +881,13 @@ def send_command(
     traces (protobuf, gzip; the mapping: docs/formats/otel.md). Exit 1 when a request was
     refused or the endpoint could not be reached, 2 for a usage problem."""
     from bbox_lark.convert.otlp.encode import MissingOtelExtra
-    from bbox_lark.convert.otlp.send import SendUsageError, Sent, resolve_endpoint, resolve_headers, send_paths
+    from bbox_lark.convert.otlp.send import (
+        SendUsageError,
+        Sent,
+        resolve_endpoint,
+        resolve_headers,
+        send_paths,
+    )
 
     try:
         url = resolve_endpoint(endpoint)

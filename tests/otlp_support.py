@@ -109,7 +109,9 @@ def check_spans(spans: list[dict[str, Any]], *, content: bool = False) -> None:
     for span in spans:
         attributes = span["attributes"]
         operation = attributes["gen_ai.operation.name"]
-        name, kind, openinference = ROLES[{"invoke_agent": "agent", "chat": "chat", "execute_tool": "tool"}[operation]]
+        name, kind, openinference = ROLES[
+            {"invoke_agent": "agent", "chat": "chat", "execute_tool": "tool"}[operation]
+        ]
         assert span["name"] == name or span["name"].startswith(name + " "), span["name"]
         assert span["kind"] == kind
         assert attributes["openinference.span.kind"] == openinference
@@ -136,7 +138,10 @@ def check_spans(spans: list[dict[str, Any]], *, content: bool = False) -> None:
             )
             for genai, openinference_key in pairs:
                 assert attributes.get(genai) == attributes.get(openinference_key)
-            if "gen_ai.usage.cache_read.input_tokens" in attributes and "gen_ai.usage.input_tokens" in attributes:
+            if (
+                "gen_ai.usage.cache_read.input_tokens" in attributes
+                and "gen_ai.usage.input_tokens" in attributes
+            ):
                 cached = attributes["gen_ai.usage.cache_read.input_tokens"]
                 assert attributes["gen_ai.usage.input_tokens"] >= cached
             if "gen_ai.usage.cost" in attributes:
@@ -169,7 +174,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
                 with receiver.lock:
@@ -185,7 +190,9 @@ class Receiver:
                     else:
                         status, text, spans = 415, f"unsupported content type {kind!r}", []
                     with receiver.lock:
-                        receiver.requests.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, raw, spans))
+                        receiver.requests.append(
+                            Received(self.path, {k.lower(): v for k, v in self.headers.items()}, raw, spans)
+                        )
                 payload = text.encode()
                 self.send_response(status)
                 for key, value in extra.items():

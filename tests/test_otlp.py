@@ -88,7 +88,11 @@ def test_every_span_follows_the_mapping() -> None:
     assert never["end"] == root["end"]
     # The subagent thread is a child invoke_agent span under the x: call's tool span.
     assert by_name["invoke_agent k1"]["parent_id"] == by_name["execute_tool explore"]["span_id"]
-    chat = next(s for s in spans if s["name"].startswith("chat") and s["attributes"].get("gen_ai.usage.input_tokens") == 109)
+    chat = next(
+        s
+        for s in spans
+        if s["name"].startswith("chat") and s["attributes"].get("gen_ai.usage.input_tokens") == 109
+    )
     assert chat["attributes"]["gen_ai.usage.output_tokens"] == 7  # the largest of the response
     assert chat["attributes"]["gen_ai.usage.cache_read.input_tokens"] == 100
 
@@ -140,7 +144,7 @@ def test_content_only_when_asked_redacted_and_capped() -> None:
 def test_no_times_reused_ids_and_open_calls_give_a_valid_bounded_trace() -> None:
     body = ["u: go"]
     for n in range(50):
-        body += [f"t!:read id=same → [running]", "a: more"]
+        body += ["t!:read id=same → [running]", "a: more"]
     body += ["o: id=same → [ok]", "t:lost id=zz → [pending]", "# t=00:00:05", "@end"]
     spans = otlp(session(*body))
     check_spans(spans)
@@ -180,7 +184,9 @@ def test_batches_stay_under_the_limit_and_memory_is_bounded() -> None:
 
     def stream() -> Any:
         yield from bbox_lark.iter_nodes(
-            io.StringIO(session(*(f"t:read id=r{n} → [ok] tokens_in={n} tokens_out=1" for n in range(100_000))))
+            io.StringIO(
+                session(*(f"t:read id=r{n} → [ok] tokens_in={n} tokens_out=1" for n in range(100_000)))
+            )
         )
 
     tracemalloc.start()
@@ -198,7 +204,8 @@ def test_send_posts_gzip_protobuf_with_headers(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=a%20b,authorization=Bearer%20t0")
     with Receiver() as receiver:
         result = runner.invoke(
-            app, ["send", str(DEMO), str(SUBAGENTS), "--endpoint", receiver.url + "/v1/traces", "-H", "x-team=c"]
+            app,
+            ["send", str(DEMO), str(SUBAGENTS), "--endpoint", receiver.url + "/v1/traces", "-H", "x-team=c"],
         )
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
@@ -243,7 +250,9 @@ def test_batches_of_a_long_session_are_separate_requests(tmp_path: Path) -> None
 def test_a_refusal_is_one_line_and_the_rest_is_still_sent(status: int) -> None:
     with Receiver() as receiver:
         receiver.play((status, "bad payload: spans refused"))
-        result = runner.invoke(app, ["send", str(DEMO), str(SUBAGENTS), "--endpoint", receiver.url + "/v1/traces"])
+        result = runner.invoke(
+            app, ["send", str(DEMO), str(SUBAGENTS), "--endpoint", receiver.url + "/v1/traces"]
+        )
     assert result.exit_code == 1
     assert "Traceback" not in result.output
     refused = [line for line in result.output.splitlines() if "refused" in line]
@@ -263,7 +272,10 @@ def test_busy_receivers_are_retried_with_back_off(status: int) -> None:
     with Receiver() as receiver:
         receiver.play(*[(status, "busy")] * 3)
         poster = Poster(receiver.url + "/v1/traces", {}, retries=2, sleep=waits.append)
-        assert poster.post(b"") == f"HTTP {status} {'Service Unavailable' if status == 503 else 'Too Many Requests'}: busy"
+        assert (
+            poster.post(b"")
+            == f"HTTP {status} {'Service Unavailable' if status == 503 else 'Too Many Requests'}: busy"
+        )
 
 
 def test_an_unreachable_endpoint_is_one_clear_line() -> None:
@@ -280,7 +292,10 @@ def test_usage_problems_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(env, raising=False)
     assert runner.invoke(app, ["send", str(DEMO)]).exit_code == 2
     assert runner.invoke(app, ["send", str(DEMO), "--endpoint", "ftp://x"]).exit_code == 2
-    assert runner.invoke(app, ["send", str(DEMO), "--endpoint", "http://h/v1/traces", "-H", "novalue"]).exit_code == 2
+    assert (
+        runner.invoke(app, ["send", str(DEMO), "--endpoint", "http://h/v1/traces", "-H", "novalue"]).exit_code
+        == 2
+    )
     assert runner.invoke(app, ["send", "nope.bbox", "--endpoint", "http://h/v1/traces"]).exit_code == 2
 
 
@@ -295,7 +310,9 @@ def test_the_missing_extra_is_a_one_line_hint(monkeypatch: pytest.MonkeyPatch) -
     assert result.exit_code == 2 and "bbox-lark[otel]" in result.output
     result = runner.invoke(app, ["convert", str(DEMO), "--to", "otlp"])
     assert result.exit_code == 2 and "bbox-lark[otel]" in result.output
-    assert runner.invoke(app, ["convert", str(DEMO), "--to", "otlp", "--otlp-encoding", "json"]).exit_code == 0
+    assert (
+        runner.invoke(app, ["convert", str(DEMO), "--to", "otlp", "--otlp-encoding", "json"]).exit_code == 0
+    )
 
 
 def test_endpoint_and_headers_from_the_environment() -> None:

@@ -20,8 +20,9 @@ Protobuf needs ``opentelemetry-proto`` (``pip install 'bbox-lark[otel]'``); JSON
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from bbox_lark.ast import Head
 from bbox_lark.convert.base import ConvertError, Format, Option, WriteContext, flatten
 from bbox_lark.convert.otlp.encode import MISSING_EXTRA, MissingOtelExtra, to_json, to_protobuf
 from bbox_lark.convert.otlp.spans import Span, SpanBuilder, session_spans, trace_id_for
@@ -72,7 +73,7 @@ def batches(items: Iterable[Item], ctx: WriteContext, size: int = BATCH_SPANS) -
     """The session's spans in batches of at most ``size``, as they end (bounded memory)."""
     stream = iter(flatten(items))
     head = next(stream, None)
-    if head is None:
+    if not isinstance(head, Head):
         return
     builder = SpanBuilder(head, ctx.report, content=bool(ctx.options.get("content")))
     held: list[Span] = []
@@ -129,7 +130,8 @@ FORMAT = Format(
     options=(
         Option(
             "otlp_encoding",
-            "otlp output: protobuf (the default; needs the otel extra) or json (OTLP/JSON, one request a line).",
+            "otlp output: protobuf (the default; needs the otel extra) or json (OTLP/JSON, one request"
+            " a line).",
             default=None,
             choices=ENCODINGS,
         ),

@@ -118,7 +118,10 @@ def to_json(spans: Sequence[Span], trace_id: bytes, session_id: str) -> str:
             "startTimeUnixNano": str(span.start_ns),
             "endTimeUnixNano": str(span.end_ns),
             "attributes": _json_attributes(span.attributes),
-            "status": {"code": span.status, **({"message": span.status_message} if span.status_message else {})},
+            "status": {
+                "code": span.status,
+                **({"message": span.status_message} if span.status_message else {}),
+            },
         }
         if span.parent_id:
             item["parentSpanId"] = span.parent_id.hex()
@@ -128,7 +131,11 @@ def to_json(spans: Sequence[Span], trace_id: bytes, session_id: str) -> str:
             {
                 "resource": {"attributes": _json_attributes(_resource_attributes(session_id))},
                 "scopeSpans": [
-                    {"scope": {"name": SCOPE_NAME, "version": _version()}, "spans": made, "schemaUrl": SCHEMA_URL}
+                    {
+                        "scope": {"name": SCOPE_NAME, "version": _version()},
+                        "spans": made,
+                        "schemaUrl": SCHEMA_URL,
+                    }
                 ],
                 "schemaUrl": SCHEMA_URL,
             }

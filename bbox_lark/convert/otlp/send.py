@@ -27,7 +27,6 @@ import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 #: How many times a request is retried on 429/502/503/504 or a failed connection.
 RETRIES = 5

@@ -158,10 +158,14 @@ class SpanBuilder:
             self.session_id = session
         else:
             text = "".join(line.raw + line.eol for line in head.header_lines)
-            self.session_id = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            self.session_id = (
+                "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            )
             report.synthesized("session ids for the trace (the header has no id; from the header's text)")
         self.trace_id = trace_id_for(self.session_id)
-        agent = next((str(fields[k]) for k in AGENT_KEYS if isinstance(fields.get(k), str) and fields[k]), "agent")
+        agent = next(
+            (str(fields[k]) for k in AGENT_KEYS if isinstance(fields.get(k), str) and fields[k]), "agent"
+        )
         self.agent = agent
         model = fields.get("model")
         self.model: str | None = model if isinstance(model, str) and model else None
@@ -284,7 +288,9 @@ class SpanBuilder:
                         opened.input_text += "\n" + node.text
                     self.report.kept("continuation lines (in span content, --content)", node.line)
                 else:
-                    self.report.dropped("continuation lines (no span attribute; --content keeps text)", node.line)
+                    self.report.dropped(
+                        "continuation lines (no span attribute; --content keeps text)", node.line
+                    )
             return []
         now, synthetic = self.clock.at(event := node)
         if self._start is None:
@@ -334,9 +340,9 @@ class SpanBuilder:
         if outcome in (CALL, AMBIGUOUS):
             done.extend(self._call(event, tid, now, synthetic, outcome == AMBIGUOUS))
         elif outcome == COMPLETION:
-            opened = self._opened(self._pairer.completed, event)
-            if opened is not None:
-                done.extend(self._complete(opened, event, now, synthetic))
+            closed = self._opened(self._pairer.completed, event)
+            if closed is not None:
+                done.extend(self._complete(closed, event, now, synthetic))
         elif kind == "observation":
             self.report.dropped("observations that complete no call", event.line)
         return done
@@ -418,12 +424,17 @@ class SpanBuilder:
             ROLES["chat"][1],
             now,
             now,
-            {"gen_ai.operation.name": "chat", "openinference.span.kind": "LLM", "session.id": self.session_id},
+            {
+                "gen_ai.operation.name": "chat",
+                "openinference.span.kind": "LLM",
+                "session.id": self.session_id,
+            },
             line=event.line,
         )
         if model:
-            span.attributes.update({"gen_ai.request.model": model, "gen_ai.response.model": model,
-                                    "llm.model_name": model})
+            span.attributes.update(
+                {"gen_ai.request.model": model, "gen_ai.response.model": model, "llm.model_name": model}
+            )
         if step is not None:
             span.attributes["bbox.step"] = step
         chat = _Open(span, synthetic, event, tid, key, step, model=model)
@@ -433,7 +444,9 @@ class SpanBuilder:
         self.report.kept("model responses as chat spans", event.line)
         return chat
 
-    def _attach_metrics(self, tid: str | None, step: int | None, metrics: Mapping[str, Any], line: int) -> None:
+    def _attach_metrics(
+        self, tid: str | None, step: int | None, metrics: Mapping[str, Any], line: int
+    ) -> None:
         """``# metrics`` (trailing, or a ``# metrics step=N`` line) go on the response of that
         step (the thread's current one)."""
         chat = self._chats.get(tid)
@@ -444,7 +457,9 @@ class SpanBuilder:
             self.report.dropped("# metrics matched to no model response", line)
             return
         chat.metrics = read_totals(metrics)
-        cache_write = metrics.get("cache_creation_input_tokens") or metrics.get("extra.cache_creation_input_tokens")
+        cache_write = metrics.get("cache_creation_input_tokens") or metrics.get(
+            "extra.cache_creation_input_tokens"
+        )
         if isinstance(cache_write, str) and cache_write.isdigit():
             chat.span.attributes["gen_ai.usage.cache_creation.input_tokens"] = int(cache_write)
             chat.span.attributes["llm.token_count.prompt_details.cache_write"] = int(cache_write)
@@ -494,18 +509,25 @@ class SpanBuilder:
             if chat.input_text is not None:
                 text = self._text(chat.input_text)
                 attributes["input.value"] = text
-                attributes["gen_ai.input.messages"] = cut(json.dumps(
-                    [{"role": "user", "parts": [{"type": "text", "content": text}]}], ensure_ascii=False
-                ))
+                attributes["gen_ai.input.messages"] = cut(
+                    json.dumps(
+                        [{"role": "user", "parts": [{"type": "text", "content": text}]}], ensure_ascii=False
+                    )
+                )
             if chat.texts:
                 text = self._text("\n".join(chat.texts))
                 attributes["output.value"] = text
-                attributes["gen_ai.output.messages"] = cut(json.dumps(
-                    [{"role": "assistant", "parts": [{"type": "text", "content": text}]}], ensure_ascii=False
-                ))
+                attributes["gen_ai.output.messages"] = cut(
+                    json.dumps(
+                        [{"role": "assistant", "parts": [{"type": "text", "content": text}]}],
+                        ensure_ascii=False,
+                    )
+                )
         return self._emit(chat, chat.span.end_ns)
 
-    def _estimate(self, model: str | None, input_tokens: int | None, cached: int | None, output: int | None) -> Decimal | None:
+    def _estimate(
+        self, model: str | None, input_tokens: int | None, cached: int | None, output: int | None
+    ) -> Decimal | None:
         if model is None:
             return None
         from bbox_lark.numbers import estimate_cost
@@ -578,10 +600,12 @@ class SpanBuilder:
         if not positions:
             return None
         key = call_key(completion)
-        chosen = next(
-            (p for p in positions if self._calls[p].event is not None and call_key(self._calls[p].event) == key),
-            positions[0],
-        )
+        chosen = positions[0]
+        for position in positions:
+            start = self._calls[position].event
+            if start is not None and call_key(start) == key:
+                chosen = position
+                break
         positions.remove(chosen)
         if not positions:
             del self._starts[line]
@@ -637,7 +661,9 @@ class SpanBuilder:
             span.status = STATUS_UNSET
             span.attributes["bbox.call.completed"] = False
             span.attributes["bbox.call.outcome"] = "pending"
-            self.report.synthesized("ends of calls never completed (at the session's end, status UNSET)", span.line)
+            self.report.synthesized(
+                "ends of calls never completed (at the session's end, status UNSET)", span.line
+            )
             if opened.child is not None:
                 done.append(self._emit(opened.child, end))
             done.append(self._emit(opened, end))
@@ -652,7 +678,9 @@ class SpanBuilder:
         self._threads.clear()
         if self.clock.synthetic_lines:
             self.report.synthesized(
-                "line times (no ts=: the last time + 1 ms, bbox.time.synthetic)", 0, self.clock.synthetic_lines
+                "line times (no ts=: the last time + 1 ms, bbox.time.synthetic)",
+                0,
+                self.clock.synthetic_lines,
             )
         root = self.root
         if self._stated_cost is not None:

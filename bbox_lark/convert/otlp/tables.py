@@ -53,45 +53,97 @@ RESPONSE_BREAKS = frozenset({"user", "observation"})
 
 #: bbox → OTLP.
 EXPORT_MAPPING = (
-    MappingRow("a session (one file, or one trajectory of an ATIF JSON Lines file)", "one trace", "kept",
-               "trace id = the first 16 bytes of SHA-256 of the session id (of the header text when the"
-               " id is empty)"),
-    MappingRow("header (`id`, `agent`, `model`, `cwd`, ...)",
-               "root span `invoke_agent {agent}` (INTERNAL, OpenInference AGENT)", "kept",
-               "`gen_ai.agent.name`, `gen_ai.conversation.id`, `session.id`, `bbox.header.*`"),
-    MappingRow("model response (`a:`/`th:`/`td:` lines with the same usage, until `u:`/`o:`)",
-               "`chat {model}` span (CLIENT, OpenInference LLM)", "kept",
-               "`gen_ai.usage.*` and `llm.token_count.*` from the numbers module"),
-    MappingRow("usage `tokens_in` + `tokens_cached`, or `# metrics prompt_tokens`",
-               "`gen_ai.usage.input_tokens`, `llm.token_count.prompt`", "kept", "input including cache reads"),
-    MappingRow("`tokens_cached` / `cached_tokens`",
-               "`gen_ai.usage.cache_read.input_tokens`, `llm.token_count.prompt_details.cache_read`", "kept"),
-    MappingRow("`cache_creation_input_tokens` (where stated)",
-               "`gen_ai.usage.cache_creation.input_tokens`, `llm.token_count.prompt_details.cache_write`",
-               "kept"),
-    MappingRow("`tokens_out` (largest of the response) / `completion_tokens`",
-               "`gen_ai.usage.output_tokens`, `llm.token_count.completion`", "kept"),
-    MappingRow("`cost_usd` of a `# metrics` line", "`gen_ai.usage.cost`, `llm.cost.total`", "kept",
-               "`bbox.cost.source` = `stated`"),
-    MappingRow("session cost (`@end cost_usd=`, summary comment; else the estimate)",
-               "root span `gen_ai.usage.cost`, `llm.cost.total`", "kept",
-               "`bbox.cost.source` = `stated` or `estimated`"),
-    MappingRow("call (`t` `t!` `c` `s` `p` `q` `x`, with its completion)",
-               "`execute_tool {tool}` span (INTERNAL, OpenInference TOOL)", "kept",
-               "`gen_ai.tool.name`, `gen_ai.tool.call.id`, `tool.name`; outcome → status (ok OK, error and"
-               " retry ERROR, else UNSET)"),
-    MappingRow("call never completed", "span ending with the session, status UNSET", "synthesized",
-               "`bbox.call.completed` = false"),
-    MappingRow("`x:` subagent call", "`execute_tool {type}` span with a child `invoke_agent {type}` span",
-               "kept"),
-    MappingRow("`tid=` thread (Claude Code subagent logs, sidechains)",
-               "`invoke_agent {tid}` span under the tool span that launched it", "kept",
-               "its lines' spans are its children"),
-    MappingRow("`ts=` and `# t=` times", "span start and end (ns)", "kept",
-               "monotonic; lines without a time get the last time + 1 ms (`bbox.time.synthetic` = true)"),
-    MappingRow("message and tool text", "`gen_ai.input.messages`, `gen_ai.output.messages`,"
-               " `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, `input.value`, `output.value`",
-               "kept", f"only with `--content`; secrets redacted; cut at {MAX_ATTRIBUTE_CHARS} characters"),
-    MappingRow("comments, continuation lines, lifecycle lines, unknown lines, blank lines", "no span",
-               "dropped", "counted in the fidelity report"),
+    MappingRow(
+        "a session (one file, or one trajectory of an ATIF JSON Lines file)",
+        "one trace",
+        "kept",
+        "trace id = the first 16 bytes of SHA-256 of the session id (of the header text when the"
+        " id is empty)",
+    ),
+    MappingRow(
+        "header (`id`, `agent`, `model`, `cwd`, ...)",
+        "root span `invoke_agent {agent}` (INTERNAL, OpenInference AGENT)",
+        "kept",
+        "`gen_ai.agent.name`, `gen_ai.conversation.id`, `session.id`, `bbox.header.*`",
+    ),
+    MappingRow(
+        "model response (`a:`/`th:`/`td:` lines with the same usage, until `u:`/`o:`)",
+        "`chat {model}` span (CLIENT, OpenInference LLM)",
+        "kept",
+        "`gen_ai.usage.*` and `llm.token_count.*` from the numbers module",
+    ),
+    MappingRow(
+        "usage `tokens_in` + `tokens_cached`, or `# metrics prompt_tokens`",
+        "`gen_ai.usage.input_tokens`, `llm.token_count.prompt`",
+        "kept",
+        "input including cache reads",
+    ),
+    MappingRow(
+        "`tokens_cached` / `cached_tokens`",
+        "`gen_ai.usage.cache_read.input_tokens`, `llm.token_count.prompt_details.cache_read`",
+        "kept",
+    ),
+    MappingRow(
+        "`cache_creation_input_tokens` (where stated)",
+        "`gen_ai.usage.cache_creation.input_tokens`, `llm.token_count.prompt_details.cache_write`",
+        "kept",
+    ),
+    MappingRow(
+        "`tokens_out` (largest of the response) / `completion_tokens`",
+        "`gen_ai.usage.output_tokens`, `llm.token_count.completion`",
+        "kept",
+    ),
+    MappingRow(
+        "`cost_usd` of a `# metrics` line",
+        "`gen_ai.usage.cost`, `llm.cost.total`",
+        "kept",
+        "`bbox.cost.source` = `stated`",
+    ),
+    MappingRow(
+        "session cost (`@end cost_usd=`, summary comment; else the estimate)",
+        "root span `gen_ai.usage.cost`, `llm.cost.total`",
+        "kept",
+        "`bbox.cost.source` = `stated` or `estimated`",
+    ),
+    MappingRow(
+        "call (`t` `t!` `c` `s` `p` `q` `x`, with its completion)",
+        "`execute_tool {tool}` span (INTERNAL, OpenInference TOOL)",
+        "kept",
+        "`gen_ai.tool.name`, `gen_ai.tool.call.id`, `tool.name`; outcome → status (ok OK, error and"
+        " retry ERROR, else UNSET)",
+    ),
+    MappingRow(
+        "call never completed",
+        "span ending with the session, status UNSET",
+        "synthesized",
+        "`bbox.call.completed` = false",
+    ),
+    MappingRow(
+        "`x:` subagent call", "`execute_tool {type}` span with a child `invoke_agent {type}` span", "kept"
+    ),
+    MappingRow(
+        "`tid=` thread (Claude Code subagent logs, sidechains)",
+        "`invoke_agent {tid}` span under the tool span that launched it",
+        "kept",
+        "its lines' spans are its children",
+    ),
+    MappingRow(
+        "`ts=` and `# t=` times",
+        "span start and end (ns)",
+        "kept",
+        "monotonic; lines without a time get the last time + 1 ms (`bbox.time.synthetic` = true)",
+    ),
+    MappingRow(
+        "message and tool text",
+        "`gen_ai.input.messages`, `gen_ai.output.messages`,"
+        " `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, `input.value`, `output.value`",
+        "kept",
+        f"only with `--content`; secrets redacted; cut at {MAX_ATTRIBUTE_CHARS} characters",
+    ),
+    MappingRow(
+        "comments, continuation lines, lifecycle lines, unknown lines, blank lines",
+        "no span",
+        "dropped",
+        "counted in the fidelity report",
+    ),
 )
