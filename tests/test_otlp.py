@@ -143,7 +143,7 @@ def test_content_only_when_asked_redacted_and_capped() -> None:
 
 def test_no_times_reused_ids_and_open_calls_give_a_valid_bounded_trace() -> None:
     body = ["u: go"]
-    for n in range(50):
+    for _ in range(50):
         body += ["t!:read id=same → [running]", "a: more"]
     body += ["o: id=same → [ok]", "t:lost id=zz → [pending]", "# t=00:00:05", "@end"]
     spans = otlp(session(*body))
