@@ -219,6 +219,7 @@ def stats(
     """Count lines, events, calls and their outcomes, steps, ids, blobs, redactions, usage
     and cost (stated, and estimated); over several files, each file and the totals."""
     from bbox_lark.config import ConfigError, cli_overrides
+    from bbox_lark.convert.atif.lines import expand_sessions
     from bbox_lark.discover import names_one_file
     from bbox_lark.render import stats_group
     from bbox_lark.stats import Stats, combine_stats, stats_run_json
@@ -232,6 +233,7 @@ def stats(
         extend_exclude=extend_exclude,
         max_line=max_line,
     )
+    inputs = expand_sessions(inputs)  # ATIF JSON Lines: a session per trajectory
     try:
         jobs_value = cli_overrides(jobs=jobs).jobs
     except ConfigError as error:
@@ -953,7 +955,9 @@ def report_command(
     from bbox_lark.report import OutputError, default_output, write_report
 
     max_line = _max_line(max_line)
-    if file != "-" and not Path(file).exists():
+    from bbox_lark.convert.atif.lines import session_address
+
+    if file != "-" and not Path(file).exists() and session_address(file) is None:
         raise fail_usage(f"{safe(file)}: no such file or directory")
     target = default_output(file) if output is None else None if str(output) == "-" else output
     if open_ and target is None:

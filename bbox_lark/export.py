@@ -332,7 +332,8 @@ def export_tables(
     them, globs) to ``out``: see :func:`export_inputs`. ``resolver`` gives each file its
     settings (default: no configuration file read)."""
     from bbox_lark.config import Resolver
+    from bbox_lark.convert.atif.lines import expand_sessions
     from bbox_lark.discover import discover
 
-    inputs = discover(list(paths), resolver or Resolver(isolated=True))
+    inputs = expand_sessions(discover(list(paths), resolver or Resolver(isolated=True)))
     return export_inputs(inputs, Path(out), format=format, jobs=jobs)

@@ -22,8 +22,8 @@ from typing import Any
 
 from bbox_lark.convert.base import Input, RefusedInputError, load_json
 
-#: The first line of an ATIF JSON Lines file: a JSON object with an ATIF schema version.
-_LINE = re.compile(r'\A\ufeff?\s*\{[^\n]*"schema_version"\s*:\s*"ATIF[^\n]*\}\s*(\n|\Z)')
+#: The ATIF schema version key, as the first line of an ATIF JSON Lines file holds it.
+_SCHEMA = re.compile(r'"schema_version"\s*:\s*"ATIF')
 #: A session address: ``FILE#LINE`` (the line of a trajectory in an ATIF JSON Lines file).
 _ADDRESS = re.compile(r"\A(.*)#([1-9][0-9]{0,9})\Z", re.S)
 #: The longest chain followed (a loop of references ends there too).
@@ -35,7 +35,11 @@ CONTINUED = "continued_trajectory_ref"
 def sniff_lines(text: str) -> int:
     """4 when the first line of ``text`` is a whole JSON object with an ATIF
     ``schema_version`` (ATIF JSON Lines, even of one line), else 0."""
-    return 4 if _LINE.match(text[: 1 << 16]) else 0
+    first, newline, _ = text[: 1 << 16].partition("\n")
+    if not first.lstrip("\ufeff \t\r").startswith("{") or not _SCHEMA.search(first):
+        return 0
+    # A whole object on the line, or a line longer than the sniffed start.
+    return 4 if not newline or first.rstrip().endswith("}") else 0
 
 
 def is_lines(source: Input) -> bool:
@@ -169,3 +173,34 @@ def merge_chain(source: Input) -> bytes | None:
     extra["continued_from_files"] = chain
     merged["extra"] = extra
     return json.dumps(merged, ensure_ascii=False).encode("utf-8")
+
+
+def expand_sessions(items: list[Any]) -> list[Any]:
+    """The inputs of ``stats``, ``export``, ``query`` and ``convert -o DIR`` with each ATIF
+    JSON Lines file replaced by one input per trajectory, at its address ``FILE#LINE`` (an
+    input is anything with a ``path`` and a ``problem``, as :class:`bbox_lark.discover.FoundInput`)."""
+    from dataclasses import replace
+
+    out: list[Any] = []
+    for item in items:
+        path = item.path
+        if item.problem is None and path != "-" and is_lines_file(path):
+            numbers = [number for number, _ in trajectory_lines(Input(path))]
+            out.extend(replace(item, path=f"{path}#{number}") for number in numbers)
+        else:
+            out.append(item)
+    return out
+
+
+def is_lines_file(path: str) -> bool:
+    """True when the file ``path`` is ATIF JSON Lines."""
+    try:
+        return Path(path).is_file() and is_lines(Input(path))
+    except OSError:
+        return False
+
+
+def address_input(path: str) -> Input | None:
+    """The input a session address ``FILE#LINE`` names, or None when ``path`` is none."""
+    found = session_address(path)
+    return line_input(*found) if found is not None else None
