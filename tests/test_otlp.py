@@ -337,3 +337,13 @@ def test_the_langfuse_request(monkeypatch: pytest.MonkeyPatch) -> None:
     assert request.path == "/api/public/otel/v1/traces"
     assert request.headers["authorization"] == "Basic cGstbGYtMTIzNDpzay1sZi01Njc4"
     assert secret not in result.output
+
+
+def test_the_mapping_page_shows_every_row_of_the_table() -> None:
+    from bbox_lark import docsgen
+    from bbox_lark.convert.otlp import EXPORT_MAPPING, SEMCONV_VERSION
+
+    page = (REPO / "docs" / "formats" / "otel.md").read_text(encoding="utf-8")
+    for line in docsgen._mapping_table(EXPORT_MAPPING, "bbox", "otlp"):
+        assert line in page, line
+    assert SEMCONV_VERSION in page and f"{MAX_ATTRIBUTE_CHARS:,}" in page and f"{BATCH_SPANS:,}" in page

@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -530,13 +531,8 @@ class SpanBuilder:
     ) -> Decimal | None:
         if model is None:
             return None
-        from bbox_lark.numbers import estimate_cost
-
         uncached = None if input_tokens is None else input_tokens - (cached or 0)
-        try:
-            return estimate_cost([(model, Usage(uncached, output, cached))]).cost_usd
-        except Exception:  # the price table is an optional extra; no estimate then
-            return None
+        return _estimate(model, uncached, output, cached)
 
     def _call(self, event: Event, tid: str | None, now: int, synthetic: bool, ambiguous: bool) -> list[Span]:
         name = event.name or event.kind
@@ -697,6 +693,18 @@ class SpanBuilder:
         self.spans += 1
         done.append(root)
         return done
+
+
+@lru_cache(maxsize=4096)
+def _estimate(model: str, uncached: int | None, output: int | None, cached: int | None) -> Decimal | None:
+    """The estimated cost of one request (the price table's lookups are slow: each request
+    shape is priced once)."""
+    from bbox_lark.numbers import estimate_cost
+
+    try:
+        return estimate_cost([(model, Usage(uncached, output, cached))]).cost_usd
+    except Exception:  # the price table is an optional extra; no estimate then
+        return None
 
 
 def session_spans(items: Iterator[Any], report: Fidelity, *, content: bool = False) -> Iterator[Span]:
