@@ -883,7 +883,7 @@ def send_command(
     traces (protobuf, gzip; the mapping: docs/formats/otel.md). Exit 1 when a request was
     refused or the endpoint could not be reached, 2 for a usage problem."""
     from bbox_lark.convert.otlp.encode import MissingOtelExtra
-    from bbox_lark.convert.otlp.send import (
+    from bbox_lark.send import (
         SendUsageError,
         Sent,
         resolve_endpoint,

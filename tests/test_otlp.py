@@ -18,7 +18,7 @@ from bbox_lark.cli import app
 from bbox_lark.convert import convert
 from bbox_lark.convert.base import Fidelity, WriteContext
 from bbox_lark.convert.otlp import BATCH_SPANS, MAX_ATTRIBUTE_CHARS, batches
-from bbox_lark.convert.otlp.send import Poster, parse_headers, resolve_endpoint, resolve_headers, send_paths
+from bbox_lark.send import Poster, parse_headers, resolve_endpoint, resolve_headers, send_paths
 from bbox_lark.source import encode
 
 pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2", reason="the otel extra")
@@ -305,7 +305,7 @@ def test_the_missing_extra_is_a_one_line_hint(monkeypatch: pytest.MonkeyPatch) -
     def missing() -> None:
         raise encode_module.MissingOtelExtra(encode_module.MISSING_EXTRA)
 
-    monkeypatch.setattr(encode_module, "_proto", missing)
+    monkeypatch.setattr(encode_module, "load_proto", missing)
     result = runner.invoke(app, ["send", str(DEMO), "--endpoint", "http://127.0.0.1:9/v1/traces"])
     assert result.exit_code == 2 and "bbox-lark[otel]" in result.output
     result = runner.invoke(app, ["convert", str(DEMO), "--to", "otlp"])

@@ -99,9 +99,9 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     encoding = ctx.options.get("otlp_encoding") or "protobuf"
     if encoding == "protobuf":
         try:
-            from bbox_lark.convert.otlp.encode import _proto
+            from bbox_lark.convert.otlp.encode import load_proto
 
-            _proto()
+            load_proto()
         except MissingOtelExtra:
             raise ConvertError(MISSING_EXTRA) from None
     for batch in batches(items, ctx):

@@ -35,7 +35,7 @@ def _resource_attributes(session_id: str) -> dict[str, AttributeValue]:
     }
 
 
-def _proto() -> Any:
+def load_proto() -> Any:
     try:
         from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
         from opentelemetry.proto.common.v1 import common_pb2
@@ -63,7 +63,7 @@ def _key_values(common: Any, attributes: dict[str, AttributeValue]) -> list[Any]
 def to_protobuf(spans: Sequence[Span], trace_id: bytes, session_id: str) -> bytes:
     """One ``ExportTraceServiceRequest`` holding ``spans`` (one resource, one scope), as
     protobuf bytes. Raises :class:`MissingOtelExtra` without ``opentelemetry-proto``."""
-    service, common, resource, trace = _proto()
+    service, common, resource, trace = load_proto()
     scope = common.InstrumentationScope(name=SCOPE_NAME, version=_version())
     made = [
         trace.Span(

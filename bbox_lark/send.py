@@ -2,7 +2,7 @@
 Langfuse), as library calls.
 
 Each input is converted as ``convert --to otlp`` converts it (the same spans, the secrets
-redacted) and each batch of at most :data:`~.tables.BATCH_SPANS` spans is posted as it is
+redacted) and each batch of at most :data:`bbox_lark.convert.otlp.BATCH_SPANS` spans is posted as it is
 made: one ``ExportTraceServiceRequest`` in protobuf, gzip-compressed, with the headers given
 (``--header K=V``) or those of ``OTEL_EXPORTER_OTLP_HEADERS``. HTTP is the standard
 library's (``urllib``).
@@ -256,14 +256,14 @@ def send_paths(
     on_sent: Callable[[Sent], None] | None = None,
 ) -> SendResult:
     """Send each input (a file, or a folder searched as ``check`` searches it) to
-    ``endpoint``. Raises :class:`~.encode.MissingOtelExtra` without ``opentelemetry-proto``
+    ``endpoint``. Raises :class:`bbox_lark.convert.otlp.MissingOtelExtra` without ``opentelemetry-proto``
     and :class:`SendUsageError` for inputs that cannot be found."""
     from bbox_lark.conversion import convert_inputs
     from bbox_lark.convert import ConvertError, Input, RefusedInputError, convert_stream
     from bbox_lark.convert.atif.lines import split_sessions
-    from bbox_lark.convert.otlp.encode import _proto
+    from bbox_lark.convert.otlp.encode import load_proto
 
-    _proto()
+    load_proto()
     poster = Poster(endpoint, headers, retries=retries, backoff=backoff, timeout=timeout)
     result = SendResult(endpoint)
     missing = [p for p in paths if p != "-" and not Path(p).exists()]
