@@ -234,6 +234,7 @@ def stats(
     """Count lines, events, calls and their outcomes, steps, ids, blobs, redactions, usage
     and cost (stated, and estimated); over several files, each file and the totals."""
     from bbox_lark.config import ConfigError, cli_overrides
+    from bbox_lark.convert.atif.lines import expand_sessions
     from bbox_lark.discover import names_one_file
     from bbox_lark.render import stats_group
     from bbox_lark.stats import Stats, combine_stats, stats_run_json
@@ -247,6 +248,7 @@ def stats(
         extend_exclude=extend_exclude,
         max_line=max_line,
     )
+    inputs = expand_sessions(inputs)  # ATIF JSON Lines: a session per trajectory
     try:
         jobs_value = cli_overrides(jobs=jobs).jobs
     except ConfigError as error:
@@ -913,6 +915,97 @@ def lightbox_verify(
 # -- report: the HTML session report (docs/report.md) -----------------------------------------
 
 
+@app.command("send")
+def send_command(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="Sessions in any format convert reads (bbox, Claude Code, ATIF, ATIF JSON Lines …), or"
+            " folders (searched as check searches them)."
+        ),
+    ],
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            help="The OTLP/HTTP traces URL (http://localhost:6006/v1/traces for Phoenix); default:"
+            " OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces.",
+        ),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--header",
+            "-H",
+            help="A request header KEY=VALUE (repeatable); added to OTEL_EXPORTER_OTLP_HEADERS.",
+        ),
+    ] = None,
+    content: Annotated[
+        bool,
+        typer.Option("--content", help="Send message and tool text (secrets redacted); off by default."),
+    ] = False,
+    from_: Annotated[
+        str | None,
+        typer.Option("--from", help="Input format (default: from the file name, else the content)."),
+    ] = None,
+    retries: Annotated[
+        int,
+        typer.Option("--retries", help="Retries of a request answered 429/502/503/504 or not answered."),
+    ] = 5,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds a request may take.")] = 30.0,
+) -> None:
+    """Send sessions to an OpenTelemetry collector, Arize Phoenix or Langfuse as OTLP/HTTP
+    traces (protobuf, gzip; the mapping: docs/formats/otel.md). Exit 1 when a request was
+    refused or the endpoint could not be reached, 2 for a usage problem."""
+    from bbox_lark.convert.otlp.encode import MissingOtelExtra
+    from bbox_lark.send import (
+        SendUsageError,
+        Sent,
+        resolve_endpoint,
+        resolve_headers,
+        send_paths,
+    )
+
+    try:
+        url = resolve_endpoint(endpoint)
+        headers = resolve_headers(header or ())
+    except SendUsageError as error:
+        raise fail_usage(str(error)) from None
+    if retries < 0 or timeout <= 0:
+        raise fail_usage("--retries must be 0 or more and --timeout more than 0")
+
+    def shown(sent: Sent) -> None:
+        path = safe("<stdin>" if sent.path == "-" else sent.path)
+        if sent.error is not None:
+            print_error(sent.error)
+            return
+        for line in sent.skipped:
+            err.print(f"! {safe(line)}", markup=False)
+        retried = f", {sent.retries} retried" if sent.retries else ""
+        if sent.refused:
+            first = safe(sent.refused[0])
+            more = f" (and {len(sent.refused) - 1} more request(s))" if len(sent.refused) > 1 else ""
+            print_marked("[red]✗[/] ", f"{path}: refused: {first}{more}")
+        if sent.requests or not sent.refused:
+            print_marked(
+                "[green]✓[/] ",
+                f"{path}: {sent.spans} span(s) of {sent.sessions} session(s) in {sent.requests}"
+                f" request(s){retried}",
+            )
+
+    try:
+        result = send_paths(
+            paths, url, headers, from_=from_, content=content, retries=retries, timeout=timeout, on_sent=shown
+        )
+    except MissingOtelExtra as error:
+        raise fail_usage(str(error)) from None
+    except SendUsageError as error:
+        raise fail_usage(str(error)) from None
+    if result.unreachable is not None:
+        print_error(result.unreachable)
+    raise typer.Exit(result.exit_code)
+
+
 @app.command("report")
 def report_command(
     files: Annotated[
@@ -970,8 +1063,10 @@ def report_command(
     if len(files) > 1 or is_dir(files[0]):
         return _report_many(files, output, from_, jobs, max_line, open_, review, keep_secrets)
     file = files[0]
+    from bbox_lark.convert.atif.lines import session_address
+
     refused = why_not(file)
-    if refused is not None:
+    if refused is not None and session_address(file) is None:  # FILE#LINE: one ATIF trajectory
         raise fail_usage(safe(refused))
     target = default_output(file) if output is None else None if str(output) == "-" else output
     if open_ and target is None:

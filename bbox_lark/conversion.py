@@ -35,7 +35,7 @@ from bbox_lark.writepolicy import WriteVerdict, write_verdict
 
 if TYPE_CHECKING:
     from bbox_lark.config import Jobs
-    from bbox_lark.convert.base import Skipped
+    from bbox_lark.convert.base import Input, Skipped
 
 
 #: Standard output is held back until the input is known to hold no credential: in memory up
@@ -143,11 +143,15 @@ def convert_file(
     :func:`write_report` writes it. Raises :class:`ConvertUsageError` (exit 2)."""
     from bbox_lark.atomic import AtomicWriter
     from bbox_lark.convert import ConvertError, Input, RefusedInputError, convert_stream, get_format
+    from bbox_lark.convert.atif.lines import address_input
     from bbox_lark.redaction import redact_file_settings
 
     target = get_format(to)
     refused = why_not(file) if not is_dir(file) else None
-    if refused is not None:
+    addressed = address_input(file) if refused is not None else None
+    if addressed is not None:
+        from_ = from_ or "atif"  # a trajectory of an ATIF JSON Lines file (FILE#LINE)
+    elif refused is not None:
         raise ConvertUsageError(refused)
     shown = "<stdin>" if file == "-" else file
     if report_json is not None and str(report_json) != "-":
@@ -180,14 +184,14 @@ def convert_file(
     try:
         try:
             result = convert_stream(
-                Input(file),
+                addressed if addressed is not None else Input(file),
                 None if folder_out else text_out,
                 to=to,
                 from_=from_,
                 max_line=max_line,
                 output_path=staging,
-                allowed_secrets=redact_file_settings(None if file == "-" else Path(file)),
-                **options,
+                allowed_secrets=redact_file_settings(None if file == "-" or addressed else Path(file)),
+                **(options or {}),
             )
         except RefusedInputError as error:
             raise ConvertUsageError(f"{shown}: {error}") from None
@@ -331,6 +335,10 @@ def reads_as_folder(path: str, from_: str | None) -> bool:
 
 def converts_many(paths: list[str], from_: str | None) -> bool:
     """True for several inputs, or one folder that no folder format reads."""
+    from bbox_lark.convert.atif.lines import is_lines_file
+
+    if len(paths) == 1 and from_ in (None, "atif") and is_lines_file(paths[0]):
+        return True  # ATIF JSON Lines: one output per trajectory
     return len(paths) != 1 or (is_dir(paths[0]) and not reads_as_folder(paths[0], from_))
 
 
@@ -347,6 +355,10 @@ def convert_inputs(paths: list[str], from_: str | None) -> list[FoundInput]:
             inputs.append(FoundInput(path, Settings()))
         else:
             inputs.extend(find_inputs([path]))
+    if from_ in (None, "atif"):
+        from bbox_lark.convert.atif.lines import expand_sessions
+
+        inputs = expand_sessions(inputs)  # ATIF JSON Lines: each trajectory, FILE#LINE
     return inputs
 
 
@@ -356,6 +368,9 @@ def output_name(path: str, to: str) -> str:
     from bbox_lark.convert import formats, get_format
 
     target = get_format(to)
+    path, hash_, line = (
+        path.rpartition("#") if "#" in path and path.rpartition("#")[2].isdigit() else (path, "", "")
+    )
     stem = Path(path).name
     for suffix in sorted({s for f in formats() for s in f.extensions}, key=len, reverse=True):
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
@@ -363,6 +378,8 @@ def output_name(path: str, to: str) -> str:
             break
     else:
         stem = Path(path).stem or stem
+    if hash_:
+        stem = f"{stem}-{line}"  # a trajectory of an ATIF JSON Lines file, by its line
     if target.output == "folder" or not target.extensions:
         return stem
     return stem + target.extensions[0]
@@ -498,7 +515,10 @@ def foreign_format(path: str | Path) -> str | None:
     for bbox, a file no format recognises, a folder or one that cannot be read (those are
     read as bbox, and reported there)."""
     from bbox_lark.convert import Input, detect_format
+    from bbox_lark.convert.atif.lines import session_address
 
+    if session_address(str(path)) is not None:
+        return "atif"  # FILE#LINE: a trajectory of an ATIF JSON Lines file
     if kind_of(path) != "file":
         return None  # a folder, standard input, a stream read once (spool it first: inputs.spooled)
     path = Path(path)
@@ -507,6 +527,25 @@ def foreign_format(path: str | Path) -> str | None:
     except OSError:
         return None
     return None if fmt in (None, "bbox") else fmt
+
+
+def _only_trajectory(path: Path) -> Input | None:
+    """The one trajectory of an ATIF JSON Lines file; a file of several is a
+    :class:`~bbox_lark.convert.ConvertError` that says how to name one."""
+    from bbox_lark.convert import ConvertError, Input
+    from bbox_lark.convert.atif.lines import is_lines_file, trajectory_lines
+
+    if not is_lines_file(str(path)):
+        return None
+    found = [number for number, _ in trajectory_lines(Input(path))]
+    if len(found) == 1:
+        from bbox_lark.convert.atif.lines import line_input
+
+        return line_input(str(path), found[0])
+    raise ConvertError(
+        f"holds {len(found)} ATIF trajectories (one per line): name one as {path}#{found[0] if found else 1}"
+        " (stats, export and query read each)"
+    )
 
 
 @contextlib.contextmanager
@@ -527,7 +566,14 @@ def bbox_file(
 
     given = None if isinstance(source, bytes) else str(source)
     path = Path(given) if given is not None and given != "-" else None
-    if isinstance(source, bytes):
+    from bbox_lark.convert.atif.lines import address_input
+
+    addressed = address_input(given) if given is not None and path is not None and not path.exists() else None
+    if addressed is None and path is not None and from_ in (None, "atif"):
+        addressed = _only_trajectory(path)
+    if addressed is not None:
+        source_input, path, from_ = addressed, None, from_ or "atif"
+    elif isinstance(source, bytes):
         source_input = Input(None, source)
     elif path is None:
         source_input = Input(None)

@@ -26,7 +26,9 @@ CONVERT_FILE = "convert.md"
 #: The formats with a page of their own (``docs/formats/<name>.md``), which ``convert.md``
 #: links to. Data, not a look at the source tree: the package makes the same page installed
 #: from a wheel (``tests/test_docs.py`` checks that the folder holds exactly these).
-FORMAT_PAGES = frozenset({"atif", "bb7", "claude-code", "compact", "jsonl", "lightbox"})
+FORMAT_PAGES = frozenset({"atif", "bb7", "claude-code", "compact", "jsonl", "lightbox", "otel"})
+#: A format whose page under ``docs/formats/`` has another name than the format.
+_PAGE_OF = {"otlp": "otel"}
 
 #: Section headings of every code's page, in order (ruff style).
 SECTION_PARTS = ("### What it does", "### Why is this bad?", "### Example", "### Use instead")
@@ -440,8 +442,9 @@ def convert_markdown() -> str:
     for fmt in formats():
         out += ["", f"## {fmt.name}", "", "`" + fmt.name + "`: " + fmt.description + ".", ""]
         out += [f"What survives: {fmt.fidelity}.", ""]
-        if fmt.name in FORMAT_PAGES:
-            out += [f"More: [{fmt.name}](formats/{fmt.name}.md).", ""]
+        page = _PAGE_OF.get(fmt.name, fmt.name)
+        if page in FORMAT_PAGES:
+            out += [f"More: [{fmt.name}](formats/{page}.md).", ""]
         if fmt.options:
             out += ["| option | for | default | what |", "| --- | --- | --- | --- |"]
             for option in fmt.options:

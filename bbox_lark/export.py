@@ -437,7 +437,8 @@ def export_tables(
     settings (default: no configuration file read). ``secrets``: a file that holds a
     provider credential is refused (no row for it; exit 1), redacted first, or kept."""
     from bbox_lark.config import Resolver
+    from bbox_lark.convert.atif.lines import expand_sessions
     from bbox_lark.discover import discover
 
-    inputs = discover(list(paths), resolver or Resolver(isolated=True))
+    inputs = expand_sessions(discover(list(paths), resolver or Resolver(isolated=True)))
     return export_inputs(inputs, Path(out), format=format, jobs=jobs, secrets=secrets)

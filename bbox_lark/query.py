@@ -172,12 +172,13 @@ def _export_input(path: str, resolver: Resolver) -> Input:
 def find_inputs(paths: Iterable[str], resolver: Resolver) -> list[Input]:
     """The inputs of ``query``: an export folder as itself, anything else found as
     ``check`` finds files."""
+    from bbox_lark.convert.atif.lines import expand_sessions
     from bbox_lark.discover import discover
 
     listed = list(paths)
     inputs = [_export_input(path, resolver) for path in listed if is_export(path)]
     rest = [path for path in listed if not is_export(path)]
-    return inputs + (discover(rest, resolver) if rest else [])
+    return inputs + (expand_sessions(discover(rest, resolver)) if rest else [])
 
 
 def to_json_value(value: Any) -> Any:

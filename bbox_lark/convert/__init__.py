@@ -89,7 +89,7 @@ __all__ = [
 
 #: The modules of the built-in formats (``bbox_lark.convert.<name>``, each with a ``FORMAT``),
 #: in the order ``--help`` lists them.
-BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "jsonl", "bb7")
+BUILTIN = ("bbox", "compact", "atif", "lightbox", "claude_code", "jsonl", "bb7", "otlp")
 
 #: The options of every conversion, whatever the formats (``convert --redact``).
 SHARED_OPTIONS = (
@@ -170,6 +170,12 @@ def detect_format(path: str | Path | None, data: bytes | str) -> str | None:
         if score > best_score:
             best, best_score = candidate, score
     if best is None and candidates:
+        # No format the name suggests claims the content: one that does (ATIF JSON Lines in a
+        # .jsonl file), else the name's first.
+        others = (f for f in _registry().values() if f not in candidates and f.read is not None)
+        claimed = max(others, key=lambda f: f.sniff(text), default=None)
+        if claimed is not None and claimed.sniff(text) > 0:
+            return claimed.name
         return candidates[0].name
     return best.name if best is not None else None
 
@@ -252,6 +258,14 @@ def convert_stream(
     allowed = tuple(options.pop("allowed_secrets", ()) or ())
     read_options, write_options = split_options(source, target, options)
     fidelity = Fidelity()
+    if source.name == "atif" and source_input.path is not None and source_input.path.is_file():
+        from bbox_lark.convert.atif.lines import merge_chain
+
+        merged = merge_chain(source_input)  # continued_trajectory_ref: one session
+        if merged is not None:
+            source_input = Input(source_input.path, merged)
+            fidelity.stage = "read"
+            fidelity.kept("ATIF continuations (continued_trajectory_ref) read as one trajectory")
     read_ctx = ReadContext(fidelity, read_options, max_line, check=check, allowed_secrets=frozenset(allowed))
     foreign = source.name != target.name and not source.keeps_source
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)

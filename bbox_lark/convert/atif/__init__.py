@@ -105,11 +105,18 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     out.write(text + "\n")
 
 
+def _sniff(text: str) -> int:
+    """ATIF JSON Lines (one trajectory per line, :mod:`.lines`), else one trajectory."""
+    from bbox_lark.convert.atif.lines import sniff_lines
+
+    return sniff_lines(text) or sniff(text)
+
+
 FORMAT = Format(
     name="atif",
-    description="ATIF trajectory JSON (harbor RFC 0001, v1.7/v1.8); docs/formats/atif.md",
+    description="ATIF trajectory JSON (harbor RFC 0001, v1.7/v1.8), or ATIF JSON Lines; docs/formats/atif.md",
     extensions=(".json",),
-    sniff=sniff,
+    sniff=_sniff,
     read=read,
     write=write,
     fidelity=(
