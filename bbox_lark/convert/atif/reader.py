@@ -51,18 +51,37 @@ def _load(source: Input) -> tuple[Any, str]:
     return load_json(text, "an ATIF trajectory"), text
 
 
+_STEP_ID = re.compile(r'"step_id"\s*:\s*(-?[0-9]+)\b')
+
+
 def _step_lines(text: str, steps: list[Any]) -> list[int]:
-    """The line of each step's ``step_id`` in the JSON text (0 when not found): the n-th
-    ``"step_id"`` key after the previous one's, matched by value."""
+    """The line of each step's ``step_id`` in the JSON text (0 when not found): the first
+    ``"step_id"`` key with the step's value after the previous step's.
+
+    Linear in the text and the steps: one pass finds every ``"step_id"`` key and indexes its
+    offsets by value; each step takes the first offset of its value past the previous step's
+    (a bisection), and lines are counted from the previous step's offset, never from the
+    start (a trajectory of 100,000 steps reads in linear time)."""
+    from bisect import bisect_right
+
+    start = max(text.find('"steps"'), 0)
+    offsets: dict[int, list[int]] = {}
+    for match in _STEP_ID.finditer(text, start):
+        offsets.setdefault(int(match.group(1)), []).append(match.start())
     lines: list[int] = []
-    pos = text.find('"steps"')
+    pos = start
+    counted_to, line = 0, 1
     for step in steps:
         found = 0
         if isinstance(step, dict) and is_int(step.get("step_id")):
-            match = re.compile(rf'"step_id"\s*:\s*{step["step_id"]}\b').search(text, max(pos, 0))
-            if match:
-                pos = match.end()
-                found = text.count("\n", 0, match.start()) + 1
+            candidates = offsets.get(step["step_id"], ())
+            index = bisect_right(candidates, pos - 1) if candidates else 0
+            if index < len(candidates):
+                at = candidates[index]
+                pos = at + 1
+                line += text.count("\n", counted_to, at)
+                counted_to = at
+                found = line
         lines.append(found)
     return lines
 
