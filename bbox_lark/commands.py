@@ -265,13 +265,9 @@ def stats(
                 out.print()
             out.print(stats_group(item.stats, shown))
         code = max(code, errors_exit(item.errors, shown))
-    if one_file and results:
-        if as_json:
-            shown, result = results[0]
-            write_json({"path": shown, **result.to_json()})
-    elif as_json:
+    if as_json:  # one shape for one file or many (docs/schema/stats.schema.json)
         write_json(stats_run_json(results, unreadable))
-    elif results:
+    elif results and not one_file:
         out.print()
         out.print(
             stats_group(

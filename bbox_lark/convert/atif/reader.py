@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -245,6 +246,38 @@ def _import(
             yield from _import_step(step, line, ctx)
         except ValueError as error:
             report.skip(line, f"step {step['step_id']}: cannot be written as bbox: {error}")
+    summary = _final_summary(data.get("final_metrics"))
+    if summary:
+        # The stated totals where the numbers read them (§13: a closing summary comment,
+        # ``cost=`` first), beside the exact object in ``# atif root``.
+        yield build.comment(" ".join(f"{key}={value}" for key, value in summary))
+        report.kept("final_metrics totals (also as the closing # cost=… summary)", 1)
+
+
+#: ``final_metrics`` key -> the closing summary's key (numbers' aliases, ATIF's convention:
+#: ``prompt_tokens`` include ``cached_tokens``).
+_SUMMARY_KEYS = (
+    ("total_cost_usd", "cost"),
+    ("total_prompt_tokens", "prompt_tokens"),
+    ("total_completion_tokens", "completion_tokens"),
+    ("total_cached_tokens", "cached_tokens"),
+)
+
+
+def _final_summary(final: Any) -> list[tuple[str, str]]:
+    """The closing summary's fields for a trajectory's ``final_metrics`` (its cost first, so
+    the comment is a summary), or none when it states no cost."""
+    if not isinstance(final, dict) or not isinstance(final.get("total_cost_usd"), int | float):
+        return []
+    pairs: list[tuple[str, str]] = []
+    for key, name in _SUMMARY_KEYS:
+        value = final.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        pairs.append((name, repr(value) if isinstance(value, float) else str(value)))
+    return pairs if pairs and pairs[0][0] == "cost" else []
 
 
 def _step_attachments(step: dict[str, Any], skip: Iterable[str]) -> list[str]:
