@@ -57,6 +57,9 @@ class ExportSummary:
     failed: tuple[tuple[str, str], ...] = ()
     #: Files bbox-lark failed on (an ``E016`` finding: a bug to report), as (path, why).
     crashed: tuple[tuple[str, str], ...] = ()
+    #: Inputs counted in another, not read again (each session once): as (path, the input
+    #: it is counted in).
+    counted_in: tuple[tuple[str, str], ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -76,6 +79,10 @@ class ExportSummary:
             problems += f"; {len(self.unreadable)} unreadable"
         if self.crashed:
             problems += f"; {len(self.crashed)} failed inside bbox-lark (E016)"
+        if self.counted_in:
+            problems += (
+                f"; {len(self.counted_in)} counted once, in another input (the same file, or a subagent log)"
+            )
         return f"{self.files} session(s) → {self.out}/ ({self.format}: {tables}){problems}"
 
 
@@ -215,7 +222,7 @@ def iter_rows(
     from bbox_lark.tables import unread_rows
     from bbox_lark.workflow import PARALLEL_MIN_BYTES, internal_error, job_count
 
-    items = list(inputs)
+    items = [item for item in inputs if item.counted_in is None]  # each session once
     workers = job_count(jobs)
 
     def here(item: Input) -> SessionRows:
@@ -281,6 +288,8 @@ def export_inputs(
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     need("pyarrow", "export")
+    listed = list(inputs)
+    inputs = listed
     out.mkdir(parents=True, exist_ok=True)
     writers: dict[str, TableWriter] = {}
     done = False
@@ -317,6 +326,7 @@ def export_inputs(
         unreadable=tuple(unreadable),
         failed=tuple(failed),
         crashed=tuple(crashed),
+        counted_in=tuple((item.path, item.counted_in) for item in listed if item.counted_in is not None),
     )
 
 
@@ -334,5 +344,5 @@ def export_tables(
     from bbox_lark.config import Resolver
     from bbox_lark.discover import discover
 
-    inputs = discover(list(paths), resolver or Resolver(isolated=True))
+    inputs = discover(list(paths), resolver or Resolver(isolated=True), sessions=True)
     return export_inputs(inputs, Path(out), format=format, jobs=jobs)

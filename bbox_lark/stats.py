@@ -599,7 +599,9 @@ def combine_stats(items: Iterable[Stats]) -> Stats:
 
 
 def stats_run_json(
-    files: Iterable[tuple[str, Stats]], unreadable: Iterable[Mapping[str, str]] = ()
+    files: Iterable[tuple[str, Stats]],
+    unreadable: Iterable[Mapping[str, str]] = (),
+    counted_in: Iterable[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
     """``bbox-lark stats --json`` (``docs/schema/stats.schema.json``): one shape for one file
     or many, so a script reads ``files`` and ``totals`` alike whatever it was given: each
@@ -612,4 +614,5 @@ def stats_run_json(
         "files": [{"path": path, **stats.to_json()} for path, stats in listed],
         "totals": {"files": len(listed), **totals},
         "unreadable": [dict(entry) for entry in unreadable],
+        "counted_in": [dict(entry) for entry in counted_in],
     }
