@@ -175,7 +175,9 @@ def test_the_numbers_survive_every_format(path: Path) -> None:
     # ATIF final_metrics: the session's usage (prompt including cached) and stated cost. (An
     # imported trajectory keeps its producer's own final_metrics: compared with the file in
     # test_an_atif_files_own_final_metrics.)
-    final = trajectory.get("final_metrics") or {} if path.parent.name != "atif" else {}
+    if path.parent.name == "atif":
+        return
+    final = trajectory.get("final_metrics") or {}
     usage = totals.usage
     if totals.usage_source == "responses":
         assert final.get("total_prompt_tokens") == usage.input_with_cache
@@ -212,7 +214,9 @@ def _harbor_totals(path: Path) -> tuple[int, int, int] | None:
             record = json.loads(raw)
         except json.JSONDecodeError:
             return None
-        message = record.get("message") if isinstance(record, dict) else None
+        if not isinstance(record, dict):
+            continue
+        message = record.get("message")
         if record.get("type") != "assistant" or not isinstance(message, dict):
             continue
         usage, key = message.get("usage"), message.get("id")
@@ -274,13 +278,13 @@ def test_an_atif_files_own_final_metrics(path: Path) -> None:
 
 def test_query_agrees_with_the_tables(tmp_path: Path) -> None:
     pytest.importorskip("duckdb")
-    from bbox_lark.query import query
+    from bbox_lark.query import query_tables
     from bbox_lark.tables import session_rows
 
     chosen = sorted((ROOT / "corpus" / "valid").glob("*.bbox"))[:12]
     for path in chosen:
         (tmp_path / path.name).write_bytes(path.read_bytes())
-    result = query(
+    result = query_tables(
         [str(tmp_path)],
         "select path, count(*) as calls, count(*) filter (where outcome = 'error') as errors,"
         " count(*) filter (where pairing = 'ambiguous') as ambiguous from calls group by path",
