@@ -242,6 +242,7 @@ def stats(
 
     inputs = _find_inputs(
         paths,
+        sessions=True,
         config=config,
         isolated=isolated,
         exclude=exclude,
@@ -259,8 +260,14 @@ def stats(
     code = EXIT_OK
     results: list[tuple[str, Stats]] = []
     unreadable: list[dict[str, str]] = []
+    merged: list[dict[str, str]] = []
     for item in stats_inputs(inputs, jobs=jobs_value):
         shown = safe("<stdin>" if item.path == "-" else item.path)
+        if item.counted_in is not None:  # each session once, and said so
+            into = safe(item.counted_in)
+            err.print(f"{shown}: counted once, in {into} ({item.counted_why})", markup=False)
+            merged.append({"path": shown, "counted_in": into, "why": item.counted_why or ""})
+            continue
         if item.stats is None:
             problem = item.problem or "unreadable"
             if one_file:
@@ -282,13 +289,9 @@ def stats(
                 out.print()
             out.print(stats_group(item.stats, shown))
         code = max(code, errors_exit(item.errors, shown))
-    if one_file and results:
-        if as_json:
-            shown, result = results[0]
-            write_json({"path": shown, **result.to_json()})
-    elif as_json:
-        write_json(stats_run_json(results, unreadable))
-    elif results:
+    if as_json:  # one shape for one file or many (docs/schema/stats.schema.json)
+        write_json(stats_run_json(results, unreadable, merged))
+    elif results and not one_file:
         out.print()
         out.print(
             stats_group(

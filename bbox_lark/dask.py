@@ -78,9 +78,21 @@ def read_bbox(
     urlpath: str | Sequence[str],
     table: str = "calls",
     storage_options: dict[str, Any] | None = None,
+    *,
+    skip_empty: bool = True,
 ) -> Any:
     """The ``table`` (``sessions``, ``events``, ``calls`` or ``diagnostics``) of every session
-    file ``urlpath`` names, as a ``dask.dataframe.DataFrame`` with one partition per file.
+    file ``urlpath`` names, as a ``dask.dataframe.DataFrame`` with one partition per file
+    that has rows in it.
+
+    **Empty partitions.** A session without calls has an empty ``calls`` partition, and Dask
+    fails on empty partitions in a shuffle (its groupby ``value_counts`` makes an empty
+    partition's chunk an unindexed ``Series``, which the P2P shuffle refuses:
+    ``calls.groupby("tool").outcome.value_counts()`` on a cluster). So with ``skip_empty``
+    (the default) the files are read once, in the cluster (``dask.persist``: on the workers
+    with a ``distributed`` client), and only the partitions with rows are kept (one empty
+    partition when none has any). ``skip_empty=False`` gives the lazy frame with one
+    partition per file, empty ones included, for a pipeline that never shuffles.
 
     ``urlpath``: a path or URL (``s3://bucket/logs/*.rlog``), a glob, a folder (every
     ``*.bbox``, ``*.blackbox``, ``*.rlog`` below it) or a list of them; ``storage_options``
@@ -94,7 +106,7 @@ def read_bbox(
     urls = _expand(urlpath, storage_options)
     if not urls:
         raise FileNotFoundError(f"{urlpath}: no session files")
-    return dd.from_map(
+    frame = dd.from_map(
         _partition,
         urls,
         table=table,
@@ -104,3 +116,15 @@ def read_bbox(
         label=f"read-bbox-{table}",
         enforce_metadata=False,
     )
+    return _without_empty_partitions(frame, table) if skip_empty else frame
+
+
+def _without_empty_partitions(frame: Any, table: str) -> Any:
+    """``frame`` read once (persisted where the tasks run) without its empty partitions."""
+    dask = need("dask", "read_bbox")
+    dd = need("dask.dataframe", "read_bbox")
+    (held,) = dask.persist(frame)
+    parts = held.to_delayed()
+    lengths = dask.compute(*(dask.delayed(len)(part) for part in parts))
+    kept = [part for part, rows in zip(parts, lengths, strict=True) if rows] or parts[:1]
+    return dd.from_delayed(kept, meta=meta(table), verify_meta=False)

@@ -17,6 +17,18 @@
   time. ``-`` (standard input) is read once too.
 * A folder with nothing to check, a glob that matches nothing, or a folder that cannot be
   listed is an input problem (exit 2); the other paths are still used.
+
+**Sessions** (``discover(..., sessions=True)``: the commands that count sessions, ``stats``,
+``export``, ``query``): each session is counted once.
+
+* A folder also yields its ``*.jsonl`` and ``*.json`` files whose content is a format
+  ``convert`` reads (a Claude Code session, an ATIF trajectory, bbox JSON Lines …), sniffed
+  from their first 64 KiB.
+* A path found twice stays in the list the second time with :attr:`FoundInput.counted_in`
+  naming the first, so the command says so and counts it once.
+* A Claude Code subagent log (``<session>/subagents/agent-*.jsonl``) found beside its parent
+  (``<session>.jsonl``, also an input) is read as part of the parent, which embeds it: it
+  stays in the list with :attr:`FoundInput.counted_in` naming the parent.
 """
 
 from __future__ import annotations
@@ -57,6 +69,11 @@ class FoundInput:
     #: Why the input cannot be used (a folder with nothing to check, a glob that matches
     #: nothing); the command reports it and exits 2 in the end.
     problem: str | None = None
+    #: With ``sessions=True``: the input this one is counted in (the same file found
+    #: before, or the Claude Code session a subagent log belongs to); it is not read again.
+    counted_in: str | None = None
+    #: Why it is counted there (``the same file`` or ``a subagent log of its parent``).
+    counted_why: str | None = None
 
     @property
     def shown(self) -> str:
@@ -152,7 +169,7 @@ class Walker:
         return bool(verdict)
 
     def walk(
-        self, root: Path, shown_root: str, pattern: str | None = None
+        self, root: Path, shown_root: str, pattern: str | None = None, *, sessions: bool = False
     ) -> tuple[list[tuple[str, Path]], int]:
         """The files to use below the folder ``root`` (absolute), shown below
         ``shown_root``, and how many entries the exclusions skipped. With ``pattern`` (a
@@ -196,8 +213,10 @@ class Walker:
                 if is_dir:
                     matched = in_match or (glob is not None and decide((glob,), rel, True) is True)
                     stack.append((path, shown / entry.name, matched))
-                elif (in_match and path.suffix in SUFFIXES) or (
-                    glob is not None and not in_match and decide((glob,), rel, False) is True
+                elif (
+                    (in_match and path.suffix in SUFFIXES)
+                    or (glob is not None and not in_match and decide((glob,), rel, False) is True)
+                    or (in_match and sessions and path.suffix in SESSION_SUFFIXES and session_format(path))
                 ):
                     found.append((str(shown / entry.name), path))
         found.sort(key=lambda item: item[0])
@@ -208,27 +227,61 @@ def _nothing(skipped: int) -> str:
     return f" ({skipped} skipped by exclude patterns or .gitignore)" if skipped else ""
 
 
-def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[FoundInput]:
-    """The inputs named by ``paths``, each with its settings, in order, each once.
+#: The suffixes of the foreign session files a folder yields with ``sessions=True``.
+SESSION_SUFFIXES = frozenset({".jsonl", ".json"})
+
+
+def session_format(path: Path) -> str | None:
+    """The format ``convert`` reads that the content of ``path`` is in, other than bbox (by
+    its first 64 KiB, never by its name alone: any ``package.json`` is no session); None
+    when none, or when it cannot be read."""
+    from bbox_lark.convert import detect_format
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return None
+    found = detect_format(None, head)
+    return None if found in (None, "bbox") else found
+
+
+def _parent_session(path: Path) -> Path | None:
+    """The Claude Code session ``<S>.jsonl`` that a ``<S>/subagents/agent-*.jsonl`` log
+    belongs to (None for any other path)."""
+    if path.parent.name != "subagents" or not path.name.startswith("agent-") or path.suffix != ".jsonl":
+        return None
+    session = path.parent.parent
+    return session.parent / (session.name + ".jsonl")
+
+
+def discover(
+    paths: Iterable[str], resolver: Resolver | None = None, *, sessions: bool = False
+) -> list[FoundInput]:
+    """The inputs named by ``paths``, each with its settings, in order, each once (with
+    ``sessions``: each session counted once, see the module's docstring).
 
     Raises :class:`~bbox_lark.config.ConfigError` for a bad configuration file met on the
     way (before anything is read). A path that cannot be used stays in the list with its
     :attr:`FoundInput.problem` (a missing file is left to the reader, which says so)."""
     resolver = resolver or Resolver()
     walker = Walker(resolver)
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     out: list[FoundInput] = []
 
     def add(shown: str, path: Path) -> None:
         key = os.path.realpath(path)
         if key not in seen:
-            seen.add(key)
+            seen[key] = shown
             out.append(FoundInput(shown, resolver.for_folder(path.parent)))
+        elif sessions:
+            settings = resolver.for_folder(path.parent)
+            out.append(FoundInput(shown, settings, counted_in=seen[key], counted_why="the same file"))
 
     for raw in paths:
         if raw == "-":
             if "-" not in seen:
-                seen.add("-")
+                seen["-"] = "-"
                 out.append(FoundInput("-", resolver.for_path("-")))
             continue
         path = resolver.absolute(raw)
@@ -240,7 +293,7 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Fou
                     )
                 )
                 continue
-            files, skipped = walker.walk(path, raw)
+            files, skipped = walker.walk(path, raw, sessions=sessions)
             if not files and not walker.unreadable:
                 problem = f"{raw}: no *.bbox, *.blackbox or *.rlog files in this directory{_nothing(skipped)}"
                 out.append(FoundInput(raw, resolver.for_folder(path), problem))
@@ -252,7 +305,7 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Fou
         elif is_magic(raw) and not exists(path):
             base, rest = split_glob(raw)
             folder = resolver.absolute(base or ".")
-            files = walker.walk(folder, base, rest)[0] if is_dir(folder) else []
+            files = walker.walk(folder, base, rest, sessions=sessions)[0] if is_dir(folder) else []
             if not files:
                 problem = f"{raw}: no such file or directory, and no file matches it as a pattern"
                 out.append(FoundInput(raw, resolver.for_path("-"), problem))
@@ -263,6 +316,21 @@ def discover(paths: Iterable[str], resolver: Resolver | None = None) -> list[Fou
             walker.unreadable.clear()
         else:
             add(raw, path)
+    return _attach_subagents(out, seen) if sessions else out
+
+
+def _attach_subagents(found: list[FoundInput], seen: dict[str, str]) -> list[FoundInput]:
+    """Each Claude Code subagent log whose parent session is an input too, marked as counted
+    in it (the parent's conversion reads it in)."""
+    out: list[FoundInput] = []
+    for item in found:
+        parent = None if item.stdin or item.counted_in else _parent_session(Path(item.path))
+        held = seen.get(os.path.realpath(parent)) if parent is not None else None
+        if held is not None:
+            item = FoundInput(
+                item.path, item.settings, item.problem, held, "a subagent log of its parent session"
+            )
+        out.append(item)
     return out
 
 

@@ -60,6 +60,9 @@ class ExportSummary:
     #: Files not exported because they hold a provider credential (S001; docs/reference.md#secrets), as
     #: (path, one ``line:col: S001 kind`` per credential, never the key).
     refused: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Inputs counted in another, not read again (each session once): as (path, the input
+    #: it is counted in).
+    counted_in: tuple[tuple[str, str], ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -81,6 +84,10 @@ class ExportSummary:
             problems += f"; {len(self.crashed)} failed inside bbox-lark (E016)"
         if self.refused:
             problems += f"; {len(self.refused)} not exported (provider credentials)"
+        if self.counted_in:
+            problems += (
+                f"; {len(self.counted_in)} counted once, in another input (the same file, or a subagent log)"
+            )
         return f"{self.files} session(s) → {self.out}/ ({self.format}: {tables}){problems}"
 
 
@@ -312,7 +319,7 @@ def iter_rows(
     from bbox_lark.tables import unread_rows
     from bbox_lark.workflow import PARALLEL_MIN_BYTES, internal_error, job_count
 
-    items = list(inputs)
+    items = [item for item in inputs if item.counted_in is None]  # each session once
     workers = job_count(jobs)
 
     def here(item: Input) -> SessionRows:
@@ -379,6 +386,8 @@ def export_inputs(
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     need("pyarrow", "export")
+    listed = list(inputs)
+    inputs = listed
     out.mkdir(parents=True, exist_ok=True)
     writers: dict[str, TableWriter] = {}
     done = False
@@ -420,6 +429,7 @@ def export_inputs(
         failed=tuple(failed),
         crashed=tuple(crashed),
         refused=tuple(refused),
+        counted_in=tuple((item.path, item.counted_in) for item in listed if item.counted_in is not None),
     )
 
 
@@ -440,5 +450,5 @@ def export_tables(
     from bbox_lark.convert.atif.lines import expand_sessions
     from bbox_lark.discover import discover
 
-    inputs = expand_sessions(discover(list(paths), resolver or Resolver(isolated=True)))
+    inputs = expand_sessions(discover(list(paths), resolver or Resolver(isolated=True), sessions=True))
     return export_inputs(inputs, Path(out), format=format, jobs=jobs, secrets=secrets)

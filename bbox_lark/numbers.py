@@ -82,6 +82,9 @@ from bbox_lark.values import MAX_INT, parse_int, parse_timestamp
 #: How a call can end (docs/reference.md#outcomes), in the order reports list them.
 OUTCOMES = ("ok", "error", "pending", "skipped", "retry", "unknown")
 
+#: How a call was paired (:attr:`CallRecord.pairing`), in the order ``stats`` lists them.
+PAIRINGS = ("id", "order", "ambiguous")
+
 #: Metric key -> the quantity it counts (docs/reference.md#stats).
 METRIC_ALIASES: dict[str, str] = {
     "prompt": "prompt",
@@ -97,6 +100,8 @@ METRIC_ALIASES: dict[str, str] = {
     "total_tokens": "tokens",
     "cost": "cost",
     "cost_usd": "cost",
+    "cache_creation_input_tokens": "cache_write",
+    "extra.cache_creation_input_tokens": "cache_write",
 }
 
 #: Header key -> quantity (the totals a header states).
@@ -108,6 +113,11 @@ HEADER_TOTALS: dict[str, str] = {
 
 #: The usage fields writers put on event lines (docs/reference.md#usage).
 USAGE_FIELDS = ("tokens_in", "tokens_out", "tokens_cached")
+
+#: The fields a number is read from (§13): usage, model and cost. On a free-text line
+#: (``u a th td``) they count only in the line's trailing run of fields
+#: (:func:`number_fields`); one followed by more text is W027.
+NUMBER_KEYS = frozenset({*USAGE_FIELDS, "model", "cost", "cost_usd"})
 
 #: Line kinds that end the current model response.
 _RESPONSE_BREAKS = frozenset({"user", "observation"})
@@ -147,6 +157,10 @@ def _count(value: object) -> int | None:
     return int(number)
 
 
+def _max(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
 def _plus(a: Any, b: Any) -> Any:
     if a is None:
         return b
@@ -163,17 +177,32 @@ class Totals:
     cached: int | None = None
     tokens: int | None = None
     cost: Decimal | None = None
+    #: Cache writes (``cache_creation_input_tokens``, ``extra.cache_creation_input_tokens``):
+    #: part of ``prompt``, priced as cache writes.
+    cache_write: int | None = None
 
     @property
     def empty(self) -> bool:
         return all(
-            getattr(self, name) is None for name in ("prompt", "completion", "cached", "tokens", "cost")
+            getattr(self, name) is None
+            for name in ("prompt", "completion", "cached", "tokens", "cost", "cache_write")
         )
 
     @property
     def usage(self) -> Usage:
-        """The token counts under the writers' names."""
-        return Usage(self.prompt, self.completion, self.cached)
+        """The token counts under the writers' names (§13): ``prompt`` includes ``cached``
+        (ATIF's convention, which ``# metrics`` follow), so ``tokens_in`` is ``prompt −
+        cached``; a ``cached`` larger than ``prompt`` (W028) takes the prompt as uncached."""
+        prompt, cached = self.prompt, self.cached
+        if prompt is not None and cached is not None and cached <= prompt:
+            prompt -= cached
+        return Usage(prompt, self.completion, cached, self.cache_write)
+
+    @property
+    def cached_over_prompt(self) -> bool:
+        """True when ``cached`` is larger than ``prompt`` (W028: the prompt is then taken as
+        uncached input)."""
+        return self.prompt is not None and self.cached is not None and self.cached > self.prompt
 
     def __add__(self, more: Totals) -> Totals:
         return Totals(
@@ -182,6 +211,7 @@ class Totals:
             _plus(self.cached, more.cached),
             _plus(self.tokens, more.tokens),
             _plus(self.cost, more.cost),
+            _plus(self.cache_write, more.cache_write),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -191,6 +221,7 @@ class Totals:
             "cached": self.cached,
             "tokens": self.tokens,
             "cost": float(self.cost) if self.cost is not None else None,
+            "cache_write": self.cache_write,
         }
 
 
@@ -216,6 +247,9 @@ class Usage:
     tokens_in: int | None = None
     tokens_out: int | None = None
     tokens_cached: int | None = None
+    #: Cache writes, where the source names them (part of ``tokens_in``, priced as cache
+    #: writes); None where it does not (the estimate is then a lower bound).
+    tokens_cache_write: int | None = None
 
     @property
     def empty(self) -> bool:
@@ -234,27 +268,76 @@ class Usage:
             _plus(self.tokens_in, more.tokens_in),
             _plus(self.tokens_out, more.tokens_out),
             _plus(self.tokens_cached, more.tokens_cached),
+            _plus(self.tokens_cache_write, more.tokens_cache_write),
         )
 
     def to_json(self) -> dict[str, int | None]:
-        return {
+        out = {
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
             "tokens_cached": self.tokens_cached,
         }
+        if self.tokens_cache_write is not None:
+            out["tokens_cache_write"] = self.tokens_cache_write
+        return out
+
+
+def _trailing_run(event: Event) -> tuple[int, dict[str, Any]]:
+    """Where a line's trailing run of fields starts in its text, and those fields (the first
+    occurrence of a key wins)."""
+    text, base = event.text, event.text_col
+    end = len(text)
+    trailing: dict[str, Any] = {}
+    for node in reversed(event.field_nodes):
+        start, stop = node.col - base, node.end_col - base
+        if stop > end or text[stop:end].strip():
+            break
+        trailing[node.key] = node.value  # later in the loop is earlier on the line: it wins
+        end = start
+    return end, trailing
+
+
+def number_fields(event: Event) -> Mapping[str, Any]:
+    """The fields a number (usage, model, cost) is read from (§13): every field of a line,
+    but on a free-text line (``u a th td``) only its trailing run of fields, after the last
+    word of text (and before a trailing ``# metrics``). A field followed by more text is
+    prose (``a: Set tokens_out=9 in the fixture.``); :func:`fields_inside_text` lists them."""
+    if not event.field_nodes or event.prefix not in _free_text():
+        return event.fields
+    _, trailing = _trailing_run(event)
+    return event.fields if len(trailing) == len(event.fields) else trailing
+
+
+def fields_inside_text(event: Event) -> list[Any]:
+    """The usage, model and cost fields (:data:`NUMBER_KEYS`) of a free-text line that more
+    text follows: numbers are not read from them (W027)."""
+    if event.prefix not in _free_text() or NUMBER_KEYS.isdisjoint(event.fields):
+        return []
+    tail, _ = _trailing_run(event)
+    base = event.text_col
+    return [node for node in event.field_nodes if node.key in NUMBER_KEYS and node.col - base < tail]
+
+
+def _free_text() -> frozenset[str]:
+    return vocabulary().free_text_prefixes
 
 
 def line_usage(event: Event) -> Usage | None:
     """The usage an event line states (its ``tokens_in``/``tokens_out``/``tokens_cached``
-    fields), or None when it states none or is not a response line (comments, lifecycle
-    lines and unknown lines never are)."""
+    fields, from the trailing run of a free-text line: :func:`number_fields`), or None when
+    it states none or is not a response line (comments, lifecycle lines and unknown lines
+    never are)."""
     if event.kind in _NOT_RESPONSES:
         return None
-    fields = event.fields
-    if "tokens_in" not in fields and "tokens_out" not in fields and "tokens_cached" not in fields:
+    stated = event.fields
+    if "tokens_in" not in stated and "tokens_out" not in stated and "tokens_cached" not in stated:
         return None
+    fields = number_fields(event)
     usage = Usage(
-        _count(fields.get("tokens_in")), _count(fields.get("tokens_out")), _count(fields.get("tokens_cached"))
+        _count(fields.get("tokens_in")),
+        _count(fields.get("tokens_out")),
+        _count(fields.get("tokens_cached")),
+        _count(fields.get("tokens_cache_write")),
     )
     return None if usage.empty else usage
 
@@ -352,7 +435,12 @@ class Responses:
                 current.ordinal,
                 current.first_line,
                 event.line,
-                Usage(usage.tokens_in, out, usage.tokens_cached),
+                Usage(
+                    usage.tokens_in,
+                    out,
+                    usage.tokens_cached,
+                    _max(current.usage.tokens_cache_write, usage.tokens_cache_write),
+                ),
                 current.model,
                 current.step if current.step is not None else event.step,
             )
@@ -410,6 +498,8 @@ class Estimate:
     cost_usd: Decimal | None
     #: Why there is no estimate; None when there is one.
     note: str | None = None
+    #: True when some usage named no cache writes (§13): the estimate is a lower bound.
+    lower_bound: bool = False
 
 
 _PRICES_MISSING = "genai-prices is not installed (pip install 'bbox-lark[prices]')"
@@ -422,11 +512,14 @@ class Pricer:
     the first request. No estimate when a request's model is unknown (not named, or not in
     the table): a partial sum would read as the whole."""
 
-    __slots__ = ("_calc", "_usage_class", "note", "total")
+    __slots__ = ("_calc", "_usage_class", "lower_bound", "note", "total")
 
     def __init__(self) -> None:
         self.total: Decimal | None = None
         self.note: str | None = "no usage"
+        #: True once a request named no cache writes (§13): its writes, if any, are priced
+        #: as plain input, so the estimate is a lower bound.
+        self.lower_bound = False
         self._calc: Any = None
         self._usage_class: Any = None
 
@@ -445,11 +538,14 @@ class Pricer:
                 return
             self._calc, self._usage_class = calc_price, PriceUsage
         cached = usage.tokens_cached or 0
+        if usage.tokens_cache_write is None:
+            self.lower_bound = True
         try:
             price = self._calc(
                 self._usage_class(
                     input_tokens=(usage.tokens_in or 0) + cached,
                     cache_read_tokens=cached,
+                    cache_write_tokens=min(usage.tokens_cache_write or 0, usage.tokens_in or 0),
                     output_tokens=usage.tokens_out or 0,
                 ),
                 model_ref=model,
@@ -462,7 +558,7 @@ class Pricer:
 
     @property
     def estimate(self) -> Estimate:
-        return Estimate(self.total, self.note)
+        return Estimate(self.total, self.note, self.lower_bound and self.total is not None)
 
 
 def estimate_cost(requests: Iterable[tuple[str | None, Usage]]) -> Estimate:
@@ -508,6 +604,11 @@ class CallRecord:
     #: The usage the call's line states: shared by the calls of one response, so add up
     #: one call per :attr:`response`, or use the session totals.
     usage: Usage | None = None
+    #: How the call was paired (:data:`PAIRINGS`, §13): ``id`` (by its key, or it ended on
+    #: its own line: nothing guessed), ``order`` (a start without a key, completed by the
+    #: next line of its tool), ``ambiguous`` (its result could belong to another open call
+    #: with the same key, or the same tool without a key: paired in order, a guess).
+    pairing: str = "id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -585,6 +686,13 @@ class SessionTotals:
     first_ts: str | None
     last_ts: str | None
     duration_ms: int | None
+    #: True when the estimate is a lower bound: some usage named no cache writes (§13).
+    estimate_lower_bound: bool = False
+    #: Calls per pairing (:data:`PAIRINGS` order).
+    pairing: tuple[int, ...] = (0, 0, 0)
+    #: Counted ``# metrics`` whose ``cached`` exceeds their ``prompt`` (W028; the prompt
+    #: was taken as uncached input).
+    metrics_cached_over_prompt: int = 0
 
     def outcome_count(self, outcome: str) -> int:
         return self.outcomes[OUTCOMES.index(outcome)]
@@ -688,6 +796,8 @@ class SessionCounter:
         self._response_usage = Usage()
         self._response_by_model: dict[str | None, Usage] = {}
         self._metrics = Totals()
+        #: The counted metrics' usage, each made uncached per step (§13).
+        self._metrics_usage = Usage()
         self._metrics_by_model: dict[str | None, Usage] = {}
         self._metric_steps: set[int] = set()
         self._metrics_seen = self._metrics_counted = self._metrics_skipped = 0
@@ -695,6 +805,11 @@ class SessionCounter:
         self._summary = Totals()
         self._first: tuple[Any, str] | None = None
         self._last: tuple[Any, str] | None = None
+        #: Open starts by pairing key (the call key, or the tool of a start without one).
+        self._open_keys: dict[Any, dict[int, None]] = {}
+        self._ambiguous: set[int] = set()
+        self._pairing = [0] * len(PAIRINGS)
+        self._over_prompt = 0
 
     def _switch(self, model: str) -> None:
         self._responses.model = model
@@ -726,6 +841,15 @@ class SessionCounter:
         self._outcomes[index] += 1
         tally = self._tools.setdefault((family, start.name or "(none)"), [0] * len(OUTCOMES))
         tally[index] += 1
+        line = start.line
+        if line in self._ambiguous:
+            self._ambiguous.discard(line)
+            pairing = "ambiguous"
+        elif key is None and end is not None and end is not start:
+            pairing = "order"
+        else:
+            pairing = "id"
+        self._pairing[PAIRINGS.index(pairing)] += 1
         return CallRecord(
             session_id=self.session_id,
             key=key[1] if key is not None else None,
@@ -742,6 +866,7 @@ class SessionCounter:
             ts=start.ts,
             response=response,
             usage=line_usage(start),
+            pairing=pairing,
         )
 
     def feed(self, event: Event) -> list[CallRecord]:
@@ -757,6 +882,8 @@ class SessionCounter:
                 self._summary = read_totals(event.fields)
         else:
             model_field = event.fields.get("model")
+            if model_field is not None:
+                model_field = number_fields(event).get("model")
             if isinstance(model_field, str) and model_field:
                 self._switch(model_field)
             if kind == "lifecycle" and event.name == "end":
@@ -796,13 +923,29 @@ class SessionCounter:
                 self._steps[step].calls += 1
             if is_start(event):
                 self._open[event.line] = (event, response)
+                self._hold(event)
             else:
                 decided.append(self._record(event, None, response))
         elif outcome == COMPLETION:
             opened = self._open.pop(self._pairer.completed, None)
             if opened is not None:
+                pairing_key = _pairing_key(opened[0])
+                held = self._open_keys.get(pairing_key)
+                if held is not None:
+                    held.pop(opened[0].line, None)
+                    if not held:
+                        del self._open_keys[pairing_key]
                 decided.append(self._record(opened[0], event, opened[1]))
         return decided
+
+    def _hold(self, start: Event) -> None:
+        """Note an open start under its pairing key: when another is open under the same
+        key, a result could belong to either (§13), so both are ``ambiguous``."""
+        held = self._open_keys.setdefault(_pairing_key(start), {})
+        if held:
+            self._ambiguous.update(held)
+            self._ambiguous.add(start.line)
+        held[start.line] = None
 
     def _count_metrics(self, event: Event, metrics: Mapping[str, Any]) -> None:
         self._metrics_seen += 1
@@ -816,7 +959,10 @@ class SessionCounter:
             self._metric_steps.add(step)
         self._metrics_counted += 1
         totals = read_totals(metrics)
+        if totals.cached_over_prompt:
+            self._over_prompt += 1
         self._metrics = self._metrics + totals
+        self._metrics_usage = self._metrics_usage + totals.usage
         model = self._responses.model
         self._metrics_by_model[model] = self._metrics_by_model.get(model, Usage()) + totals.usage
         if self._metrics_prices is not None:
@@ -837,7 +983,7 @@ class SessionCounter:
             )
             for step, s in sorted(self._steps.items())
         )
-        metrics_usage = self._metrics.usage
+        metrics_usage = self._metrics_usage
         if not metrics_usage.empty:
             source: str | None = "metrics"
             usage, by_model, prices = metrics_usage, self._metrics_by_model, self._metrics_prices
@@ -889,8 +1035,16 @@ class SessionCounter:
             first_ts=self._first[1] if self._first is not None else None,
             last_ts=self._last[1] if self._last is not None else None,
             duration_ms=duration,
+            estimate_lower_bound=estimate.lower_bound,
+            pairing=tuple(self._pairing),
+            metrics_cached_over_prompt=self._over_prompt,
         )
         return pending, steps, totals
+
+
+def _pairing_key(start: Event) -> Any:
+    key = call_key(start)
+    return key if key is not None else ("", start.name)
 
 
 def _collect(

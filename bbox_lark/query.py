@@ -120,7 +120,7 @@ def query_inputs(
     duckdb = need("duckdb", "query")
     need("pyarrow", "query")
     exports = [item.path for item in inputs if item.problem is None and is_export(item.path)]
-    sessions = [item for item in inputs if item.path not in exports]
+    sessions = [item for item in inputs if item.path not in exports and item.counted_in is None]
     if exports and sessions:
         raise QueryError(
             "give either export folders or session files, not both (export the session files first)"
@@ -178,7 +178,7 @@ def find_inputs(paths: Iterable[str], resolver: Resolver) -> list[Input]:
     listed = list(paths)
     inputs = [_export_input(path, resolver) for path in listed if is_export(path)]
     rest = [path for path in listed if not is_export(path)]
-    return inputs + (expand_sessions(discover(rest, resolver)) if rest else [])
+    return inputs + (expand_sessions(discover(rest, resolver, sessions=True)) if rest else [])
 
 
 def to_json_value(value: Any) -> Any:

@@ -273,6 +273,15 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
         + _calls("MCP calls", stats.mcp)
         + _calls("subagents", stats.subagents)
     )
+    by_order, ambiguous = stats.pairing[1], stats.pairing[2]
+    if by_order or ambiguous:
+        calls.append(
+            (
+                "paired",
+                "",
+                f"{by_order:,} by order, {ambiguous:,} ambiguous (a guess: results paired in order)",
+            )
+        )
     out.append(_section("Calls (a start and its completion count once)", _grid(calls)))
 
     steps = stats.steps
@@ -323,9 +332,18 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
         sources = {"metrics": "from # metrics", "responses": f"{usage.responses:,} model responses"}
         rows[0] = (*rows[0][:2], sources.get(usage.source or "", usage.source or ""))
         rows.append(("stated cost", _number(cost.stated), "as the file states it"))
-        rows.append(
-            ("estimated cost", _number(cost.estimated), cost.estimate_note or "genai-prices list prices")
-        )
+        estimate_note = cost.estimate_note or "genai-prices list prices"
+        if cost.lower_bound and cost.estimated is not None:
+            estimate_note += " (a lower bound: no cache writes stated)"
+        rows.append(("estimated cost", _number(cost.estimated), estimate_note))
+        if stats.metrics_cached_over_prompt:
+            rows.append(
+                (
+                    "cached > prompt",
+                    f"{stats.metrics_cached_over_prompt:,}",
+                    "# metrics whose prompt was taken as uncached (W028)",
+                )
+            )
         if stats.models:
             rows.append(("models", visible(", ".join(stats.models)), ""))
         out.append(_section("Usage (each model response once)", _grid(rows)))

@@ -49,6 +49,7 @@ from bbox_lark.correlate import FAMILIES
 from bbox_lark.grammar import vocabulary
 from bbox_lark.numbers import (
     OUTCOMES,
+    PAIRINGS,
     SessionCounter,
     SessionTotals,
     Totals,
@@ -221,6 +222,8 @@ class Cost:
     estimated: Decimal | None = None
     #: Why there is no estimate (or what it leaves out); None when complete.
     estimate_note: str | None = None
+    #: True when the estimate is a lower bound (some usage named no cache writes, §13).
+    lower_bound: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +272,10 @@ class Stats:
     #: Every model named (header ``model:``, ``# model:``, ``model=``), first appearance first.
     models: tuple[str, ...] = ()
     time: TimeSpan = TimeSpan()
+    #: Calls per pairing (:data:`bbox_lark.numbers.PAIRINGS` order: id, order, ambiguous).
+    pairing: tuple[int, ...] = (0, 0, 0)
+    #: Counted ``# metrics`` whose ``cached`` exceeds their ``prompt`` (W028).
+    metrics_cached_over_prompt: int = 0
 
     def event_count(self, kind: str) -> int:
         return dict(self.events).get(kind, 0)
@@ -301,8 +308,11 @@ class Stats:
             "cost_usd": _decimal_json(self.cost.stated),
             "estimated_cost_usd": _decimal_json(self.cost.estimated),
             "estimate_note": self.cost.estimate_note,
+            "estimate_lower_bound": self.cost.lower_bound,
             "models": list(self.models),
             "time": self.time.to_json(),
+            "pairing": dict(zip(PAIRINGS, self.pairing, strict=True)),
+            "metrics_cached_over_prompt": self.metrics_cached_over_prompt,
         }
 
 
@@ -430,9 +440,16 @@ def compute_stats(document: Document) -> Stats:
         end_totals=numbers.end_totals,
         summary_totals=numbers.summary_totals,
         usage=_usage(numbers),
-        cost=Cost(numbers.stated_cost_usd, numbers.estimated_cost_usd, numbers.estimate_note),
+        cost=Cost(
+            numbers.stated_cost_usd,
+            numbers.estimated_cost_usd,
+            numbers.estimate_note,
+            numbers.estimate_lower_bound,
+        ),
         models=numbers.models,
         time=TimeSpan(numbers.first_ts, numbers.last_ts, numbers.duration_ms),
+        pairing=numbers.pairing,
+        metrics_cached_over_prompt=numbers.metrics_cached_over_prompt,
     )
 
 
@@ -494,6 +511,7 @@ def _sum_cost(stats: list[Stats]) -> Cost:
         sum(stated, Decimal(0)) if stated else None,
         sum(estimated, Decimal(0)) if estimated else None,
         note,
+        any(s.cost.lower_bound for s in stats),
     )
 
 
@@ -575,15 +593,19 @@ def combine_stats(items: Iterable[Stats]) -> Stats:
         cost=_sum_cost(stats),
         models=tuple(dict.fromkeys(model for s in stats for model in s.models)),
         time=_sum_time([s.time for s in stats]),
+        pairing=tuple(sum(s.pairing[i] for s in stats) for i in range(len(PAIRINGS))),
+        metrics_cached_over_prompt=sum(s.metrics_cached_over_prompt for s in stats),
     )
 
 
 def stats_run_json(
-    files: Iterable[tuple[str, Stats]], unreadable: Iterable[Mapping[str, str]] = ()
+    files: Iterable[tuple[str, Stats]],
+    unreadable: Iterable[Mapping[str, str]] = (),
+    counted_in: Iterable[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
-    """``bbox-lark stats --json`` over several files (``docs/schema/stats.schema.json``,
-    the run form): each file's statistics with its path, their totals, and the paths that
-    could not be read."""
+    """``bbox-lark stats --json`` (``docs/schema/stats.schema.json``): one shape for one file
+    or many, so a script reads ``files`` and ``totals`` alike whatever it was given: each
+    file's statistics with its path, their totals, and the paths that could not be read."""
     listed = list(files)
     totals = combine_stats(stats for _, stats in listed).to_json()
     del totals["version"], totals["header"]
@@ -592,4 +614,5 @@ def stats_run_json(
         "files": [{"path": path, **stats.to_json()} for path, stats in listed],
         "totals": {"files": len(listed), **totals},
         "unreadable": [dict(entry) for entry in unreadable],
+        "counted_in": [dict(entry) for entry in counted_in],
     }

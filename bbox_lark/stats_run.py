@@ -35,6 +35,10 @@ class FileStats:
     read_as: str | None = None
     #: The records that conversion could not read (``FILE:LINE: skipped: …``; exit 1).
     skipped: tuple[str, ...] = ()
+    #: The input this one is counted in (the same file named before, or the Claude Code
+    #: session a subagent log belongs to): then it is not counted again (``stats`` says so).
+    counted_in: str | None = None
+    counted_why: str | None = None
 
 
 def file_stats(item: FoundInput) -> FileStats:
@@ -42,12 +46,17 @@ def file_stats(item: FoundInput) -> FileStats:
     another format ``convert`` reads (a Claude Code session …) is counted through its bbox
     form, as ``report`` shows it. A FIFO or ``<(…)`` is read once
     (:func:`bbox_lark.inputs.spooled`)."""
+    from bbox_lark.convert.atif.lines import session_address
     from bbox_lark.inputs import InputError, spooled
 
     if item.problem is not None:
         return FileStats(item.path, problem=item.problem)
+    if item.counted_in is not None:
+        return FileStats(item.path, counted_in=item.counted_in, counted_why=item.counted_why)
     if item.stdin:
         return _counted(item, item.path)
+    if session_address(item.path) is not None:  # FILE#LINE: one trajectory of an ATIF JSON Lines file
+        return _file_stats(item, item.path)
     try:
         with spooled(item.path) as source:  # a FIFO or <(…) is read once, into a temporary file
             return _file_stats(item, source)
@@ -108,7 +117,7 @@ def stats_inputs(inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1) -> Iter
     flight, so memory does not grow with the number of files."""
     items = list(inputs)
     workers = job_count(jobs)
-    files = [item for item in items if item.problem is None and not item.stdin]
+    files = [item for item in items if item.problem is None and item.counted_in is None and not item.stdin]
     if workers <= 1 or len(files) < 2 or _total_size(files) < PARALLEL_MIN_BYTES:
         for item in items:
             yield file_stats(item)
@@ -124,7 +133,7 @@ def stats_inputs(inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1) -> Iter
             item = next(todo, None)
             if item is None:
                 return False
-            far = item.problem is None and not item.stdin
+            far = item.problem is None and item.counted_in is None and not item.stdin
             queue.append((item, pool.submit(file_stats, item) if far else None))
             return True
 

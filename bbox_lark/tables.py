@@ -29,7 +29,7 @@ from typing import Any
 from bbox_lark._classes import dataclass
 from bbox_lark.ast import Diagnostic, Event
 from bbox_lark.errors import MissingExtraError
-from bbox_lark.numbers import CallRecord, SessionCounter, SessionTotals
+from bbox_lark.numbers import PAIRINGS, CallRecord, SessionCounter, SessionTotals
 from bbox_lark.source import DEFAULT_MAX_LINE
 
 
@@ -94,6 +94,17 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ),
         ("estimated_cost_usd", "float64", "Cost estimated from the usage with the genai-prices table."),
         ("estimate_note", "string", "Why there is no estimate (no model named, no price, ...)."),
+        (
+            "estimate_lower_bound",
+            "bool",
+            "True when the estimate is a lower bound: some usage names no cache writes (§13).",
+        ),
+        (
+            "tokens_cache_write",
+            "int64",
+            "Cache-write tokens, where the source names them (part of `tokens_in`).",
+        ),
+        ("calls_ambiguous", "int64", "Calls paired by a guess (`pairing` `ambiguous` in `calls`)."),
         ("first_ts", "timestamp", "The earliest valid `ts=`."),
         ("last_ts", "timestamp", "The latest valid `ts=`."),
         ("duration_s", "float64", "`last_ts - first_ts` in seconds."),
@@ -141,6 +152,12 @@ TABLES: dict[str, tuple[Column, ...]] = {
         ("tokens_in", "int64", "Usage of that response: shared by its calls (see below)."),
         ("tokens_out", "int64", "Output tokens of that response."),
         ("tokens_cached", "int64", "Cache-read tokens of that response."),
+        (
+            "pairing",
+            "string",
+            "How the call was paired: `id` (nothing guessed), `order` (a start without a key and the"
+            " next line of its tool), `ambiguous` (its result could be another open call's).",
+        ),
     ),
     "diagnostics": _columns(
         _SESSION_KEY,
@@ -450,6 +467,7 @@ def _call_row(record: CallRecord) -> dict[str, Any]:
         "tokens_in": usage.tokens_in if usage is not None else None,
         "tokens_out": usage.tokens_out if usage is not None else None,
         "tokens_cached": usage.tokens_cached if usage is not None else None,
+        "pairing": record.pairing,
     }
 
 
@@ -474,6 +492,9 @@ def _totals_row(totals: SessionTotals) -> dict[str, Any]:
             float(totals.estimated_cost_usd) if totals.estimated_cost_usd is not None else None
         ),
         "estimate_note": _text(totals.estimate_note),
+        "estimate_lower_bound": totals.estimate_lower_bound,
+        "tokens_cache_write": usage.tokens_cache_write,
+        "calls_ambiguous": totals.pairing[PAIRINGS.index("ambiguous")],
         "first_ts": _utc(totals.first_ts),
         "last_ts": _utc(totals.last_ts),
         "duration_s": duration / 1000 if duration is not None else None,

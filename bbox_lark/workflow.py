@@ -452,7 +452,7 @@ def run_exit_code(reports: Iterable[FileReport], strict: bool | None = None) -> 
 # -- the loop every writing command shares (fmt, fix, convert, and new ones) -------------
 
 
-def find_inputs(paths: Iterable[str], **options: Any) -> list[FoundInput]:
+def find_inputs(paths: Iterable[str], *, sessions: bool = False, **options: Any) -> list[FoundInput]:
     """The inputs of a command that searches folders (as ``check`` does), each with its
     settings: configuration files, then the command line's ``options`` (those of
     :func:`bbox_lark.config.resolver_from_options`: ``config``, ``isolated``, ``exclude``,
@@ -461,7 +461,7 @@ def find_inputs(paths: Iterable[str], **options: Any) -> list[FoundInput]:
     from bbox_lark.config import resolver_from_options
     from bbox_lark.discover import discover
 
-    return discover(list(paths), resolver_from_options(**options))
+    return discover(list(paths), resolver_from_options(**options), sessions=sessions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -733,3 +733,24 @@ def test_subagent_threads_become_embedded_trajectories() -> None:
     assert trajectory["final_metrics"]["total_completion_tokens"] == 80  # subagents included
     back = convert(result.text, "atif", to="bbox", max_line=BIG)
     assert back.text == text
+
+
+def test_one_agent_step_per_model_response() -> None:
+    """A response that holds only a tool call (a Claude Code API message of tool_use blocks)
+    is a step of its own with its own usage; it was folded into the previous step (issue 25)."""
+    body = (
+        "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
+        "u: go\n"
+        "a: Reading. tokens_in=10 tokens_out=5 tokens_cached=100\n"
+        "t!:Read id=toolu_1 a.rs → [running] tokens_in=10 tokens_out=7 tokens_cached=100\n"
+        "t!:Bash id=toolu_2 ls → [running] tokens_in=12 tokens_out=3 tokens_cached=110\n"
+        "o: id=toolu_1 → [ok] text\n"
+        "o: id=toolu_2 → [ok] listing\n"
+    )
+    trajectory, _ = to_atif(body)
+    agents = [s for s in trajectory["steps"] if s["source"] == "agent"]
+    assert [[tc["function_name"] for tc in s.get("tool_calls", [])] for s in agents] == [["Read"], ["Bash"]]
+    assert [s["metrics"] for s in agents] == [
+        {"prompt_tokens": 110, "completion_tokens": 7, "cached_tokens": 100},
+        {"prompt_tokens": 122, "completion_tokens": 3, "cached_tokens": 110},
+    ]

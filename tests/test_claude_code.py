@@ -195,7 +195,8 @@ def test_usage_is_counted_once_per_message_id() -> None:
     from bbox_lark.numbers import Usage, read_session
 
     totals = read_session(result.text, estimate=False).totals
-    assert (totals.responses, totals.usage_source, totals.usage) == (2, "responses", Usage(30, 14, 100))
+    # Cache writes are named (tokens_cache_write=3, part of tokens_in), so they are priced as such.
+    assert (totals.responses, totals.usage_source, totals.usage) == (2, "responses", Usage(30, 14, 100, 3))
     assert totals.summary_totals.usage == Usage(30, 14, 100)
     assert sum_metrics(events(result.text)).counted == 0  # no # metrics lines any more
 

@@ -252,7 +252,7 @@ def test_check_schema_covers_unreadable_files(tmp_path: Path, monkeypatch: pytes
 
 def test_schemas_reject_what_the_code_does_not_write() -> None:
     value = json.loads(runner.invoke(app, ["stats", "--json", str(DEMO)]).stdout)
-    value["tokens"]["metrics"]["surprise"] = 1
+    value["files"][0]["tokens"]["metrics"]["surprise"] = 1
     assert list(schema("stats").iter_errors(value))
     value = json.loads(runner.invoke(app, ["parse", "--json", str(DEMO)]).stdout)
     value["body"][0]["kind"] = "shouting"
@@ -311,10 +311,17 @@ def test_stats_text_over_several_files_ends_with_the_totals(tmp_path: Path) -> N
     assert re.search(r"# metrics\s+3,440\s+780\s+2,000\s+-\s+\$0\.0071\s+4 counted", totals)
 
 
-def test_stats_of_one_file_keeps_its_json_form() -> None:
-    value = json.loads(runner.invoke(app, ["stats", "--json", str(DEMO)]).stdout)
-    assert value["path"] == str(DEMO) and "files" not in value
-    assert_valid(schema("stats"), value)
+def test_stats_json_has_one_shape_for_one_file_or_many(tmp_path: Path) -> None:
+    # Issue 25: one file gave an object and several {"files": [...]}; scripts broke on the
+    # second file. Now one file is a run of one (DECISIONS §13).
+    one = json.loads(runner.invoke(app, ["stats", "--json", str(DEMO)]).stdout)
+    assert_valid(schema("stats"), one)
+    assert [f["path"] for f in one["files"]] == [str(DEMO)] and one["totals"]["files"] == 1
+    shutil.copyfile(DEMO, tmp_path / "a.bbox")
+    two = json.loads(runner.invoke(app, ["stats", "--json", str(DEMO), str(tmp_path / "a.bbox")]).stdout)
+    assert set(two) == set(one)
+    same = dict(two["files"][0], path=str(DEMO))
+    assert same == one["files"][0]
 
 
 # -- commands ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,9 +46,14 @@ def test_one_partition_per_file_with_the_parquet_dtypes(logs: Path, exported: Pa
     from bbox_lark.dask import read_bbox
 
     for table in TABLE_NAMES:
-        frame = read_bbox(str(logs), table=table)
+        lazy = read_bbox(str(logs), table=table, skip_empty=False)
+        assert lazy.npartitions == len(FILES)  # one per file, empty ones included
+        frame = read_bbox(str(logs), table=table)  # one per file with rows (at least one)
         parquet = dd.read_parquet(str(exported / f"{table}.parquet"), dtype_backend="pyarrow")
-        assert frame.npartitions == len(FILES)
+        with_rows = sum(1 for n in lazy.map_partitions(len).compute() if n)
+        assert frame.npartitions == max(with_rows, 1)
+        assert list(lazy.columns) == list(frame.columns)
+        assert lazy.dtypes.to_dict() == frame.dtypes.to_dict()
         assert list(frame.columns) == list(parquet.columns) == [c.name for c in TABLES[table]]
         assert frame.dtypes.to_dict() == parquet.dtypes.to_dict()
         computed = frame.compute()
@@ -58,7 +64,7 @@ def test_one_partition_per_file_with_the_parquet_dtypes(logs: Path, exported: Pa
 def test_globs_and_lists(logs: Path) -> None:
     from bbox_lark.dask import read_bbox
 
-    assert read_bbox(str(logs / "*.bbox"), "sessions").npartitions == len(FILES)
+    assert read_bbox(str(logs / "*.bbox"), "sessions").npartitions == len(FILES)  # a row each
     listed = [str(logs / FILES[0]), str(logs / FILES[1])]
     assert len(read_bbox(listed, "sessions")) == 2
     with pytest.raises(FileNotFoundError):
@@ -123,3 +129,91 @@ def test_against_a_local_s3_server(logs: Path, exported: Path, s3_endpoint: str)
     whole = read_bbox("s3://logs", "events", storage_options=options)  # a folder: every file below
     assert whole.npartitions == len(FILES)
     assert len(whole) == len(dd.read_parquet(str(exported / "events.parquet")))
+
+
+# -- real logs: sessions without calls (empty partitions) ---------------------------------
+
+EXTERNAL = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
+
+
+def _real_logs() -> Path:
+    if not EXTERNAL.is_dir():
+        pytest.skip("no external corpus (../shared/corpus-external)")
+    return EXTERNAL
+
+
+def _empty_and_full(logs: Path, count: int = 6) -> list[Path]:
+    """Real logs, half of them without a single call (their calls partition is empty)."""
+    from bbox_lark.dask import _partition
+
+    empty: list[Path] = []
+    full: list[Path] = []
+    for path in sorted(logs.iterdir()):
+        if len(empty) >= count // 2 and len(full) >= count // 2:
+            break
+        rows = len(_partition(str(path), "calls", None))
+        (full if rows else empty).append(path)
+    assert empty, "the real logs have sessions without calls"
+    return empty[: count // 2] + full[: count // 2]
+
+
+def test_an_empty_partition_has_the_meta_and_never_fails() -> None:
+    from bbox_lark.dask import _partition, meta, read_bbox
+
+    chosen = _empty_and_full(_real_logs())
+    for table in TABLE_NAMES:
+        for path in chosen:
+            part = _partition(str(path), table, None)
+            assert part.dtypes.to_dict() == meta(table).dtypes.to_dict()
+            assert list(part.columns) == list(meta(table).columns)
+    calls = read_bbox([str(p) for p in chosen], "calls")
+    assert calls.dtypes.to_dict() == meta("calls").dtypes.to_dict()
+    assert calls.npartitions == 3  # the three sessions with calls
+    assert all(calls.map_partitions(len).compute())
+    nothing = read_bbox([str(p) for p in chosen[:3]], "calls")  # no call at all: one empty partition
+    assert nothing.npartitions == 1 and len(nothing) == 0
+
+
+def test_the_documented_example_on_a_local_cluster_over_the_real_logs() -> None:
+    """docs/analytics.md's example on a LocalCluster with two processes, over real logs, half
+    of them without calls (12 of the 115 have none): it failed in the P2P shuffle on the empty
+    partitions. (16 logs: enough partitions for the shuffle, small enough for the suite.)"""
+    from bbox_lark.dask import read_bbox
+    from bbox_lark.export import export_tables
+
+    chosen = [str(p) for p in _empty_and_full(_real_logs(), 16)]
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        calls = read_bbox(chosen, "calls")
+        counts = calls.groupby("tool").outcome.value_counts().compute()
+        sessions = read_bbox(chosen, "sessions").compute()
+    assert len(sessions) == len(chosen)
+    assert int(counts.sum()) == int(sessions["calls"].sum())
+    # The same as the numbers of an export (the one function of each number).
+    import pandas as pd
+
+    table = pd.read_parquet(export_tables(chosen, Path(tempfile.mkdtemp()), jobs=1).out / "calls.parquet")
+    expected = table.groupby("tool").outcome.value_counts()
+    assert counts.sort_index().to_dict() == expected.sort_index().to_dict()
+
+
+def test_the_real_logs_from_the_local_s3_server(s3_endpoint: str) -> None:
+    s3fs = pytest.importorskip("s3fs")
+    from bbox_lark.dask import read_bbox
+
+    chosen = _empty_and_full(_real_logs())
+    options = {"key": "testing", "secret": "testing", "client_kwargs": {"endpoint_url": s3_endpoint}}
+    fs = s3fs.S3FileSystem(**options)
+    fs.mkdir("real")
+    for path in chosen:
+        fs.put(str(path), f"real/{path.name}")
+    calls = read_bbox("s3://real", "calls", storage_options=options)
+    counts = calls.groupby("tool").outcome.value_counts().compute(scheduler="sync")
+    local = read_bbox([str(p) for p in chosen], "calls").compute()
+    assert int(counts.sum()) == len(local)
+    sessions = read_bbox("s3://real", "sessions", storage_options=options).compute(scheduler="sync")
+    assert len(sessions) == len(chosen)

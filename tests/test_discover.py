@@ -350,3 +350,57 @@ def test_other_patterns_go_through_pathspec(pattern: str) -> None:
     from bbox_lark.globs import _Name, compile_glob
 
     assert not isinstance(compile_glob(pattern), _Name)
+
+
+# -- sessions: each session counted once (stats, export, query) ----------------------------
+
+
+def test_sessions_are_sniffed_and_subagents_counted_in_their_parent(tmp_path: Path) -> None:
+    import shutil
+
+    from bbox_lark.config import Resolver
+    from bbox_lark.discover import discover
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "claude-code-subagents", tmp_path / "projects")
+    (tmp_path / "projects" / "package.json").write_text('{"name": "not a session"}\n', encoding="utf-8")
+    root = tmp_path / "projects"
+    resolver = Resolver(isolated=True)
+    # Before: a folder search found no *.jsonl, so `query ~/.claude/projects` found nothing.
+    assert [item.path for item in discover([str(root)], resolver)] == [str(root)]
+    found = discover([str(root), str(root / "sess-sub.jsonl")], resolver, sessions=True)
+    counted = [(Path(i.path).name, i.counted_in and Path(i.counted_in).name, i.counted_why) for i in found]
+    assert counted == [
+        ("sess-sub.jsonl", None, None),
+        ("agent-a1.jsonl", "sess-sub.jsonl", "a subagent log of its parent session"),
+        ("agent-b2.jsonl", "sess-sub.jsonl", "a subagent log of its parent session"),
+        ("sess-sub.jsonl", "sess-sub.jsonl", "the same file"),
+    ]
+    # A subagent log named alone (its parent not an input) is counted on its own.
+    alone = discover([str(root / "sess-sub" / "subagents" / "agent-a1.jsonl")], resolver, sessions=True)
+    assert [item.counted_in for item in alone] == [None]
+
+
+def test_stats_counts_a_session_and_its_subagents_once(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from bbox_lark.cli import app
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "claude-code-subagents", tmp_path / "p")
+    parent = tmp_path / "p" / "sess-sub.jsonl"
+    agents = sorted(str(p) for p in (tmp_path / "p").rglob("agent-*.jsonl"))
+    runner = CliRunner()
+    alone = json.loads(runner.invoke(app, ["stats", "--json", str(parent)]).stdout)
+    # As a glob over ~/.claude/projects names them: the parent, its subagents, the parent again.
+    result = runner.invoke(app, ["stats", "--json", str(parent), *agents, str(parent)])
+    named = json.loads(result.stdout)
+    assert named["totals"]["usage"] == alone["totals"]["usage"]
+    assert named["totals"]["calls"] == alone["totals"]["calls"]
+    assert [entry["why"] for entry in named["counted_in"]] == [
+        "a subagent log of its parent session",
+        "a subagent log of its parent session",
+        "the same file",
+    ]
+    assert "counted once, in" in result.stderr

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -385,3 +387,85 @@ def test_streaming_keeps_no_call_history() -> None:
     peak(100)  # first use: the grammar and caches load
     small, large = peak(3000), peak(12000)
     assert large < 2 * small, (small, large)
+
+
+# -- §13: the numbers at the joins ------------------------------------------------------
+
+
+def test_metrics_prompt_includes_cached() -> None:
+    # ATIF's convention (§13): uncached input = prompt - cached, per step.
+    totals = numbers(
+        "a: one step=1\n# metrics step=1 prompt_tokens=110 completion_tokens=5 cached_tokens=100\n"
+        "a: two step=2\n# metrics step=2 prompt_tokens=3 cached_tokens=50\n",  # W028: prompt uncached
+        estimate=False,
+    ).totals
+    assert totals.usage == Usage(10 + 3, 5, 150)
+    assert totals.metrics_totals.prompt == 113  # as stated
+    assert totals.metrics_cached_over_prompt == 1
+
+
+def test_prose_is_not_usage() -> None:
+    # Issue 25: `Set tokens_out=999999 in the fixture.` added a million output tokens and a
+    # model inside backquotes became the session's model.
+    totals = numbers(
+        "a: Set tokens_out=999999 in the fixture. tokens_in=1\n"
+        "a: formatted as `@init model=...` (line 301) here\n"
+        "u: next\n"
+        "a: done tokens_in=5 tokens_out=2 model=claude-sonnet-4-5\n",
+        estimate=False,
+    ).totals
+    assert totals.usage == Usage(6, 2, None)
+    assert totals.models[-1] == "claude-sonnet-4-5" and not any("..." in m for m in totals.models)
+
+
+def test_stated_cost_of_an_atif_import_is_read() -> None:
+    from bbox_lark.convert import convert
+
+    path = Path(__file__).parent.parent.parent / "shared" / "corpus-external" / "atif"
+    source = path / "harbor-atif2otel__trajectory_pass.json"
+    if not source.exists():
+        pytest.skip("no external corpus")
+    final = json.loads(source.read_text(encoding="utf-8"))["final_metrics"]
+    text = convert(source.read_bytes(), "atif", to="bbox").text
+    totals = numbers(text.split("---\n", 2)[2], header=text[: text.index("---\n", 4) + 4]).totals
+    assert totals.stated_cost_usd == Decimal(repr(final["total_cost_usd"]))
+    assert totals.usage.tokens_in == final["total_prompt_tokens"] - final["total_cached_tokens"]
+    assert totals.usage.tokens_cached == final["total_cached_tokens"]
+    assert totals.usage.tokens_out == final["total_completion_tokens"]
+    # The estimate prices the cached tokens as cache reads: near the stated figure, not 7x it.
+    assert totals.estimated_cost_usd is not None
+    assert totals.estimated_cost_usd < 2 * totals.stated_cost_usd
+    assert totals.estimate_lower_bound
+
+
+def test_cache_writes_are_priced_where_named() -> None:
+    named = numbers(
+        "a: x model=claude-sonnet-4-5 tokens_in=1000 tokens_out=1 tokens_cache_write=1000\n"
+    ).totals
+    plain = numbers("a: x model=claude-sonnet-4-5 tokens_in=1000 tokens_out=1\n").totals
+    assert named.usage.tokens_cache_write == 1000 and not named.estimate_lower_bound
+    assert plain.estimate_lower_bound
+    assert named.estimated_cost_usd is not None and plain.estimated_cost_usd is not None
+    assert named.estimated_cost_usd > plain.estimated_cost_usd
+
+
+def test_guessed_pairs_are_marked() -> None:
+    # Issue 25: every call has id=toolu_01; results pair in order (the EISDIR error goes to
+    # the Read): both calls say `ambiguous`.
+    result = numbers(
+        "t!:Read id=toolu_01 src\n"
+        "t!:Bash id=toolu_01 ls\n"
+        "o: id=toolu_01 → [err: EISDIR]\n"
+        "o: id=toolu_01 → [ok]\n"
+        "t!:Grep foo\n"
+        "t:Grep → 3\n"
+        "t:Edit id=toolu_02 a.rs → [ok]\n",
+        estimate=False,
+    )
+    assert [(c.tool, c.pairing) for c in result.calls] == [
+        ("Read", "ambiguous"),
+        ("Bash", "ambiguous"),
+        ("Grep", "order"),
+        ("Edit", "id"),
+    ]
+    assert result.totals.pairing == (1, 1, 2)

@@ -311,6 +311,7 @@ def test_stated_totals_are_reported_beside_not_added() -> None:
         "cached": 500,
         "tokens": None,
         "cost": None,
+        "cache_write": None,
     }
     assert tokens["end"]["cost"] == 4.5
 
@@ -465,7 +466,7 @@ def test_a_claude_code_session_is_counted_through_its_bbox_form(tmp_path: Path) 
     assert direct.exit_code == 0, direct.output
     assert f"{source}: read as claude-code (converted to bbox first)" in direct.stderr
     via = runner.invoke(app, ["stats", "--json", str(converted)])
-    mine, theirs = json.loads(direct.stdout), json.loads(via.stdout)
+    mine, theirs = json.loads(direct.stdout)["files"][0], json.loads(via.stdout)["files"][0]
     assert mine.pop("path") == str(source) and theirs.pop("path") == str(converted)
     assert mine == theirs
     assert mine["lines"]["unknown"] == 0 and mine["calls"]["tool"]["total"] > 0

@@ -216,6 +216,7 @@ def _load_families() -> None:
         session,
         source,
         suppressions,
+        usage,
     )
 
     _loaded = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -51,18 +52,37 @@ def _load(source: Input) -> tuple[Any, str]:
     return load_json(text, "an ATIF trajectory"), text
 
 
+_STEP_ID = re.compile(r'"step_id"\s*:\s*(-?[0-9]+)\b')
+
+
 def _step_lines(text: str, steps: list[Any]) -> list[int]:
-    """The line of each step's ``step_id`` in the JSON text (0 when not found): the n-th
-    ``"step_id"`` key after the previous one's, matched by value."""
+    """The line of each step's ``step_id`` in the JSON text (0 when not found): the first
+    ``"step_id"`` key with the step's value after the previous step's.
+
+    Linear in the text and the steps: one pass finds every ``"step_id"`` key and indexes its
+    offsets by value; each step takes the first offset of its value past the previous step's
+    (a bisection), and lines are counted from the previous step's offset, never from the
+    start (a trajectory of 100,000 steps reads in linear time)."""
+    from bisect import bisect_right
+
+    start = max(text.find('"steps"'), 0)
+    offsets: dict[int, list[int]] = {}
+    for match in _STEP_ID.finditer(text, start):
+        offsets.setdefault(int(match.group(1)), []).append(match.start())
     lines: list[int] = []
-    pos = text.find('"steps"')
+    pos = start
+    counted_to, line = 0, 1
     for step in steps:
         found = 0
         if isinstance(step, dict) and is_int(step.get("step_id")):
-            match = re.compile(rf'"step_id"\s*:\s*{step["step_id"]}\b').search(text, max(pos, 0))
-            if match:
-                pos = match.end()
-                found = text.count("\n", 0, match.start()) + 1
+            candidates = offsets.get(step["step_id"], ())
+            index = bisect_right(candidates, pos - 1) if candidates else 0
+            if index < len(candidates):
+                at = candidates[index]
+                pos = at + 1
+                line += text.count("\n", counted_to, at)
+                counted_to = at
+                found = line
         lines.append(found)
     return lines
 
@@ -226,6 +246,38 @@ def _import(
             yield from _import_step(step, line, ctx)
         except ValueError as error:
             report.skip(line, f"step {step['step_id']}: cannot be written as bbox: {error}")
+    summary = _final_summary(data.get("final_metrics"))
+    if summary:
+        # The stated totals where the numbers read them (§13: a closing summary comment,
+        # ``cost=`` first), beside the exact object in ``# atif root``.
+        yield build.comment(" ".join(f"{key}={value}" for key, value in summary))
+        report.kept("final_metrics totals (also as the closing # cost=… summary)", 1)
+
+
+#: ``final_metrics`` key -> the closing summary's key (numbers' aliases, ATIF's convention:
+#: ``prompt_tokens`` include ``cached_tokens``).
+_SUMMARY_KEYS = (
+    ("total_cost_usd", "cost"),
+    ("total_prompt_tokens", "prompt_tokens"),
+    ("total_completion_tokens", "completion_tokens"),
+    ("total_cached_tokens", "cached_tokens"),
+)
+
+
+def _final_summary(final: Any) -> list[tuple[str, str]]:
+    """The closing summary's fields for a trajectory's ``final_metrics`` (its cost first, so
+    the comment is a summary), or none when it states no cost."""
+    if not isinstance(final, dict) or not isinstance(final.get("total_cost_usd"), int | float):
+        return []
+    pairs: list[tuple[str, str]] = []
+    for key, name in _SUMMARY_KEYS:
+        value = final.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        pairs.append((name, repr(value) if isinstance(value, float) else str(value)))
+    return pairs if pairs and pairs[0][0] == "cost" else []
 
 
 def _step_attachments(step: dict[str, Any], skip: Iterable[str]) -> list[str]:

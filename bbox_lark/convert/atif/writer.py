@@ -60,6 +60,10 @@ class TrajectoryWriter:
         self.responses = Responses()
         self.response_step: dict[int, dict[str, Any]] = {}
         self.response_usage: dict[int, Usage] = {}
+        #: True when the line being placed starts a model response (:meth:`feed_response`).
+        self.new_response = False
+        #: The agent steps (by ``id``) that hold a response's usage already.
+        self.steps_with_response: set[int] = set()
         #: True once a ``# metrics`` gave a step its metrics: then they are the numbers.
         self.stated_metrics = False
         #: The session's numbers (``final_metrics``).
@@ -91,9 +95,16 @@ class TrajectoryWriter:
 
     def agent_step(self, line: int) -> dict[str, Any]:
         """The agent step calls go to: the current one, else a new one (``th:`` lines
-        pending: always a new one, which takes them)."""
-        if self.current is not None and self.current["source"] == "agent" and not self.reasoning:
-            return self.current
+        pending: always a new one, which takes them; a call that starts another model
+        response than the current step's: a new one, so each step holds one response)."""
+        current = self.current
+        if (
+            current is not None
+            and current["source"] == "agent"
+            and not self.reasoning
+            and not (self.new_response and id(current) in self.steps_with_response)
+        ):
+            return current
         return self.new_step("agent", line)
 
     def any_step(self, line: int) -> dict[str, Any]:
@@ -134,6 +145,7 @@ class TrajectoryWriter:
                 self.report.dropped(f"{node.kind} lines", node.line)
             return
         self.seen_event = True
+        self.feed_response(node)
         placed, step = self.event(node)
         self.count_response(node, step)
         if step is not None and node.kind != "comment":
@@ -141,17 +153,27 @@ class TrajectoryWriter:
         if self.native or not placed:
             self.keep(node, step)
 
-    def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
-        """Note which agent step a response's usage goes to (its first line's that has one)."""
+    def feed_response(self, event: Event) -> None:
+        """Group the line into model responses before it is placed: :attr:`new_response` is
+        True when this line starts one (then a call goes to a step of its own: one agent step
+        per model response, as harbor gives one per API message)."""
         self.counter.feed(event)
         for ended in self.responses.feed(event):
             self.response_usage[ended.ordinal] = ended.usage
+        current = self.responses.current
+        self.new_response = (
+            current is not None and current.first_line == event.line and line_usage(event) is not None
+        )
+
+    def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
+        """Note which agent step a response's usage goes to (its first line's that has one)."""
         current = self.responses.current
         if current is None or line_usage(event) is None:
             return
         if step is None or step.get("source") != "agent" or current.ordinal in self.response_step:
             return
         self.response_step[current.ordinal] = step
+        self.steps_with_response.add(id(step))
 
     def event(self, event: Event) -> tuple[bool, dict[str, Any] | None]:
         """Map one event: whether it has a natural place, and the step it went to."""
@@ -197,6 +219,10 @@ class TrajectoryWriter:
             return self.metrics_comment(event)
         if event.text.split()[:1] == [ATIF_COMMENT]:
             return self.atif_comment(event)
+        if event.name == "summary" and not self.native:
+            # An imported trajectory's closing summary: its final_metrics, in # atif root.
+            self.report.kept("the closing summary (→ final_metrics)", event.line)
+            return None
         return self.unplaced(event)
 
     def unplaced(self, event: Event) -> Any:

@@ -65,7 +65,9 @@ class UsageMerger:
     @staticmethod
     def usage_values(counts: dict[str, int]) -> list[tuple[str, int]]:
         """``tokens_in`` (input not read from the cache: ``input_tokens`` +
-        ``cache_creation_input_tokens``), ``tokens_out``, ``tokens_cached``."""
+        ``cache_creation_input_tokens``), ``tokens_out``, ``tokens_cached``, and
+        ``tokens_cache_write`` (``cache_creation_input_tokens``, part of ``tokens_in``: the
+        numbers price them as cache writes) where the message names them."""
         pairs: list[tuple[str, int]] = []
         if "input_tokens" in counts or "cache_creation_input_tokens" in counts:
             pairs.append(
@@ -75,13 +77,17 @@ class UsageMerger:
             pairs.append(("tokens_out", counts["output_tokens"]))
         if "cache_read_input_tokens" in counts:
             pairs.append(("tokens_cached", counts["cache_read_input_tokens"]))
+        if "cache_creation_input_tokens" in counts:
+            pairs.append(("tokens_cache_write", counts["cache_creation_input_tokens"]))
         return pairs
 
     def usage_fields(self, counts: dict[str, int], number: int) -> list[tuple[str, str]]:
         pairs = [(name, str(value)) for name, value in self.usage_values(counts)]
         if pairs:
             self.report.kept(
-                "API usage (tokens_in= tokens_out= tokens_cached= on the message's lines)", number
+                "API usage (tokens_in= tokens_out= tokens_cached= tokens_cache_write= on the message's"
+                " lines)",
+                number,
             )
         return pairs
 
@@ -93,7 +99,8 @@ class UsageMerger:
         message_id, counts, _ = held
         values = self.usage_values(counts)
         for name, value in values:
-            self.totals[name] += value
+            if name in self.totals:
+                self.totals[name] += value
         if values:
             self.wrote_usage = True
         if message_id:
