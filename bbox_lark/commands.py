@@ -1123,7 +1123,13 @@ def _report_many(
         shown = safe(files[0]) if len(files) == 1 else f"{safe(files[0])} and {len(files) - 1:,} more"
         raise fail_usage(f"{shown}: many sessions need an output folder: give -o DIR")
     try:
-        inputs = convert_inputs(files, from_)
+        inputs = []
+        for item in convert_inputs(files, from_, sessions=True):
+            if item.counted_in is not None:  # each session once (a subagent log is on its parent's page)
+                shown, into = safe(item.path), safe(item.counted_in)
+                err.print(f"{shown}: on the page of {into} ({item.counted_why})", markup=False)
+                continue
+            inputs.append(item)
         rows = write_many(
             inputs,
             output,

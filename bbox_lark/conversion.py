@@ -342,9 +342,10 @@ def converts_many(paths: list[str], from_: str | None) -> bool:
     return len(paths) != 1 or (is_dir(paths[0]) and not reads_as_folder(paths[0], from_))
 
 
-def convert_inputs(paths: list[str], from_: str | None) -> list[FoundInput]:
+def convert_inputs(paths: list[str], from_: str | None, *, sessions: bool = False) -> list[FoundInput]:
     """The inputs of ``convert PATH...``: a folder a folder format reads is one input; any
-    other path is searched as ``check`` searches it. Raises
+    other path is searched as ``check`` searches it (``sessions``: as ``stats`` searches it,
+    every file ``convert`` reads, each session once: :func:`bbox_lark.discover.discover`). Raises
     :class:`~bbox_lark.config.ConfigError` for a bad configuration file met on the way."""
     from bbox_lark.config import Settings
     from bbox_lark.workflow import find_inputs
@@ -354,7 +355,7 @@ def convert_inputs(paths: list[str], from_: str | None) -> list[FoundInput]:
         if reads_as_folder(path, from_):  # its converter reads no configuration
             inputs.append(FoundInput(path, Settings()))
         else:
-            inputs.extend(find_inputs([path]))
+            inputs.extend(find_inputs([path], sessions=sessions))
     if from_ in (None, "atif"):
         from bbox_lark.convert.atif.lines import expand_sessions
 

@@ -151,6 +151,8 @@ NEEDS_EXTRA = [
     (["export", "s.bbox", "-o", "tables"], "scale"),
     (["export", "s.bbox", "-o", "tables", "--format", "csv"], "scale"),
     (["query", "s.bbox", "--sql", "SELECT count(*) FROM sessions"], "scale"),
+    (["convert", "s.bbox", "--to", "otlp", "-o", "tables"], "otel"),
+    (["send", "s.bbox", "--endpoint", "http://127.0.0.1:9/v1/traces"], "otel"),
 ]
 
 
