@@ -163,6 +163,10 @@ def _rows_of(
     from bbox_lark.inputs import InputError, spooled, why_not
     from bbox_lark.tables import unread_rows
 
+    from bbox_lark.convert.atif.lines import session_address
+
+    if session_address(path) is not None:  # FILE#LINE: one trajectory of an ATIF JSON Lines file
+        return _rows_of_file(path, path, max_line, select, ignore, allowed, secrets, emit)
     refused = why_not(path)
     if refused is not None:
         return unread_rows(path, refused)
