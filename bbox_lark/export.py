@@ -160,10 +160,9 @@ def _rows_of(
     another format ``convert`` reads (a Claude Code session …) is read through its bbox
     form (:func:`bbox_lark.conversion.bbox_file`), its rows keeping the file's own path.
     A FIFO or ``<(…)`` is read once, into a temporary file (:func:`bbox_lark.inputs.spooled`)."""
+    from bbox_lark.convert.atif.lines import session_address
     from bbox_lark.inputs import InputError, spooled, why_not
     from bbox_lark.tables import unread_rows
-
-    from bbox_lark.convert.atif.lines import session_address
 
     if session_address(path) is not None:  # FILE#LINE: one trajectory of an ATIF JSON Lines file
         return _rows_of_file(path, path, max_line, select, ignore, allowed, secrets, emit)
