@@ -71,6 +71,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import field
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from typing import Any
 
 from bbox_lark._classes import dataclass
@@ -540,25 +541,39 @@ class Pricer:
         cached = usage.tokens_cached or 0
         if usage.tokens_cache_write is None:
             self.lower_bound = True
-        try:
-            price = self._calc(
-                self._usage_class(
-                    input_tokens=(usage.tokens_in or 0) + cached,
-                    cache_read_tokens=cached,
-                    cache_write_tokens=min(usage.tokens_cache_write or 0, usage.tokens_in or 0),
-                    output_tokens=usage.tokens_out or 0,
-                ),
-                model_ref=model,
-            )
-        except LookupError:
+        model_price = _model_price(model)
+        if model_price is None:
             self.total, self.note = None, f"no price for model {model}"
             return
-        self.total = (self.total or Decimal(0)) + Decimal(str(price.total_price))
+        price = model_price.calc_price(
+            self._usage_class(
+                input_tokens=(usage.tokens_in or 0) + cached,
+                cache_read_tokens=cached,
+                cache_write_tokens=min(usage.tokens_cache_write or 0, usage.tokens_in or 0),
+                output_tokens=usage.tokens_out or 0,
+            )
+        )
+        self.total = (self.total or Decimal(0)) + Decimal(str(price["total_price"]))
         self.note = None
 
     @property
     def estimate(self) -> Estimate:
         return Estimate(self.total, self.note, self.lower_bound and self.total is not None)
+
+
+@cache
+def _model_price(model: str) -> Any:
+    """``genai-prices``' price of ``model`` today, or None when the table has none. Finding
+    the model is most of ``calc_price``'s time (0.7 ms a request against 0.17 ms for the
+    price's own arithmetic), so each model is looked up once; the price does not depend on
+    the request (its tiers are applied by ``ModelPrice.calc_price``)."""
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    try:
+        return calc_price(PriceUsage(input_tokens=0, output_tokens=0), model_ref=model).model_price
+    except LookupError:
+        return None
 
 
 def estimate_cost(requests: Iterable[tuple[str | None, Usage]]) -> Estimate:
