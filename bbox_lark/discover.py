@@ -316,7 +316,30 @@ def discover(
             walker.unreadable.clear()
         else:
             add(raw, path)
-    return _attach_subagents(out, seen) if sessions else out
+    return _attach_continuations(_attach_subagents(out, seen), seen) if sessions else out
+
+
+def _attach_continuations(found: list[FoundInput], seen: dict[str, str]) -> list[FoundInput]:
+    """Each ATIF continuation file (named by another input's ``continued_trajectory_ref``)
+    marked as counted in the trajectory that names it: reading that trajectory reads its
+    whole chain (:func:`bbox_lark.convert.atif.lines.merge_chain`)."""
+    from bbox_lark.convert.atif.lines import chain_files
+
+    heads: dict[str, str] = {}
+    for item in found:
+        if item.stdin or item.counted_in or item.problem or not item.path.endswith(".json"):
+            continue
+        for part in chain_files(Path(item.path)):
+            heads.setdefault(os.path.realpath(part), item.path)
+    if not heads:
+        return found
+    out: list[FoundInput] = []
+    for item in found:
+        head = None if item.stdin or item.counted_in else heads.get(os.path.realpath(item.path))
+        if head is not None and head != item.path:
+            item = FoundInput(item.path, item.settings, item.problem, head, "an ATIF continuation of it")
+        out.append(item)
+    return out
 
 
 def _attach_subagents(found: list[FoundInput], seen: dict[str, str]) -> list[FoundInput]:

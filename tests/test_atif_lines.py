@@ -100,3 +100,21 @@ def test_the_harbor_golden_chain_reads_as_one_trajectory(version: str) -> None:
     assert value["schema_version"] == f"ATIF-v{version}"
     assert len(value["steps"]) == 13
     assert value["final_metrics"]["total_prompt_tokens"] == 2252 + 7802
+
+
+def test_a_continuation_found_beside_its_head_is_counted_once(tmp_path: Path) -> None:
+    # DECISIONS §13, each session once: reading the head reads its chain, so the continuation
+    # found in the same folder is counted in the head, not again on its own.
+    head, tail = trajectory("head"), trajectory("tail")
+    head["continued_trajectory_ref"] = "run.cont-1.json"
+    (tmp_path / "run.json").write_text(json.dumps(head), encoding="utf-8")
+    (tmp_path / "run.cont-1.json").write_text(json.dumps(tail), encoding="utf-8")
+    found = {Path(item.path).name: item for item in discover([str(tmp_path)], sessions=True)}
+    assert found["run.json"].counted_in is None
+    assert Path(found["run.cont-1.json"].counted_in or "").name == "run.json"
+    result = runner.invoke(app, ["stats", "--json", str(tmp_path)])
+    report = json.loads(result.stdout)
+    assert [Path(f["path"]).name for f in report["files"]] == ["run.json"]
+    assert [Path(c["path"]).name for c in report["counted_in"]] == ["run.cont-1.json"]
+    one = json.loads(runner.invoke(app, ["stats", "--json", str(tmp_path / "run.json")]).stdout)
+    assert report["totals"] == one["totals"]

@@ -126,6 +126,30 @@ def _names_continuation(path: Path) -> bool:
     return key in start or key in end
 
 
+def chain_files(path: Path) -> list[Path]:
+    """The continuation files a trajectory file names, in chain order (none when it names
+    none or is not a trajectory): the files :func:`merge_chain` reads in, which discovery
+    counts as part of ``path`` (DECISIONS §13, each session once). Never raises."""
+    if not path.name.endswith(".json") or not _names_continuation(path):
+        return []
+    found: list[Path] = []
+    seen = {path.resolve()}
+    try:
+        ref = json.loads(path.read_bytes().decode("utf-8-sig")).get(CONTINUED)
+        while isinstance(ref, str) and len(found) < MAX_CHAIN:
+            following = _continuation(path, ref)
+            if following is None or following.resolve() in seen:
+                break
+            seen.add(following.resolve())
+            found.append(following)
+            path = following
+            part = json.loads(following.read_bytes().decode("utf-8-sig"))
+            ref = part.get(CONTINUED) if isinstance(part, dict) else None
+    except (OSError, ValueError, AttributeError):
+        pass
+    return found
+
+
 def merge_chain(source: Input) -> bytes | None:
     """The trajectory of ``source`` with every continuation it names merged in (JSON bytes),
     or None when it names none (or is not a trajectory)."""
@@ -194,9 +218,14 @@ def expand_sessions(items: list[Any]) -> list[Any]:
 
 
 def is_lines_file(path: str) -> bool:
-    """True when the file ``path`` is ATIF JSON Lines."""
+    """True when the file ``path`` is ATIF JSON Lines of more than one trajectory. A file of
+    one (a trajectory written on one line, as ``json.dumps`` writes it) is an ATIF file like
+    any other: its name stays its address, and a chain it starts is followed."""
     try:
-        return is_regular(path) and is_lines(Input(path))
+        if not (is_regular(path) and is_lines(Input(path))):
+            return False
+        lines = trajectory_lines(Input(path))
+        return next(lines, None) is not None and next(lines, None) is not None
     except OSError:
         return False
 
