@@ -561,6 +561,15 @@ class Pricer:
         return Estimate(self.total, self.note, self.lower_bound and self.total is not None)
 
 
+def format_usd(value: Decimal) -> str:
+    """A cost as every page and table shows it: dollars to a millionth (a price goes no
+    finer), trailing zeros dropped (``$0.462381``, ``$12.5``). JSON keeps the exact value; a
+    stated float's binary tail (``0.46238100000000004``) is not shown."""
+    shown = value.quantize(Decimal("0.000001")) if value.as_tuple().exponent < -6 else value  # type: ignore[operator]
+    text = f"{shown.normalize():f}"
+    return f"${text}"
+
+
 @cache
 def _model_price(model: str) -> Any:
     """``genai-prices``' price of ``model`` today, or None when the table has none. Finding

@@ -201,10 +201,9 @@ def _number(value: int | Decimal | None) -> str:
     if value is None:
         return "-"
     if isinstance(value, Decimal):
-        # A millionth of a dollar is as fine as a price goes; a stated float's binary tail
-        # (0.46238100000000004) is only in the JSON output, which keeps the value exact.
-        shown = value.quantize(Decimal("0.000001")) if value.as_tuple().exponent < -6 else value  # type: ignore[operator]
-        return f"${shown.normalize():f}"
+        from bbox_lark.numbers import format_usd
+
+        return format_usd(value)
     return f"{value:,}"
 
 

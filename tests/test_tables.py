@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from typer.testing import CliRunner
 
 from bbox_lark.cli import app
 from bbox_lark.export import export_tables
+from bbox_lark.numbers import format_usd
 from bbox_lark.query import QueryError, query_tables
 from bbox_lark.tables import TABLE_NAMES, TABLES, arrow_schema, session_rows
 
@@ -264,10 +266,11 @@ def test_stats_export_and_report_give_the_same_numbers_for_the_real_logs(tmp_pat
         for column in ("tokens_in", "tokens_out", "tokens_cached"):
             if row[column] is not None:
                 assert card[f"{column} ({source})"] == f"{row[column]:,}", (row["path"], column)
+        # One way to show a cost on every page (numbers.format_usd), from the table's value.
         if row["cost_usd"] is not None:
-            assert card["cost (stated)"] == f"${row['cost_usd']}"
+            assert card["cost (stated)"] == format_usd(Decimal(str(row["cost_usd"])))
         if row["estimated_cost_usd"] is not None:
-            assert card["cost (estimated)"] == f"${row['estimated_cost_usd']:.4f}"
+            assert card["cost (estimated)"] == format_usd(Decimal(str(row["estimated_cost_usd"])))
 
 
 # -- export -----------------------------------------------------------------------------------

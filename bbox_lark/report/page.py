@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
 from bbox_lark.grammar import vocabulary
+from bbox_lark.numbers import format_usd
 from bbox_lark.parser import Head, NodeStream
 from bbox_lark.report.assets import CSP, CSP_LIVE, SCRIPT, STYLE
 from bbox_lark.report.survey import Survey, has_bit
@@ -138,9 +139,9 @@ def cost_rows(costs: Costs) -> list[tuple[str, str]]:
     """The stated cost and the estimate, apart and named (the one place the page words them)."""
     rows: list[tuple[str, str]] = []
     if costs.stated_usd is not None:
-        rows.append(("cost (stated)", f"${costs.stated_usd}"))
+        rows.append(("cost (stated)", format_usd(costs.stated_usd)))
     if costs.estimated_usd is not None:
-        rows.append(("cost (estimated)", f"${costs.estimated_usd:.4f}"))
+        rows.append(("cost (estimated)", format_usd(costs.estimated_usd)))
     elif costs.estimate_note:
         rows.append(("cost (estimated)", f"none: {costs.estimate_note}"))
     return rows
