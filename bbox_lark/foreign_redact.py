@@ -19,6 +19,7 @@ import re
 from collections.abc import Collection
 
 from bbox_lark._classes import dataclass
+from bbox_lark.errors import WriteError
 from bbox_lark.secrets import SecretMatch, count_kinds, might_hold_secrets, redact_secrets
 
 #: The formats whose files ``redact`` rewrites in place (all JSON).
@@ -34,7 +35,7 @@ _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _KEY_AFTER = re.compile(r"[ \t\r\n]*:")
 
 
-class ForeignRedactError(Exception):
+class ForeignRedactError(WriteError):
     """The file cannot be redacted in its own format (the message says why)."""
 
 

@@ -68,6 +68,7 @@ gives the :class:`StepRecord` of each step and the :class:`SessionTotals`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import field
 from decimal import Decimal, InvalidOperation
@@ -309,11 +310,36 @@ def number_fields(event: Event) -> Mapping[str, Any]:
     return event.fields if len(trailing) == len(event.fields) else trailing
 
 
+#: A field's key (DECISIONS §4).
+_FIELD_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+#: How many words from a line's end :func:`_numbers_trail` looks at.
+_TRAIL_WORDS = 64
+
+
+def _numbers_trail(text: str, keys: frozenset[str]) -> bool:
+    """True when each of ``keys`` stands, once, in the run of bare ``key=value`` words that
+    ends ``text``: then none is inside the text, and :func:`fields_inside_text` need not
+    build the line's field nodes (W027 runs on every free-text line that states usage).
+    False when it cannot tell that cheaply (a quote, a list, a key written twice, a long run):
+    the field nodes decide then."""
+    words = text.rsplit(None, _TRAIL_WORDS)
+    seen: set[str] = set()
+    for word in reversed(words[1:] if len(words) > _TRAIL_WORDS else words):
+        key, equals, value = word.partition("=")
+        if not equals or '"' in word or "[" in value or not _FIELD_KEY.fullmatch(key):
+            break
+        seen.add(key)
+    return keys <= seen and all(text.count(f"{key}=") == 1 for key in keys)
+
+
 def fields_inside_text(event: Event) -> list[Any]:
     """The usage, model and cost fields (:data:`NUMBER_KEYS`) of a free-text line that more
     text follows: numbers are not read from them (W027)."""
     if event.prefix not in _free_text() or NUMBER_KEYS.isdisjoint(event.fields):
         return []
+    if _numbers_trail(event.text, NUMBER_KEYS.intersection(event.fields)):
+        return []  # the usual line: its usage stands at its end (no field nodes built)
     tail, _ = _trailing_run(event)
     base = event.text_col
     return [node for node in event.field_nodes if node.key in NUMBER_KEYS and node.col - base < tail]

@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bbox_lark.errors import ConfigError, WriteError
+
 #: How many times a request is retried on 429/502/503/504 or a failed connection.
 RETRIES = 5
 #: The first back-off in seconds (doubled each retry).
@@ -42,11 +44,11 @@ BODY_SHOWN = 300
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 
-class SendUsageError(Exception):
+class SendUsageError(ConfigError):
     """A bad endpoint or header: the command exits 2."""
 
 
-class Unreachable(Exception):
+class Unreachable(WriteError):
     """The endpoint cannot be reached (refused, no such host, timed out): the run ends."""
 
 

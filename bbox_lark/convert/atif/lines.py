@@ -156,8 +156,9 @@ def merge_chain(source: Input) -> bytes | None:
     if source.path is None or not _names_continuation(source.path):
         return None
     try:
-        first = load_json(source.read_bytes().decode("utf-8-sig"), "an ATIF trajectory")
-    except (RefusedInputError, UnicodeDecodeError):
+        # From the file itself: the input's own stream stays unread for the reader.
+        first = load_json(source.path.read_bytes().decode("utf-8-sig"), "an ATIF trajectory")
+    except (RefusedInputError, UnicodeDecodeError, OSError):
         return None
     if not isinstance(first, dict) or not isinstance(first.get(CONTINUED), str) or source.path is None:
         return None
@@ -171,7 +172,10 @@ def merge_chain(source: Input) -> bytes | None:
     while isinstance(ref, str) and len(chain) < MAX_CHAIN:
         following = _continuation(path, ref)
         if following is None or following.resolve() in seen:
-            raise RefusedInputError(f"{CONTINUED} {ref!r}: no such file beside {path.name}")
+            # Not beside it (a trajectory copied alone), or a loop: the chain is read as far as
+            # it goes; the reference stays in the output, so nothing is lost.
+            merged[CONTINUED] = ref
+            break
         seen.add(following.resolve())
         part = load_json(following.read_bytes().decode("utf-8-sig"), "an ATIF trajectory")
         if not isinstance(part, dict):
@@ -189,6 +193,8 @@ def merge_chain(source: Input) -> bytes | None:
         chain.append(following.name)
         path = following
         ref = part.get(CONTINUED)
+    if len(chain) == 1:
+        return None  # its continuation is not there: the trajectory alone, as it is
     merged["steps"] = steps
     if totals:
         if "total_steps" in totals:

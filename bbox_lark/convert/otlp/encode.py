@@ -10,12 +10,13 @@ from typing import Any
 
 from bbox_lark.convert.otlp.spans import AttributeValue, Span
 from bbox_lark.convert.otlp.tables import SCHEMA_URL, SCOPE_NAME, SERVICE_NAME
+from bbox_lark.errors import MissingExtraError
 
 #: The hint when ``opentelemetry-proto`` is missing.
 MISSING_EXTRA = "OTLP protobuf needs opentelemetry-proto: pip install 'bbox-lark[otel]'"
 
 
-class MissingOtelExtra(ImportError):
+class MissingOtelExtra(MissingExtraError):
     """``opentelemetry-proto`` is not installed (the ``otel`` extra)."""
 
 
