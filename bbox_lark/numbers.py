@@ -310,7 +310,7 @@ def number_fields(event: Event) -> Mapping[str, Any]:
     return event.fields if len(trailing) == len(event.fields) else trailing
 
 
-#: A field's key (DECISIONS §4).
+#: A field's key (docs/reference.md, "Inside a line").
 _FIELD_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 #: How many words from a line's end :func:`_numbers_trail` looks at.

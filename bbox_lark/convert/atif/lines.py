@@ -129,7 +129,7 @@ def _names_continuation(path: Path) -> bool:
 def chain_files(path: Path) -> list[Path]:
     """The continuation files a trajectory file names, in chain order (none when it names
     none or is not a trajectory): the files :func:`merge_chain` reads in, which discovery
-    counts as part of ``path`` (DECISIONS §13, each session once). Never raises."""
+    counts as part of ``path`` (docs/analytics.md, "Each session once"). Never raises."""
     if not path.name.endswith(".json") or not _names_continuation(path):
         return []
     found: list[Path] = []
