@@ -5,10 +5,14 @@ seen (docs/testing.md, "Mutation testing")."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import pytest
 
 import bbox_lark
 from bbox_lark.checks.fields import StepSet
+from bbox_lark.parallel import Options, check_split, plan
 
 HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
 CODES = {"W004", "W005", "W014", "I007", "I009"}
@@ -114,3 +118,56 @@ def test_the_step_set_keeps_rising_and_out_of_order_steps() -> None:
     only_extra.add(1 << 64)
     assert only_extra
     assert 0 not in only_extra
+
+
+def test_a_step_reference_that_is_no_number_is_not_kept() -> None:
+    assert reports("a: x step=1\n# anchor step=x\n") == [
+        ("W014", 8, 15, "step=x is not a non-negative integer")
+    ]
+
+
+def test_rising_steps_are_kept_in_the_array_and_only_the_others_in_the_set() -> None:
+    # The set's promise (8 bytes a step): a step in order is appended once, never set aside.
+    steps = StepSet()
+    for step in (1, 2, 2, 3, 1 << 62, 0, 1 << 63):
+        steps.add(step)
+    assert list(steps._rising) == [1, 2, 3, 1 << 62]
+    assert steps._extra == {0, 1 << 63}
+
+
+def in_parts(tmp_path: Path, text: str) -> list[tuple[str, int, int, str]]:
+    """The step findings of ``text`` checked in parts (threads: in this process, so that
+    ``StepRule.wants`` runs where mutation testing sees it), after checking that they are
+    those of one pass."""
+    path = tmp_path / "parts.bbox"
+    path.write_text(text, encoding="utf-8")
+    planned = plan(str(path), 1024, 100)
+    assert planned is not None and len(planned[2]) > 2
+    with ThreadPoolExecutor(2) as pool:
+        found = check_split(str(path), Options(None, None, None, 1024), pool, 3, planned)
+    assert found == bbox_lark.check(text)
+    return [(d.code, d.line, d.col, d.message) for d in found if d.code in {"W004", "I007", "I009"}]
+
+
+def test_steps_and_references_in_different_parts(tmp_path: Path) -> None:
+    filler = "".join(f"a: line {n}\n" for n in range(30))
+    comments = "# note step=1\n# anchor x\n# metrics tokens_in=5\n" * 10
+    body = (
+        "# anchor step=2\n"  # satisfied by a later part
+        + "a: x step=2\n"
+        + filler
+        + comments
+        + "a: y step=1\n"  # lower than the step of the first part
+        + filler
+        + "a: z step=5\n"  # skips
+        + "# anchor step=9\n"  # no line has it
+        + "# metrics step=7 prompt_tokens=1\n"  # a metrics reference, satisfied below
+        + filler
+        + "a: w step=7\n"
+    )
+    assert in_parts(tmp_path, HEAD + body) == [
+        ("W004", 69, 11, "step=1 is lower than step=2 before it"),
+        ("I007", 100, 11, "step=5 skips from step=2"),
+        ("I009", 101, 15, "step=9 refers to a step no line has"),
+        ("I007", 133, 11, "step=7 skips from step=5"),
+    ]
