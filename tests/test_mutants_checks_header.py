@@ -34,7 +34,9 @@ def test_no_header_and_an_unclosed_header() -> None:
 
 
 def test_a_yaml_error_stops_the_field_checks() -> None:
-    assert [r[0] for r in reports("---\nformat: [a\n---\n")] == ["E006"]
+    assert reports("---\nformat: [a\n---\n") == [
+        ("E006", 2, 11, "header YAML: expected ',' or ']', but got '<stream end>'")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -98,6 +100,7 @@ def test_a_yaml_error_stops_the_field_checks() -> None:
             ],
         ),
         (head("format: bbox/2", "repo_sha: abc1234"), [("W008", 4, 1, "format 'bbox/2' is not bbox/1")]),
+        (head("format: bbox/1/2", "repo_sha: abc1234"), [("W008", 4, 1, "format 'bbox/1/2' is not bbox/1")]),
         (
             head("format: bbox/1", "repo_sha: abc12"),
             [("W009", 5, 1, "repo_sha 'abc12' is not 6 to 40 hex digits")],
