@@ -98,3 +98,11 @@ def test_a_joined_text_with_escapes_has_both_views() -> None:
         ("sk-\n  ant", None),
         ("sk\\u002dant", [8]),
     ]
+
+
+def test_the_last_code_point_of_unicode_is_read() -> None:
+    assert all_views("\\U0010FFFF\\U0010fffe")[1:] == [("\U0010ffff\U0010fffe", [0, 10, 20], None)]
+
+
+def test_a_joined_text_maps_each_character_of_a_line_back() -> None:
+    assert all_views("ab\n  cd\n\tef")[1:] == [("abcdef", [0, 1, 5, 6, 9, 10, 11], [2, 4])]
