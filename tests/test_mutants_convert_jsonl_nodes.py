@@ -231,3 +231,88 @@ def test_a_bad_terse_record_says_what_is_wrong(record: dict[str, Any], message: 
     with pytest.raises(RecordError) as raised:
         terse_node(record, 4)
     assert str(raised.value) == message
+
+
+RESULT = {"kind": "count", "number": 3, "unit": "lines"}
+
+
+@pytest.mark.parametrize(
+    ("record", "kind", "raw"),
+    [
+        (
+            {
+                "name": "phase",
+                "args": ["design"],
+                "fields": {"k": "v"},
+                "result": RESULT,
+                "metrics": {"tokens_in": 5},
+            },
+            "lifecycle",
+            "@phase design k=v → [3 lines] # metrics tokens_in=5",
+        ),
+        (
+            {"args": ["x"], "fields": {"k": "v"}, "result": RESULT, "metrics": {"tokens_in": 5}},
+            "observation",
+            "o: x k=v → [3 lines] # metrics tokens_in=5",
+        ),
+        (
+            {
+                "text": "hi step=1",
+                "fields": {"step": "1", "k": "v"},
+                "result": RESULT,
+                "metrics": {"tokens_in": 5},
+            },
+            "agent",
+            "a: hi step=1 k=v → [3 lines] # metrics tokens_in=5",
+        ),
+    ],
+)
+def test_every_value_of_a_full_record_is_kept(record: dict[str, Any], kind: str, raw: str) -> None:
+    assert full(record, kind)[2] == raw
+
+
+@pytest.mark.parametrize(
+    ("record", "raw"),
+    [
+        ({"t": "@", "n": "phase", "a": ["design"], "f": {"k": "v"}, "r": "ok"}, "@phase design k=v → [ok]"),
+        ({"t": "o", "a": ["x"], "f": {"k": "v"}, "r": "ok"}, "o: x k=v → [ok]"),
+        ({"t": "u", "c": "hi", "r": "ok"}, "u: hi → [ok]"),
+        ({"t": "m", "n": "auto"}, "m:auto"),
+    ],
+)
+def test_every_value_of_a_terse_record_is_kept(record: dict[str, Any], raw: str) -> None:
+    assert terse(record) == raw
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"name": "read", "args": [{}]}, "'args' must be a string, a number or a list of them"),
+        (
+            {"name": "read", "result": {"kind": "fields", "fields": {"a": {}}}},
+            "'result': 'result.fields.a' must be a string, a number or a list of them",
+        ),
+        (
+            {"name": "read", "typed": {"attempt": {"number": 1, "of": {}}}},
+            "'typed.attempt' must be a string, a number or a list of them",
+        ),
+    ],
+)
+def test_a_bad_nested_value_names_its_place(record: dict[str, Any], message: str) -> None:
+    with pytest.raises(RecordError) as raised:
+        build_record(record, "tool", 3, "\n")
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"t": "t", "n": "read", "r": {"a": {}}}, "'r': 'r.a' must be a string, a number or a list of them"),
+        ({"t": "t", "a": {"k": {}}}, "'a.k' must be a string, a number or a list of them"),
+        ({"t": "t", "a": [{}]}, "'args' must be a string, a number or a list of them"),
+    ],
+)
+def test_a_bad_nested_terse_value_names_its_place(record: dict[str, Any], message: str) -> None:
+    with pytest.raises(RecordError) as raised:
+        terse_node(record, 4)
+    assert str(raised.value) == message
