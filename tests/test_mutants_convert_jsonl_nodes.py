@@ -316,3 +316,18 @@ def test_a_bad_nested_terse_value_names_its_place(record: dict[str, Any], messag
     with pytest.raises(RecordError) as raised:
         terse_node(record, 4)
     assert str(raised.value) == message
+
+
+def test_a_server_names_only_an_mcp_line_and_a_missing_text_is_empty() -> None:
+    assert terse({"t": "t", "s": "x", "n": "read"}) == "t:read"
+    assert full({}, "agent")[2] == "a:"
+
+
+def test_a_typed_value_given_as_a_field_too_skips_only_itself() -> None:
+    record = {"name": "read", "typed": {"k": "1", "step": 2}, "fields": {"k": "w"}}
+    assert full(record, "tool")[2] == "t:read k=w step=2"
+
+
+def test_a_terse_tool_line_with_arguments_needs_a_name() -> None:
+    with pytest.raises(RecordError, match="a tool line with arguments or fields needs a name"):
+        terse_node({"t": "t", "a": ["x"]}, 4)
