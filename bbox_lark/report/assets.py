@@ -23,6 +23,9 @@ font:inherit}
 .bar .errs{white-space:nowrap;cursor:pointer}
 .bar .errs b{background:var(--err);padding:0 .4rem;border-radius:8px}
 main{max-width:80rem;margin:0 auto;padding:1rem}
+.secrets-masked{border:2px solid #b00;border-radius:6px;padding:.5rem 1rem;margin:.5rem auto;
+max-width:78rem;background:#fff4f4;color:#600}
+.secrets-masked ul{margin:.25rem 0 0}
 h2{font-size:1.05rem;margin:0 0 .5rem}
 h2 small{color:var(--dim);font-weight:400}
 .card{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.75rem 1rem;

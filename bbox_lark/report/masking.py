@@ -116,8 +116,8 @@ def banner(notes: list[str]) -> str:
     """The banner's HTML: how many secrets are masked, each named (never whole)."""
     items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
     return (
-        '<div class="secrets-masked" role="alert" style="border:2px solid #b00;padding:.5em 1em;'
-        'margin:.5em 0;background:#fff4f4;color:#600">'
+        # Styled by the page's stylesheet (.secrets-masked): its CSP allows no style attribute.
+        '<div class="secrets-masked" role="alert">'
         f"<strong>{len(notes)} secret(s) masked on this page</strong> (shown as <code>sk-ant-••••…AA</code>;"
         " <code>bbox-lark report --keep-secrets</code> shows them as the log has them):"
         f"<ul>{items}</ul></div>\n"
