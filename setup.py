@@ -26,14 +26,14 @@ from setuptools import setup
 #: makes it a plain Python class, and a plain class cannot subclass a native ``Rule``) and
 #: ``checks/source`` (its example holds a lone surrogate, which mypyc cannot compile).
 COMPILED = [
-    "bbox_lark/values.py",
-    "bbox_lark/source.py",
-    "bbox_lark/scan.py",
-    "bbox_lark/shape.py",
-    "bbox_lark/parser.py",
-    "bbox_lark/header.py",
-    "bbox_lark/correlate.py",
-    "bbox_lark/secrets.py",
+    "bbox_lark/syntax/values.py",
+    "bbox_lark/syntax/source.py",
+    "bbox_lark/syntax/scan.py",
+    "bbox_lark/syntax/shape.py",
+    "bbox_lark/syntax/parser.py",
+    "bbox_lark/syntax/header.py",
+    "bbox_lark/syntax/correlate.py",
+    "bbox_lark/secrets/scanner.py",
     "bbox_lark/api.py",
     "bbox_lark/checks/__init__.py",
     "bbox_lark/checks/blobs.py",

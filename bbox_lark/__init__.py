@@ -10,7 +10,7 @@ The public API is this module's ``__all__``; everything else is internal.
 >>> emit(build.call("tool", "read", ["a.rs"], fields={"id": "c1"}, result=lines))
 't:read a.rs id=c1 → [3 lines]'
 
-Nodes are plain data: :mod:`bbox_lark.build` makes them from values (``build.call``,
+Nodes are plain data: :mod:`bbox_lark.syntax.build` makes them from values (``build.call``,
 ``build.message``, …, ``build.edited`` for an edit) and :func:`reparse` reads an event again
 from new source text.
 
@@ -24,10 +24,34 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark._moved import install as _install_moved
+
+_install_moved()  # the old module names, for one release
+
 if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on first use
-    from bbox_lark import build
     from bbox_lark.api import build_document, check, iter_check, parse
-    from bbox_lark.ast import (
+    from bbox_lark.checks import CheckInfo, registry
+    from bbox_lark.convert import Conversion, ConvertError, detect_format
+    from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
+    from bbox_lark.errors import (
+        BboxLarkError,
+        ConfigError,
+        ConversionError,
+        InputError,
+        MissingExtraError,
+        QueryError,
+        WriteError,
+    )
+    from bbox_lark.fix import apply_fixes
+    from bbox_lark.numbers.export import export_tables
+    from bbox_lark.numbers.query import query_tables
+    from bbox_lark.numbers.session import call_outcome, document_numbers, read_session
+    from bbox_lark.numbers.stats import Stats, compute_stats
+    from bbox_lark.report import render as render_report  # `bbox_lark.report` stays the package
+    from bbox_lark.secrets.redaction import Redacted, redact
+    from bbox_lark.secrets.scanner import SecretMatch, find_secrets
+    from bbox_lark.syntax import build
+    from bbox_lark.syntax.nodes import (
         BlankLine,
         BlobPointer,
         Call,
@@ -45,30 +69,10 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
         Result,
         Unknown,
     )
-    from bbox_lark.checks import CheckInfo, registry
-    from bbox_lark.convert import Conversion, ConvertError, detect_format
-    from bbox_lark.convert import convert as convert_text  # `bbox_lark.convert` stays the package
-    from bbox_lark.errors import (
-        BboxLarkError,
-        ConfigError,
-        ConversionError,
-        InputError,
-        MissingExtraError,
-        QueryError,
-        WriteError,
-    )
-    from bbox_lark.export import export_tables
-    from bbox_lark.fix import apply_fixes
-    from bbox_lark.numbers import call_outcome, document_numbers, read_session
-    from bbox_lark.parser import Head, iter_nodes, reparse
-    from bbox_lark.printer import dumps, emit, format_document
-    from bbox_lark.query import query_tables
-    from bbox_lark.redaction import Redacted, redact
-    from bbox_lark.report import render as render_report  # `bbox_lark.report` stays the package
-    from bbox_lark.secrets import SecretMatch, find_secrets
-    from bbox_lark.stats import Stats, compute_stats
-    from bbox_lark.text import text_of
-    from bbox_lark.writer import CallHandle, Writer
+    from bbox_lark.syntax.parser import Head, iter_nodes, reparse
+    from bbox_lark.syntax.printer import dumps, emit, format_document
+    from bbox_lark.syntax.text import text_of
+    from bbox_lark.write.writer import CallHandle, Writer
 
 #: Semantic versioning from 0.2.0 on (docs/status.md, "Versions"); CHANGELOG.md says what changed.
 __version__ = "0.2.0"
@@ -136,16 +140,16 @@ __all__ = [
 #: Where each public name lives: (module, attribute; "" for the module itself). Keep in step
 #: with the imports above.
 _LAZY: dict[str, tuple[str, str]] = {
-    "build": ("bbox_lark.build", ""),
+    "build": ("bbox_lark.syntax.build", ""),
     "build_document": ("bbox_lark.api", "build_document"),
     "check": ("bbox_lark.api", "check"),
     "iter_check": ("bbox_lark.api", "iter_check"),
     "parse": ("bbox_lark.api", "parse"),
-    "Head": ("bbox_lark.parser", "Head"),
-    "iter_nodes": ("bbox_lark.parser", "iter_nodes"),
-    "reparse": ("bbox_lark.parser", "reparse"),
+    "Head": ("bbox_lark.syntax.parser", "Head"),
+    "iter_nodes": ("bbox_lark.syntax.parser", "iter_nodes"),
+    "reparse": ("bbox_lark.syntax.parser", "reparse"),
     **{
-        name: ("bbox_lark.ast", name)
+        name: ("bbox_lark.syntax.nodes", name)
         for name in (
             "BlankLine",
             "BlobPointer",
@@ -184,24 +188,24 @@ _LAZY: dict[str, tuple[str, str]] = {
     "detect_format": ("bbox_lark.convert", "detect_format"),
     "convert_text": ("bbox_lark.convert", "convert"),
     "apply_fixes": ("bbox_lark.fix", "apply_fixes"),
-    "call_outcome": ("bbox_lark.numbers", "call_outcome"),
-    "document_numbers": ("bbox_lark.numbers", "document_numbers"),
-    "read_session": ("bbox_lark.numbers", "read_session"),
-    "dumps": ("bbox_lark.printer", "dumps"),
-    "emit": ("bbox_lark.printer", "emit"),
-    "format_document": ("bbox_lark.printer", "format_document"),
-    "export_tables": ("bbox_lark.export", "export_tables"),
-    "query_tables": ("bbox_lark.query", "query_tables"),
-    "Redacted": ("bbox_lark.redaction", "Redacted"),
-    "redact": ("bbox_lark.redaction", "redact"),
-    "SecretMatch": ("bbox_lark.secrets", "SecretMatch"),
-    "find_secrets": ("bbox_lark.secrets", "find_secrets"),
-    "Stats": ("bbox_lark.stats", "Stats"),
-    "compute_stats": ("bbox_lark.stats", "compute_stats"),
+    "call_outcome": ("bbox_lark.numbers.session", "call_outcome"),
+    "document_numbers": ("bbox_lark.numbers.session", "document_numbers"),
+    "read_session": ("bbox_lark.numbers.session", "read_session"),
+    "dumps": ("bbox_lark.syntax.printer", "dumps"),
+    "emit": ("bbox_lark.syntax.printer", "emit"),
+    "format_document": ("bbox_lark.syntax.printer", "format_document"),
+    "export_tables": ("bbox_lark.numbers.export", "export_tables"),
+    "query_tables": ("bbox_lark.numbers.query", "query_tables"),
+    "Redacted": ("bbox_lark.secrets.redaction", "Redacted"),
+    "redact": ("bbox_lark.secrets.redaction", "redact"),
+    "SecretMatch": ("bbox_lark.secrets.scanner", "SecretMatch"),
+    "find_secrets": ("bbox_lark.secrets.scanner", "find_secrets"),
+    "Stats": ("bbox_lark.numbers.stats", "Stats"),
+    "compute_stats": ("bbox_lark.numbers.stats", "compute_stats"),
     "render_report": ("bbox_lark.report", "render"),
-    "text_of": ("bbox_lark.text", "text_of"),
-    "CallHandle": ("bbox_lark.writer", "CallHandle"),
-    "Writer": ("bbox_lark.writer", "Writer"),
+    "text_of": ("bbox_lark.syntax.text", "text_of"),
+    "CallHandle": ("bbox_lark.write.writer", "CallHandle"),
+    "Writer": ("bbox_lark.write.writer", "Writer"),
 }
 
 

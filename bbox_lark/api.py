@@ -1,6 +1,6 @@
 """The public functions behind ``bbox_lark``'s facade.
 
-Everything is built on :func:`bbox_lark.parser.iter_nodes`: :func:`parse` collects the nodes
+Everything is built on :func:`bbox_lark.syntax.parser.iter_nodes`: :func:`parse` collects the nodes
 it yields, :func:`check` and :func:`iter_check` keep none of them.
 """
 
@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.checks import Checker
-from bbox_lark.parser import Head, NodeStream, iter_nodes
-from bbox_lark.printer import format_document
-from bbox_lark.source import DEFAULT_MAX_LINE, Source, decode
+from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
+from bbox_lark.syntax.parser import Head, NodeStream, iter_nodes
+from bbox_lark.syntax.printer import format_document
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE, Source, decode
 
 
 def checker_for(
@@ -79,7 +79,7 @@ def build_document(header: dict[str, Any] | None, lines: Iterable[Line], *, bom:
     in order, from the first body line."""
     from dataclasses import replace as _replace
 
-    from bbox_lark import build
+    from bbox_lark.syntax import build
 
     head = build.head(header, bom=bom) if header is not None else Head(bom, (), None, 1)
     body: list[Line] = []
@@ -101,7 +101,7 @@ def build_document(header: dict[str, Any] | None, lines: Iterable[Line], *, bom:
 
 class Keeper(Protocol):
     """What :func:`run` hands every node to: a list, or a reader that appends (the export's
-    rows, :mod:`bbox_lark.tables`)."""
+    rows, :mod:`bbox_lark.numbers.tables`)."""
 
     def append(self, node: Line, /) -> None: ...
 

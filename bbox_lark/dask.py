@@ -2,7 +2,7 @@
 
 Each session file is one partition, read where the task runs (through fsspec, so a path may
 be local, ``s3://``, ``gs://``, ...) and turned into rows by the same function as
-``bbox-lark export`` (:func:`bbox_lark.tables.session_rows`); the columns and dtypes are
+``bbox-lark export`` (:func:`bbox_lark.numbers.tables.session_rows`); the columns and dtypes are
 those of the exported Parquet tables read with pyarrow dtypes
 (``dd.read_parquet(..., dtype_backend="pyarrow")``), so a Dask job and a DuckDB query over
 an export see the same data.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bbox_lark.tables import TABLES, arrow_schema, arrow_table, need, session_rows
+from bbox_lark.numbers.tables import TABLES, arrow_schema, arrow_table, need, session_rows
 
 __all__ = ["meta", "read_bbox"]
 
@@ -98,7 +98,7 @@ def read_bbox(
     ``*.bbox``, ``*.blackbox``, ``*.rlog`` below it) or a list of them; ``storage_options``
     go to fsspec (credentials, ``endpoint_url``, ...). A file that cannot be read faithfully
     is read as ``export`` reads it (its ``sessions`` row says so). Raises
-    :class:`~bbox_lark.tables.MissingExtra` without the ``scale`` extra, ``ValueError`` for
+    :class:`~bbox_lark.numbers.tables.MissingExtra` without the ``scale`` extra, ``ValueError`` for
     an unknown table and ``FileNotFoundError`` when nothing matches."""
     if table not in TABLES:
         raise ValueError(f"table must be one of {', '.join(TABLES)}, not {table!r}")

@@ -51,7 +51,7 @@ def normalize(log: str | bytes | Path) -> str:
     left out (see the module's documentation). Every other line is kept, in order, so a
     diff is line by line."""
     from bbox_lark.api import parse
-    from bbox_lark.ast import Event
+    from bbox_lark.syntax.nodes import Event
 
     if isinstance(log, Path):
         log = log.read_bytes()

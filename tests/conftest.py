@@ -22,7 +22,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 import bbox_lark
 from bbox_lark import Diagnostic, Document
-from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 # Property tests are deterministic (a fixed seed, no example database), so CI and every local
 # run see the same examples; `BBOX_LARK_FUZZ=N` asks for a long randomized run instead. A

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 
-from bbox_lark.grammar import build_lark, terminal_pattern
+from bbox_lark.syntax.grammar import build_lark, terminal_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

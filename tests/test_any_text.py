@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from printer_support import ROOT, external_files, fuzz_settings, golden_files
 
 from bbox_lark import build, check, emit, parse
-from bbox_lark.printer import format_document
-from bbox_lark.text import text_of
+from bbox_lark.syntax.printer import format_document
+from bbox_lark.syntax.text import text_of
 
 HEADER = "---\nformat: bbox/1\nid: any-text\nrepo_sha: 215db51\n---\n"
 

@@ -39,7 +39,7 @@ def test_nodes_and_emit_are_public() -> None:
 
 def test_builders_and_reparse_are_public() -> None:
     """Nodes are data; the builders and the re-reading of an edited line are functions
-    beside them (``bbox_lark.build``, ``bbox_lark.reparse``), never methods that reach up."""
+    beside them (``bbox_lark.syntax.build``, ``bbox_lark.reparse``), never methods that reach up."""
     for name in ("build", "reparse"):
         assert name in bbox_lark.__all__
     for name in (
@@ -53,6 +53,6 @@ def test_builders_and_reparse_are_public() -> None:
         "result",
         "unknown",
     ):
-        assert callable(getattr(bbox_lark.build, name)), name
+        assert callable(getattr(bbox_lark.syntax.build, name)), name
     for name in ("build", "with_", "with_source"):
         assert not hasattr(bbox_lark.Call, name), name

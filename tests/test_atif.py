@@ -229,7 +229,7 @@ def test_usage_on_event_lines_gives_step_metrics_and_final_metrics() -> None:
         "total_cost_usd": 0.25,
         "total_steps": 3,
     }
-    from bbox_lark.numbers import document_numbers
+    from bbox_lark.numbers.session import document_numbers
 
     usage = document_numbers(bbox_lark.parse(text), estimate=False).totals.usage
     assert (usage.input_with_cache, usage.tokens_out, usage.tokens_cached) == (407, 256, 400)
@@ -264,7 +264,7 @@ def test_real_logs_carry_step_metrics() -> None:
     base = EXTERNAL / "rlog-real"
     if not base.is_dir():
         pytest.skip("no external corpus")
-    from bbox_lark.numbers import read_session
+    from bbox_lark.numbers.session import read_session
 
     for path in sorted(base.glob("*.rlog"))[:5]:
         trajectory, _ = to_atif(path.read_bytes())

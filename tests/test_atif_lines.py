@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from bbox_lark.cli import app
 from bbox_lark.convert import Input, convert, detect_format
 from bbox_lark.convert.atif.lines import expand_sessions, merge_chain, sniff_lines
-from bbox_lark.discover import discover
+from bbox_lark.files.discover import discover
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo.bbox"

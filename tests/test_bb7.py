@@ -26,7 +26,7 @@ from bbox_lark import BlankLine, Continuation, Document, Event
 from bbox_lark.cli import app
 from bbox_lark.convert import Conversion, RefusedInputError, convert, detect_format, get_format
 from bbox_lark.convert.bb7 import load_chat, migrate_chat, migrate_message, sniff
-from bbox_lark.printer import dumps
+from bbox_lark.syntax.printer import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "bb7"

@@ -1,4 +1,4 @@
-"""``check``'s output formats (``bbox_lark/check_output.py``) and the command polish around them:
+"""``check``'s output formats (``bbox_lark/cli/check_output.py``) and the command polish around them:
 ``--statistics``, ``--quiet``, ``--exit-zero``, ``--version``, ``explain --list``, help pages,
 coloured diffs, the progress bar.
 
@@ -25,10 +25,10 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner, Result
 
 import bbox_lark
-from bbox_lark import console
-from bbox_lark.ansi import color_diff, wants_color
-from bbox_lark.ast import Diagnostic
-from bbox_lark.check_output import (
+from bbox_lark.checks.workflow import FileReport, check_paths
+from bbox_lark.cli import app, console
+from bbox_lark.cli.ansi import color_diff, wants_color
+from bbox_lark.cli.check_output import (
     FORMATS,
     ReportOptions,
     Tally,
@@ -41,8 +41,7 @@ from bbox_lark.check_output import (
     statistics,
     window,
 )
-from bbox_lark.cli import app
-from bbox_lark.workflow import FileReport, check_paths
+from bbox_lark.syntax.nodes import Diagnostic
 
 REPO = Path(__file__).resolve().parent.parent
 FINDINGS = REPO / "docs" / "examples" / "findings.bbox"
@@ -419,17 +418,17 @@ def test_version(flag: str) -> None:
     assert result.exit_code == 0
     from importlib.machinery import EXTENSION_SUFFIXES
 
-    import bbox_lark.parser
+    import bbox_lark.syntax.parser
 
     # The whole suite runs against the compiled build too (.ci/run).
-    compiled = bbox_lark.parser.__file__.endswith(tuple(EXTENSION_SUFFIXES))
+    compiled = bbox_lark.syntax.parser.__file__.endswith(tuple(EXTENSION_SUFFIXES))
     build = "compiled with mypyc" if compiled else "pure Python"
     assert result.stdout == f"bbox-lark {bbox_lark.__version__} ({build})\n"
 
 
 def test_version_says_when_the_build_is_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
     # What find_spec reports for the compiled build (tests/test_compiled_build.py and CI run
-    # the real one): bbox_lark.parser loaded from a C extension.
+    # the real one): bbox_lark.syntax.parser loaded from a C extension.
     import importlib.util
     from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec
 

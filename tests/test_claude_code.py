@@ -34,9 +34,9 @@ from bbox_lark.convert import (
     get_format,
 )
 from bbox_lark.convert.claude_code import LOOKAHEAD, read, sniff
-from bbox_lark.parser import Head
-from bbox_lark.printer import dumps
-from bbox_lark.stats import sum_metrics
+from bbox_lark.numbers.stats import sum_metrics
+from bbox_lark.syntax.parser import Head
+from bbox_lark.syntax.printer import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "claude-code"
@@ -191,8 +191,8 @@ def test_usage_is_counted_once_per_message_id() -> None:
     dropped = {e.what: e.lines for e in result.report if e.action == "dropped"}
     assert dropped[claude_code._DUPLICATE_USAGE] == (3, 4)
     assert "largest value of each counter" in claude_code._DUPLICATE_USAGE
-    # `stats` (bbox_lark.numbers) counts each response once; the closing summary agrees.
-    from bbox_lark.numbers import Usage, read_session
+    # `stats` (bbox_lark.numbers.session) counts each response once; the closing summary agrees.
+    from bbox_lark.numbers.session import Usage, read_session
 
     totals = read_session(result.text, estimate=False).totals
     # Cache writes are named (tokens_cache_write=3, part of tokens_in), so they are priced as such.
@@ -516,7 +516,7 @@ def test_subagent_logs_beside_the_session_are_read() -> None:
         ("a1", "sess-sub/subagents/agent-a1.jsonl"),
         ("b2", "sess-sub/subagents/agent-b2.jsonl"),
     ]
-    from bbox_lark.numbers import Usage, read_session
+    from bbox_lark.numbers.session import Usage, read_session
 
     totals = read_session(result.text, estimate=False).totals
     assert totals.calls == 4 and totals.outcome_count("ok") == 4  # 2 Task + 2 Glob

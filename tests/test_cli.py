@@ -27,8 +27,8 @@ from typer.testing import CliRunner, Result
 
 import bbox_lark
 from bbox_lark.cli import app
-from bbox_lark.docsgen import check_section
-from bbox_lark.grammar import vocabulary
+from bbox_lark.cli.docsgen import check_section
+from bbox_lark.syntax.grammar import vocabulary
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_MD = REPO / "docs" / "cli.md"
@@ -352,7 +352,7 @@ def test_stats_text_shows_calls_and_tokens() -> None:
 
 
 def test_parse_json_matches_the_library() -> None:
-    from bbox_lark.jsonout import document_to_json
+    from bbox_lark.syntax.jsonout import document_to_json
 
     result = runner.invoke(app, ["parse", "--json", str(DEMO)])
     expected = document_to_json(bbox_lark.parse(DEMO.read_bytes(), path=DEMO))

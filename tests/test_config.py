@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner, Result
 
 from bbox_lark.cli import app
-from bbox_lark.config import (
+from bbox_lark.files.config import (
     DEFAULT_EXCLUDE,
     KEYS,
     ConfigError,
@@ -27,7 +27,7 @@ from bbox_lark.config import (
     merge,
     resolve,
 )
-from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "docs" / "schema" / "config.schema.json"

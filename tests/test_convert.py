@@ -47,8 +47,8 @@ from bbox_lark.convert.compact import (
     split_compact_line,
     write_compact,
 )
-from bbox_lark.printer import dumps, format_document
-from bbox_lark.source import DEFAULT_MAX_LINE, encode
+from bbox_lark.syntax.printer import dumps, format_document
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE, encode
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -662,7 +662,7 @@ def test_cli_report_json_to_an_unwritable_place_writes_nothing(tmp_path: Path) -
 
 def _one_at_a_time(paths: list[Path], to: str, out: Path) -> dict[str, tuple[bytes, int]]:
     """Each input converted alone to ``out/NAME``: its bytes and exit code, by name."""
-    from bbox_lark.conversion import output_name
+    from bbox_lark.convert.files import output_name
 
     found = {}
     out.mkdir()
@@ -679,9 +679,9 @@ def _one_at_a_time(paths: list[Path], to: str, out: Path) -> dict[str, tuple[byt
 def test_many_files_give_the_outputs_of_one_at_a_time(
     tmp_path: Path, to: str, jobs: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bbox_lark.conversion
+    import bbox_lark.convert.files
 
-    monkeypatch.setattr(bbox_lark.conversion, "PARALLEL_MIN_BYTES", 0)  # worker processes, however small
+    monkeypatch.setattr(bbox_lark.convert.files, "PARALLEL_MIN_BYTES", 0)  # worker processes, however small
     paths = [p for p in sorted((CORPUS / "valid").glob("*.bbox"))][:12]
     alone = _one_at_a_time(paths, to, tmp_path / "alone")
     many = tmp_path / "many"

@@ -171,7 +171,7 @@ def test_read_bbox_names_the_extra(core: Path, tmp_path: Path) -> None:
     (tmp_path / "s.bbox").write_text(CLEAN, encoding="utf-8")
     code = (
         "from bbox_lark.dask import read_bbox\n"
-        "from bbox_lark.tables import MissingExtra\n"
+        "from bbox_lark.numbers.tables import MissingExtra\n"
         "try:\n    read_bbox('s.bbox')\nexcept MissingExtra as error:\n    print(error)\n"
     )
     done = _run([str(core / "python"), "-c", code], tmp_path)

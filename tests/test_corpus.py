@@ -14,7 +14,7 @@ from syrupy.assertion import SnapshotAssertion
 
 import bbox_lark
 from bbox_lark import BlankLine, Continuation, Event
-from bbox_lark.jsonout import document_to_json
+from bbox_lark.syntax.jsonout import document_to_json
 
 VALID = corpus_files("valid")
 INVALID = corpus_files("invalid")

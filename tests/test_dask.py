@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bbox_lark.export import export_tables
-from bbox_lark.tables import TABLE_NAMES, TABLES
+from bbox_lark.numbers.export import export_tables
+from bbox_lark.numbers.tables import TABLE_NAMES, TABLES
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -179,7 +179,7 @@ def test_the_documented_example_on_a_local_cluster_over_the_real_logs() -> None:
     of them without calls (12 of the 115 have none): it failed in the P2P shuffle on the empty
     partitions. (16 logs: enough partitions for the shuffle, small enough for the suite.)"""
     from bbox_lark.dask import read_bbox
-    from bbox_lark.export import export_tables
+    from bbox_lark.numbers.export import export_tables
 
     chosen = [str(p) for p in _empty_and_full(_real_logs(), 16)]
     with (

@@ -1,7 +1,7 @@
 """Parts of parsed events built on first access, against building them at once.
 
 The parser leaves an event's ``field_nodes``, ``args`` and ``metric_nodes`` unbuilt
-(``bbox_lark.ast.Deferred``, read by ``shape.deferred_parts`` from the source and the spans
+(``bbox_lark.syntax.nodes.Deferred``, read by ``shape.deferred_parts`` from the source and the spans
 the scan found) because ``check`` reads them only to place a finding; ``shape.DEFER_PARTS =
 False`` builds every part at once, as before. For every node of the golden corpus, the
 external logs (when present), the generated benchmark session, the fuzzer's inputs and the
@@ -27,9 +27,9 @@ from test_bench_tool import bench
 from test_line_scan import TRICKY
 
 import bbox_lark
-from bbox_lark import parser, shape
-from bbox_lark.ast import DEFERRED_PARTS, Deferred, Event
 from bbox_lark.checks.fields import checked_keys
+from bbox_lark.syntax import parser, shape
+from bbox_lark.syntax.nodes import DEFERRED_PARTS, Deferred, Event
 
 EVENT_FIELDS = [f.name for f in dataclasses.fields(Event)]
 

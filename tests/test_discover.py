@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from bbox_lark.cli import app
-from bbox_lark.config import DEFAULT_EXCLUDE, Resolver, cli_overrides
-from bbox_lark.discover import collect_inputs, discover, names_one_file
-from bbox_lark.globs import split_glob
+from bbox_lark.files.config import DEFAULT_EXCLUDE, Resolver, cli_overrides
+from bbox_lark.files.discover import collect_inputs, discover, names_one_file
+from bbox_lark.files.globs import split_glob
 
 runner = CliRunner()
 
@@ -329,7 +329,7 @@ def test_a_plain_name_matches_as_pathspec_compiles_it(name: str) -> None:
     regular expression pathspec compiles for them."""
     from pathspec import GitIgnoreSpec
 
-    from bbox_lark.globs import _compile, _Name
+    from bbox_lark.files.globs import _compile, _Name
 
     ours = _compile(name)
     assert isinstance(ours, _Name)
@@ -347,7 +347,7 @@ def test_a_plain_name_matches_as_pathspec_compiles_it(name: str) -> None:
     "pattern", ["*.bbox", "logs/", "/scratch", "!keep", "a b", "a\\b", "#x", "**/x", ".", ".."]
 )
 def test_other_patterns_go_through_pathspec(pattern: str) -> None:
-    from bbox_lark.globs import _Name, compile_glob
+    from bbox_lark.files.globs import _Name, compile_glob
 
     assert not isinstance(compile_glob(pattern), _Name)
 
@@ -358,8 +358,8 @@ def test_other_patterns_go_through_pathspec(pattern: str) -> None:
 def test_sessions_are_sniffed_and_subagents_counted_in_their_parent(tmp_path: Path) -> None:
     import shutil
 
-    from bbox_lark.config import Resolver
-    from bbox_lark.discover import discover
+    from bbox_lark.files.config import Resolver
+    from bbox_lark.files.discover import discover
 
     shutil.copytree(Path(__file__).parent / "fixtures" / "claude-code-subagents", tmp_path / "projects")
     (tmp_path / "projects" / "package.json").write_text('{"name": "not a session"}\n', encoding="utf-8")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import bbox_lark
-from bbox_lark import docsgen
-from bbox_lark.grammar import build_lark
+from bbox_lark.cli import docsgen
+from bbox_lark.syntax.grammar import build_lark
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"

@@ -22,7 +22,7 @@ from bbox_lark import errors
 CAUGHT_INSIDE = {
     "bbox_lark.convert.jsonl.tables.RecordError": "convert/jsonl/reader.py: a skipped record",
     "bbox_lark.convert.claude_code.values.Malformed": "convert/claude_code/reader.py: a skipped record",
-    "bbox_lark.lightbox.CanonicalizationError": "lightbox.py: a verification finding",
+    "bbox_lark.convert.lightbox.chain.CanonicalizationError": "lightbox.py: a verification finding",
 }
 
 #: Modules that need an extra to import; their classes are checked where it is installed.
@@ -62,15 +62,15 @@ def test_every_exception_the_package_defines_is_on_the_spine() -> None:
 @pytest.mark.parametrize(
     ("old", "spine"),
     [
-        ("bbox_lark.inputs.InputError", errors.InputError),
-        ("bbox_lark.config.ConfigError", errors.ConfigError),
-        ("bbox_lark.query.QueryError", errors.QueryError),
+        ("bbox_lark.files.inputs.InputError", errors.InputError),
+        ("bbox_lark.files.config.ConfigError", errors.ConfigError),
+        ("bbox_lark.numbers.query.QueryError", errors.QueryError),
         ("bbox_lark.convert.base.ConvertError", errors.ConversionError),
         ("bbox_lark.convert.base.RefusedInputError", errors.ConversionError),
-        ("bbox_lark.conversion.ConvertUsageError", errors.ConversionError),
+        ("bbox_lark.convert.files.ConvertUsageError", errors.ConversionError),
         ("bbox_lark.report.OutputError", errors.WriteError),
         ("bbox_lark.fix.framework.FixError", errors.WriteError),
-        ("bbox_lark.tables.MissingExtra", errors.MissingExtraError),
+        ("bbox_lark.numbers.tables.MissingExtra", errors.MissingExtraError),
     ],
 )
 def test_the_old_names_sit_on_the_spine(old: str, spine: type[Exception]) -> None:

@@ -19,11 +19,11 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner, Result
 
 import bbox_lark
-from bbox_lark.ast import Document
-from bbox_lark.atomic import write_atomic
 from bbox_lark.cli import app
+from bbox_lark.files.atomic import write_atomic
 from bbox_lark.fix import FIXERS, Edit, Fixer, FixError, FixResult, Note, apply_fixes, unified_diff
-from bbox_lark.source import encode
+from bbox_lark.syntax.nodes import Document
+from bbox_lark.syntax.source import encode
 
 REPO = Path(__file__).resolve().parent.parent
 FIX_MD = REPO / "docs" / "fix.md"

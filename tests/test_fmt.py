@@ -23,9 +23,9 @@ from typer.testing import CliRunner
 import bbox_lark
 from bbox_lark import format_document
 from bbox_lark.cli import app
-from bbox_lark.parser import parse_line
-from bbox_lark.printer import document_signature, format_line
-from bbox_lark.source import DEFAULT_MAX_LINE, encode, split_lines
+from bbox_lark.syntax.parser import parse_line
+from bbox_lark.syntax.printer import document_signature, format_line
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE, encode, split_lines
 
 runner = CliRunner()
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bbox_lark.grammar import grammar_text, plain_parser, terminal_pattern
-from bbox_lark.parser import lark_parser, line_driver, parse_line
-from bbox_lark.scan import classify_result, patterns, scan_items
+from bbox_lark.syntax.grammar import grammar_text, plain_parser, terminal_pattern
+from bbox_lark.syntax.parser import lark_parser, line_driver, parse_line
+from bbox_lark.syntax.scan import classify_result, patterns, scan_items
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_LINES = sorted(

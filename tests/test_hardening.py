@@ -253,7 +253,7 @@ def test_jsonl_refuses_a_source_ending_in_a_carriage_return_before_a_newline() -
 def test_compact_keeps_carriage_returns(data: str) -> None:
     out = convert(data, "bbox", to="compact").text
     back = convert(out, "compact", to="bbox").text
-    from bbox_lark.printer import document_signature
+    from bbox_lark.syntax.printer import document_signature
 
     assert document_signature(bbox_lark.parse(back)) == document_signature(bbox_lark.parse(data))
     assert len(bbox_lark.parse(back).events) == len(bbox_lark.parse(data).events)
@@ -413,7 +413,7 @@ def test_claude_code_values_too_long_for_the_header_are_moved_not_dropped() -> N
 
 @pytest.mark.parametrize("folder", ["valid", "invalid", "hostile"])
 def test_every_corpus_file_round_trips_through_jsonl_and_compact(folder: str) -> None:
-    from bbox_lark.printer import document_signature
+    from bbox_lark.syntax.printer import document_signature
 
     for path in sorted((CORPUS / folder).glob("*.bbox")):
         data = path.read_bytes()
@@ -457,7 +457,7 @@ def test_a_long_line_is_lexed_without_memory_per_word(line: str) -> None:
     # ~120 bytes per character at the peak. The scanners make it possessive (same matches).
     import tracemalloc
 
-    from bbox_lark.parser import line_driver
+    from bbox_lark.syntax.parser import line_driver
 
     driver = line_driver()
     expected = driver.parse(line)  # warm: the state's scanners are compiled
@@ -473,7 +473,7 @@ def test_a_long_line_is_lexed_without_memory_per_word(line: str) -> None:
 def test_possessive_scanners_match_as_the_grammar_does() -> None:
     # Differential: every scanner the driver compiled matches what Lark's own scanner of
     # that state matches, at every word start of every corpus line.
-    from bbox_lark.parser import line_driver
+    from bbox_lark.syntax.parser import line_driver
 
     driver = line_driver()
     lines = [

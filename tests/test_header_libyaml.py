@@ -1,6 +1,6 @@
 """The header read with libyaml (``yaml.CSafeLoader``) means exactly what the pure parser reads.
 
-``bbox_lark.header`` takes libyaml's event stream when PyYAML has it: its ``Mark.index`` must
+``bbox_lark.syntax.header`` takes libyaml's event stream when PyYAML has it: its ``Mark.index`` must
 count characters as the pure parser's does (``_Lines`` maps offsets to file lines), for
 non-ASCII text and for the line breaks that bbox/1 treats as line content. Texts where the
 two parsers differ take the pure parser; errors are always the pure parser's.
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import bbox_lark
-from bbox_lark import header
+from bbox_lark.syntax import header
 
 pytestmark = pytest.mark.skipif(header._C_LOADER is None, reason="PyYAML without libyaml")
 

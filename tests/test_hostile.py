@@ -20,10 +20,10 @@ import pytest
 from typer.testing import CliRunner
 
 import bbox_lark
-from bbox_lark.ast import Diagnostic, Line
 from bbox_lark.checks import Context
 from bbox_lark.cli import app
-from bbox_lark.printer import document_signature, format_document
+from bbox_lark.syntax.nodes import Diagnostic, Line
+from bbox_lark.syntax.printer import document_signature, format_document
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 
@@ -269,7 +269,7 @@ def test_open_calls_are_indexed(make: Callable[[int], str], n: int) -> None:
 
 
 def test_list_items_split_in_linear_time() -> None:
-    from bbox_lark.scan import split_list
+    from bbox_lark.syntax.scan import split_list
 
     assert split_list('[a, "b, c" , d e ,"x" y, ]') == ("a", "b, c", "d e", '"x" y', "")
     assert_linear(lambda n: "[a" + " " * n + "b]", 50000, split_list)
@@ -343,7 +343,7 @@ def test_a_lone_surrogate_in_a_str_header_is_a_finding(surrogate: str) -> None:
 def test_stats_of_an_odd_metrics_step(step: str) -> None:
     # `str.isdigit` is true for `²` and `٣`, which `int()` refuses or reads as a number; a
     # metrics step is the grammar's INT (ASCII digits, at most 2^63-1) or no step at all.
-    from bbox_lark.stats import compute_stats
+    from bbox_lark.numbers.stats import compute_stats
 
     document = bbox_lark.parse(HEADER + f"a: hi step=1\n# metrics step={step} prompt_tokens=5\n")
     stats = compute_stats(document)
@@ -367,8 +367,8 @@ def test_an_open_call_is_a_small_record(keyed: bool) -> None:
     # a keyed call (200,000 open calls: `check` peaked at 692 MiB). Now a small record.
     import tracemalloc
 
-    from bbox_lark.correlate import OpenCall, Pairer
-    from bbox_lark.parser import iter_nodes
+    from bbox_lark.syntax.correlate import OpenCall, Pairer
+    from bbox_lark.syntax.parser import iter_nodes
 
     n = 5000
     pairer = Pairer()

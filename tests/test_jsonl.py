@@ -44,9 +44,9 @@ from bbox_lark.convert import (
     get_format,
     jsonl,
 )
-from bbox_lark.grammar import vocabulary
-from bbox_lark.parser import iter_nodes
-from bbox_lark.source import DEFAULT_MAX_LINE, encode
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.parser import iter_nodes
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE, encode
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

@@ -1,7 +1,7 @@
 """The private parts of Lark the fast line driver reads (issue 27, point 6).
 
 ``pyproject.toml`` bounds Lark to ``>=1.2.2,<2``; inside that range a release may still move
-one of :data:`bbox_lark.parser.LARK_PRIVATE_PARTS`. These tests fail naming the attribute,
+one of :data:`bbox_lark.syntax.parser.LARK_PRIVATE_PARTS`. These tests fail naming the attribute,
 so an upgrade says what broke instead of failing somewhere in the line loop.
 """
 
@@ -17,8 +17,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from bbox_lark import parser
-from bbox_lark.grammar import plain_parser
+from bbox_lark.syntax import parser
+from bbox_lark.syntax.grammar import plain_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -31,8 +31,8 @@ import pytest
 from printer_support import EXTERNAL
 
 from bbox_lark import build
-from bbox_lark.printer import format_line
-from bbox_lark.secrets import find_secrets
+from bbox_lark.secrets.scanner import find_secrets
+from bbox_lark.syntax.printer import format_line
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -257,7 +257,7 @@ def all_placements() -> list[Placement]:
 def _written(placement: Placement, to: str, tmp: Path) -> Placement:
     """The placement's bbox session written by another writer (the key where that writer
     puts the text), kept as it is (``keep_secrets``): a host in that format."""
-    from bbox_lark.conversion import convert_file
+    from bbox_lark.convert.files import convert_file
 
     tmp.mkdir(parents=True, exist_ok=True)
     source = tmp / "source.bbox"
@@ -331,7 +331,7 @@ def _read_all(path: Path) -> str:
 
 def _run(command: str, source: Path, fmt: str, tmp: Path) -> tuple[str, bool]:
     """Run ``command`` on ``source``: (everything it wrote, whether it refused)."""
-    from bbox_lark.conversion import convert_file
+    from bbox_lark.convert.files import convert_file
 
     name, *rest = command.split(":")
     tmp.mkdir(parents=True, exist_ok=True)
@@ -344,7 +344,7 @@ def _run(command: str, source: Path, fmt: str, tmp: Path) -> tuple[str, bool]:
         return _read_all(out), done.secrets_refused
     if name == "export":
         pytest.importorskip("pyarrow")
-        from bbox_lark.export import export_tables
+        from bbox_lark.numbers.export import export_tables
 
         mode = rest[0]
         out = tmp / f"export-{mode}"
@@ -364,16 +364,16 @@ def _run(command: str, source: Path, fmt: str, tmp: Path) -> tuple[str, bool]:
         return _read_all(out), False
     assert name == "redact"
     if fmt == "lightbox":
-        from bbox_lark.foreign_redact import ForeignRedactError, redact_path
+        from bbox_lark.convert.redact import ForeignRedactError, redact_path
 
         with pytest.raises(ForeignRedactError):
             redact_path(str(source), fmt)
         return "", True
     if fmt == "bbox":
-        from bbox_lark.redaction import redact
+        from bbox_lark.secrets.redaction import redact
 
         return redact(source.read_text(encoding="utf-8")).text, False
-    from bbox_lark.foreign_redact import redact_path
+    from bbox_lark.convert.redact import redact_path
 
     return redact_path(str(source), fmt)[1].text, False
 
@@ -422,7 +422,7 @@ def test_no_output_holds_a_key_written_by_another_writer(
 def test_convert_and_export_refuse_a_file_with_a_key(kind: str, position: str, tmp_path: Path) -> None:
     """Without --redact or --keep-secrets, nothing is written for a file with a credential;
     with --keep-secrets it is written as it is."""
-    from bbox_lark.conversion import convert_file
+    from bbox_lark.convert.files import convert_file
 
     placement = Placement(
         "bbox",

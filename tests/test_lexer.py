@@ -18,9 +18,9 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Error, Keyword, Name, Number, Operator, String, Token
 
-from bbox_lark import pygments_lexer
-from bbox_lark.grammar import STARTS
-from bbox_lark.pygments_lexer import TOKENS, BboxLexer, Lead, Split, Sub, grammar_terminals
+from bbox_lark.syntax import pygments_lexer
+from bbox_lark.syntax.grammar import STARTS
+from bbox_lark.syntax.pygments_lexer import TOKENS, BboxLexer, Lead, Split, Sub, grammar_terminals
 
 REPO = Path(__file__).resolve().parent.parent
 VALID = sorted((REPO / "corpus" / "valid").glob("*.bbox"))
@@ -51,14 +51,14 @@ def test_table_maps_every_terminal_of_the_grammar() -> None:
     missing = sorted(grammar_terminals() - set(TOKENS))
     assert not missing, (
         f"grammar/bbox.lark has terminals the lexer does not map: {missing}; add them to"
-        " TOKENS in bbox_lark/pygments_lexer.py (one line each)"
+        " TOKENS in bbox_lark/syntax/pygments_lexer.py (one line each)"
     )
 
 
 def test_table_names_no_terminal_the_grammar_lacks() -> None:
     stale = sorted(set(TOKENS) - grammar_terminals())
     assert not stale, (
-        f"TOKENS in bbox_lark/pygments_lexer.py names terminals grammar/bbox.lark no longer has:"
+        f"TOKENS in bbox_lark/syntax/pygments_lexer.py names terminals grammar/bbox.lark no longer has:"
         f" {stale}; rename or remove those lines"
     )
 

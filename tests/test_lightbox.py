@@ -1,4 +1,4 @@
-"""Lightbox sessions (``bbox_lark.lightbox``, ``bbox-lark lightbox verify``): the hash chain as
+"""Lightbox sessions (``bbox_lark.convert.lightbox.chain``, ``bbox-lark lightbox verify``): the hash chain as
 the spec and the reference recorder (``lightbox-rec`` 0.1.0) compute it, every kind of
 tampering on a copy of a session, the ``meta.json`` anchor, the CLI's exit codes, and never a
 traceback on garbage.
@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from bbox_lark.cli import app
-from bbox_lark.lightbox import (
+from bbox_lark.convert.lightbox.chain import (
     ANCHOR_KEY,
     Anchor,
     CanonicalizationError,
@@ -686,10 +686,10 @@ def test_reference_interop(tmp_path: Path) -> None:
 
 
 def test_the_module_imports_nothing_heavy() -> None:
-    script = "import sys, bbox_lark.lightbox; print(' '.join(sorted(sys.modules)))"
+    script = "import sys, bbox_lark.convert.lightbox.chain; print(' '.join(sorted(sys.modules)))"
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     loaded = set(done.stdout.split())
-    heavy = {"lark", "yaml", "rich", "typer", "bbox_lark.cli", "bbox_lark.atomic", "bbox_lark.api"}
+    heavy = {"lark", "yaml", "rich", "typer", "bbox_lark.cli", "bbox_lark.files.atomic", "bbox_lark.api"}
     assert not heavy & loaded

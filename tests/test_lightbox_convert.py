@@ -27,10 +27,10 @@ import bbox_lark
 from bbox_lark import Event
 from bbox_lark.cli import app
 from bbox_lark.convert import ConvertError, RefusedInputError, convert, detect_format
-from bbox_lark.correlate import FAMILIES
-from bbox_lark.lightbox import Status, verify, write_session
-from bbox_lark.printer import dumps
-from bbox_lark.values import parse_timestamp
+from bbox_lark.convert.lightbox.chain import Status, verify, write_session
+from bbox_lark.syntax.correlate import FAMILIES
+from bbox_lark.syntax.printer import dumps
+from bbox_lark.syntax.values import parse_timestamp
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "lightbox" / "session"
@@ -350,7 +350,7 @@ def assert_calls_survive(original: bbox_lark.Document, back: bbox_lark.Document)
     """Every call and completion of ``original`` comes back in order with its name, id,
     arguments, fields (the back line may add ts=, latency_ms=, id= and attempt=) and
     result; starts come back as starts (→ [running])."""
-    from bbox_lark.correlate import COMPLETION, Pairer
+    from bbox_lark.syntax.correlate import COMPLETION, Pairer
 
     pairer = Pairer()
     expected: list[tuple[Event, bool, Event | None]] = []

@@ -1,7 +1,7 @@
 """The one anchored line scan against the LALR driver (the reference path): equal nodes,
 equal diagnostics.
 
-``bbox_lark.scan.line_scanner`` reads the common line shapes in one regex composed of the
+``bbox_lark.syntax.scan.line_scanner`` reads the common line shapes in one regex composed of the
 grammar's own terminals; a line it does not take goes to the LALR driver. Every line of the
 corpus, the external real logs (when present), the generated benchmark session, the
 fuzzer's generators (a fixed seed) and the grammar's Hypothesis strategies is read both
@@ -23,11 +23,11 @@ from printer_support import any_lines, documents, external_files, fuzz_settings,
 from test_bench_tool import bench
 
 import bbox_lark
-from bbox_lark import parser
-from bbox_lark.grammar import vocabulary
-from bbox_lark.scan import LINE_SCAN_MAX, classify_result, scan_item_loop, scan_items
-from bbox_lark.shape import build_line, read_result, scanned_line
-from bbox_lark.source import LineReader
+from bbox_lark.syntax import parser
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.scan import LINE_SCAN_MAX, classify_result, scan_item_loop, scan_items
+from bbox_lark.syntax.shape import build_line, read_result, scanned_line
+from bbox_lark.syntax.source import LineReader
 
 #: Lines the quote and arrow rules make interesting (docs/reference.md#quotes).
 TRICKY = [
@@ -278,7 +278,7 @@ def test_documents(text: str) -> None:
 
 
 def test_nodes_are_made_by_position_and_the_same_by_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bbox_lark import shape
+    from bbox_lark.syntax import shape
 
     assert shape._positional()  # the node classes have the fields event_node passes in order
     by_position = [scanned_line(raw, 3, "\n") for raw in TRICKY]
@@ -290,6 +290,6 @@ def test_event_nodes_are_made_by_position() -> None:
     """The fast way to make an event node (by position) holds while the node classes have
     the fields it passes; a field added to ``Event`` must be added there too (it silently
     fell back to keywords when ``emitted`` was added)."""
-    from bbox_lark.shape import _positional
+    from bbox_lark.syntax.shape import _positional
 
     assert _positional()

@@ -84,7 +84,7 @@ def test_marks_in_different_parts_of_a_file_checked_in_parts(tmp_path: Path) -> 
     # want (ElapsedRule.wants); threads here, so that the parts run in this process.
     from concurrent.futures import ThreadPoolExecutor
 
-    from bbox_lark.parallel import Options, check_split, plan
+    from bbox_lark.checks.parallel import Options, check_split, plan
 
     text = HEAD + "# t=00:10:00\n" + "a: filler\n" * 40 + "# note\n# t=00:05:00\n" + "b: x\n" * 40
     path = tmp_path / "parts.bbox"

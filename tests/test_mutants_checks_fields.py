@@ -12,7 +12,7 @@ import pytest
 
 import bbox_lark
 from bbox_lark.checks.fields import StepSet
-from bbox_lark.parallel import Options, check_split, plan
+from bbox_lark.checks.parallel import Options, check_split, plan
 
 HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
 CODES = {"W004", "W005", "W014", "I007", "I009"}

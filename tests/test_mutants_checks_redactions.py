@@ -56,7 +56,7 @@ def test_a_file_checked_in_parts_adds_up_the_markers_of_every_part(tmp_path: Pat
     # the counts are merged (RedactionRule.merge); threads, so that the parts run here.
     from concurrent.futures import ThreadPoolExecutor
 
-    from bbox_lark.parallel import Options, check_split, plan
+    from bbox_lark.checks.parallel import Options, check_split, plan
 
     body = "a: [redacted:x]\n" + "u: filler\n" * 30 + "b: [redacted:y] [redacted:z]\n" + "u: more\n" * 30
     text = HEAD + "# redactions=2\n" + body + "# redactions=3\n"

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import bbox_lark
-from bbox_lark.parallel import Options, check_split, plan
+from bbox_lark.checks.parallel import Options, check_split, plan
 
 HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
 

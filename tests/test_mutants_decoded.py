@@ -1,4 +1,4 @@
-"""The secrets scanner's views of a text (``bbox_lark/decoded.py``), pinned down where mutation
+"""The secrets scanner's views of a text (``bbox_lark/secrets/decoded.py``), pinned down where mutation
 testing found nothing holding them: each escape form, how deep escapes are resolved, the
 continuation joins, and the map of each view back to the text as written (docs/testing.md,
 "Mutation testing")."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bbox_lark.decoded import joined, same, views
+from bbox_lark.secrets.decoded import joined, same, views
 
 
 def all_views(text: str) -> list[tuple[str, list[int], list[int] | None]]:

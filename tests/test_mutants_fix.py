@@ -66,9 +66,9 @@ def test_redact_leaves_a_clean_text_and_an_allowed_secret_alone() -> None:
 def test_redact_refuses_a_rewrite_that_changes_what_kind_a_line_is(monkeypatch: pytest.MonkeyPatch) -> None:
     # The guard against a redaction bug: were a marker ever to turn a line into another kind
     # (a continuation into an event, say), the fixer stops with a clear message.
-    import bbox_lark.redaction
+    import bbox_lark.secrets.redaction
 
     kinds = iter([("event",), ("continuation",)])
-    monkeypatch.setattr(bbox_lark.redaction, "line_kinds", lambda text: next(kinds))
+    monkeypatch.setattr(bbox_lark.secrets.redaction, "line_kinds", lambda text: next(kinds))
     with pytest.raises(FixError, match=r"^redacting would change what kind of line one is$"):
         apply_fixes(HEAD + f"a: the key is {KEY}\n", [FIXERS["redact"]], allowed_secrets=())

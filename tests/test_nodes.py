@@ -33,10 +33,10 @@ from bbox_lark import (
     format_document,
 )
 from bbox_lark.fix import FIXERS, apply_fixes
-from bbox_lark.grammar import vocabulary
-from bbox_lark.parser import parse_document, parse_line
-from bbox_lark.printer import _source_only, emit_line
-from bbox_lark.source import decode
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.parser import parse_document, parse_line
+from bbox_lark.syntax.printer import _source_only, emit_line
+from bbox_lark.syntax.source import decode
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\n---\n"
 
@@ -498,12 +498,12 @@ def test_build_document_prints_and_parses_back_with_its_line_numbers() -> None:
     from bbox_lark import BlankLine, build_document
 
     nodes = [
-        bbox_lark.build.message("user", "hi there", fields={"step": 1}),
-        bbox_lark.build.call(
+        bbox_lark.syntax.build.message("user", "hi there", fields={"step": 1}),
+        bbox_lark.syntax.build.call(
             "tool", "read", ["a.rs"], fields={"ok": True, "l": [1, 2]}, continuation=["l1", "l2"]
         ),
         BlankLine(0, "", "\n"),
-        bbox_lark.build.message("agent", "done"),
+        bbox_lark.syntax.build.message("agent", "done"),
     ]
     header = {"format": "bbox/1", "id": "s", "repo_sha": "abcdef1", "tags": ["a", "b"], "n": "0123"}
     document = build_document(header, nodes)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bbox_lark import numbers
-from bbox_lark.ast import Event
-from bbox_lark.parser import iter_nodes
+from bbox_lark.numbers import session as numbers
+from bbox_lark.syntax.nodes import Event
+from bbox_lark.syntax.parser import iter_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))

@@ -1,4 +1,4 @@
-"""The numbers module (``bbox_lark.numbers``): outcomes, responses, step metrics, totals
+"""The numbers module (``bbox_lark.numbers.session``): outcomes, responses, step metrics, totals
 (DECISIONS §10 "Stats", §12), every expectation counted by hand."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from printer_support import documents, fuzz_settings
 
 import bbox_lark
-from bbox_lark.numbers import (
+from bbox_lark.numbers.session import (
     OUTCOMES,
     Usage,
     call_outcome,

@@ -7,8 +7,8 @@ file is read through its bbox form, as ``stats`` and ``report`` read it), the sa
 numbers (calls, outcomes per tool, usage, stated and estimated cost, guessed pairings) agree
 across every path that reports them:
 
-* ``stats`` (:func:`bbox_lark.stats.compute_stats`, what ``stats --json`` prints),
-* the tables (:func:`bbox_lark.tables.session_rows`, what ``export`` writes as Parquet and
+* ``stats`` (:func:`bbox_lark.numbers.stats.compute_stats`, what ``stats --json`` prints),
+* the tables (:func:`bbox_lark.numbers.tables.session_rows`, what ``export`` writes as Parquet and
   ``query`` reads),
 * the report's header numbers (:func:`bbox_lark.report.survey.survey`, the function the
   page's usage card reads),
@@ -33,9 +33,9 @@ import pytest
 
 import bbox_lark
 from bbox_lark.convert import convert, detect_format
-from bbox_lark.numbers import OUTCOMES, PAIRINGS, SessionTotals, document_numbers
-from bbox_lark.parser import iter_nodes
-from bbox_lark.stats import compute_stats
+from bbox_lark.numbers.session import OUTCOMES, PAIRINGS, SessionTotals, document_numbers
+from bbox_lark.numbers.stats import compute_stats
+from bbox_lark.syntax.parser import iter_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT.parent / "shared" / "corpus-external"
@@ -108,7 +108,7 @@ def test_every_path_reports_the_same_numbers(path: Path) -> None:
         assert dict(counts.by_tool) == mine
 
     # the tables (export's Parquet rows, query's rows)
-    from bbox_lark.tables import session_rows
+    from bbox_lark.numbers.tables import session_rows
 
     rows = session_rows(str(path), text)
     session = {name: values[0] for name, values in rows.tables["sessions"].items()}
@@ -284,8 +284,8 @@ def test_an_atif_files_own_final_metrics(path: Path) -> None:
 
 def test_query_agrees_with_the_tables(tmp_path: Path) -> None:
     pytest.importorskip("duckdb")
-    from bbox_lark.query import query_tables
-    from bbox_lark.tables import session_rows
+    from bbox_lark.numbers.query import query_tables
+    from bbox_lark.numbers.tables import session_rows
 
     chosen = sorted((ROOT / "corpus" / "valid").glob("*.bbox"))[:12]
     for path in chosen:

@@ -18,8 +18,8 @@ from bbox_lark.cli import app
 from bbox_lark.convert import convert
 from bbox_lark.convert.base import Fidelity, WriteContext
 from bbox_lark.convert.otlp import BATCH_SPANS, MAX_ATTRIBUTE_CHARS, batches
-from bbox_lark.send import Poster, parse_headers, resolve_endpoint, resolve_headers, send_paths
-from bbox_lark.source import encode
+from bbox_lark.convert.otlp.send import Poster, parse_headers, resolve_endpoint, resolve_headers, send_paths
+from bbox_lark.syntax.source import encode
 
 pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2", reason="the otel extra")
 
@@ -340,7 +340,7 @@ def test_the_langfuse_request(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_mapping_page_shows_every_row_of_the_table() -> None:
-    from bbox_lark import docsgen
+    from bbox_lark.cli import docsgen
     from bbox_lark.convert.otlp import EXPORT_MAPPING, SEMCONV_VERSION
 
     page = (REPO / "docs" / "formats" / "otel.md").read_text(encoding="utf-8")

@@ -28,7 +28,7 @@ from otlp_support import Receiver, check_spans
 
 pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2", reason="the otel extra")
 
-from bbox_lark.send import send_paths
+from bbox_lark.convert.otlp.send import send_paths
 
 REPO = Path(__file__).resolve().parent.parent
 EXTERNAL = REPO.parent / "shared" / "corpus-external"

@@ -14,7 +14,7 @@ from printer_support import external_files, file_id, golden_files
 
 import bbox_lark
 from bbox_lark import dumps
-from bbox_lark.source import encode
+from bbox_lark.syntax.source import encode
 
 GOLDEN = golden_files()
 EXTERNAL = external_files()

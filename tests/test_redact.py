@@ -17,8 +17,8 @@ from typer.testing import CliRunner, Result
 
 import bbox_lark
 from bbox_lark.cli import app
-from bbox_lark.redaction import line_kinds
-from bbox_lark.secrets import PATTERNS, find_secrets
+from bbox_lark.secrets.redaction import line_kinds
+from bbox_lark.secrets.scanner import PATTERNS, find_secrets
 
 REPO = Path(__file__).resolve().parent.parent
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"

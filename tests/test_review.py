@@ -1,10 +1,10 @@
-"""What went wrong in a session (bbox_lark.review): each fact on a session whose answer is known."""
+"""What went wrong in a session (bbox_lark.numbers.review): each fact on a session whose answer is known."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bbox_lark.review import ReviewOptions, call_key, review_bbox
+from bbox_lark.numbers.review import ReviewOptions, call_key, review_bbox
 
 SESSION = """\
 ---
@@ -84,11 +84,11 @@ def test_the_call_key_leaves_out_ids_times_and_usage() -> None:
 
 
 def test_an_ambiguous_pairing_is_marked_where_the_numbers_say_it() -> None:
-    """The hook for bbox_lark.numbers' ``pairing`` (id, order, ambiguous): read when a
+    """The hook for bbox_lark.numbers.session' ``pairing`` (id, order, ambiguous): read when a
     record has it, None when no record does."""
     from types import SimpleNamespace
 
-    from bbox_lark.review import Reviewer
+    from bbox_lark.numbers.review import Reviewer
 
     def record(line: int, pairing: str | None) -> object:
         fields = {"start_line": line, "end_line": line + 1, "tool": "Bash", "family": "tool", "args": ""}

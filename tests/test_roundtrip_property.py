@@ -27,11 +27,11 @@ from printer_support import (
 
 import bbox_lark
 from bbox_lark import dumps, format_document
-from bbox_lark.ast import Event
-from bbox_lark.grammar import terminal_pattern
-from bbox_lark.parser import parse_line
-from bbox_lark.printer import canonical_line, document_signature, format_line, line_signature
-from bbox_lark.source import encode, split_lines
+from bbox_lark.syntax.grammar import terminal_pattern
+from bbox_lark.syntax.nodes import Event
+from bbox_lark.syntax.parser import parse_line
+from bbox_lark.syntax.printer import canonical_line, document_signature, format_line, line_signature
+from bbox_lark.syntax.source import encode, split_lines
 
 
 @fuzz_settings(300)

@@ -10,11 +10,11 @@ from conftest import corpus_files
 
 import bbox_lark
 from bbox_lark.api import checker_for, run
-from bbox_lark.ast import Line
 from bbox_lark.checks import EVERY_LINE, RULES, Context, Dispatch, LineKinds, Rule, kinds, rule
 from bbox_lark.checks.base import NOT_EVENTS
-from bbox_lark.grammar import vocabulary
-from bbox_lark.parser import iter_nodes
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import Line
+from bbox_lark.syntax.parser import iter_nodes
 
 CORPUS = [*corpus_files("valid"), *corpus_files("invalid"), *corpus_files("hostile")]
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"

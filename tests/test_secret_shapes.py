@@ -15,8 +15,8 @@ import pytest
 
 import bbox_lark
 from bbox_lark.convert import convert
-from bbox_lark.redaction import redact
-from bbox_lark.secrets import find_secrets
+from bbox_lark.secrets.redaction import redact
+from bbox_lark.secrets.scanner import find_secrets
 
 _RNG = random.Random(32)
 B62 = string.ascii_letters + string.digits

@@ -1,4 +1,4 @@
-"""The secret scanner (``bbox_lark/secrets.py``, DECISIONS §12): every row of the table finds
+"""The secret scanner (``bbox_lark/secrets/scanner.py``, DECISIONS §12): every row of the table finds
 its own example and nothing else, the decoys of §12 are never secrets, redaction replaces
 only the secret, and scanning is linear on hostile text."""
 
@@ -10,7 +10,7 @@ import pytest
 from printer_support import EXTERNAL, external_files, file_id, golden_files
 
 import bbox_lark
-from bbox_lark.secrets import (
+from bbox_lark.secrets.scanner import (
     _CASED_HINTS,
     _FOLDED_HINTS,
     _UNLESS,
@@ -45,7 +45,7 @@ DECOYS = [
 
 @pytest.mark.parametrize("row", PATTERNS, ids=lambda row: f"{row.kind}-{row.hints[0]}")
 def test_each_row_finds_its_example(row: object) -> None:
-    from bbox_lark.secrets import SecretPattern
+    from bbox_lark.secrets.scanner import SecretPattern
 
     assert isinstance(row, SecretPattern)
     found = find_secrets(row.example)

@@ -80,8 +80,11 @@ def test_github_actions_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_griffe_extension_makes_docstrings_markdown() -> None:
     pytest.importorskip("griffe")
     markdown = load_tool("griffe_rest").markdown_docstring
-    text = "See :func:`parse` and :class:`~bbox_lark.ast.Event`.\n\n>>> 1 + 1\n2\n\nAfter."
-    assert markdown(text) == "See `parse` and `bbox_lark.ast.Event`.\n\n```pycon\n>>> 1 + 1\n2\n```\n\nAfter."
+    text = "See :func:`parse` and :class:`~bbox_lark.syntax.nodes.Event`.\n\n>>> 1 + 1\n2\n\nAfter."
+    assert (
+        markdown(text)
+        == "See `parse` and `bbox_lark.syntax.nodes.Event`.\n\n```pycon\n>>> 1 + 1\n2\n```\n\nAfter."
+    )
 
 
 def test_mkdocs_hook_unlinks_source_files_only() -> None:
@@ -89,10 +92,10 @@ def test_mkdocs_hook_unlinks_source_files_only() -> None:
     page = SimpleNamespace(file=SimpleNamespace(src_uri="compact.md"))
     config = {"docs_dir": str(DOCS)}
     text = (
-        "[`bbox_lark/stats.py`](../bbox_lark/stats.py), [fmt](fmt.md), [web](https://x.org/a),"
+        "[`bbox_lark/numbers/stats.py`](../bbox_lark/numbers/stats.py), [fmt](fmt.md), [web](https://x.org/a),"
         " [gone](../nowhere.py), [rules](checks.md#w013-ascii-arrow)"
     )
     assert hook.on_page_markdown(text, page, config, None) == (
-        "`bbox_lark/stats.py`, [fmt](fmt.md), [web](https://x.org/a), [gone](../nowhere.py),"
+        "`bbox_lark/numbers/stats.py`, [fmt](fmt.md), [web](https://x.org/a), [gone](../nowhere.py),"
         " [rules](checks.md#w013-ascii-arrow)"
     )

@@ -19,15 +19,16 @@ import pytest
 from rich.console import Console
 
 import bbox_lark
-from bbox_lark import cli, console
+from bbox_lark import cli
+from bbox_lark.cli import console
 
 ROOT = Path(__file__).resolve().parent.parent
 CLEAN = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\nu: hi\na: done → [ok]\n"
 
 
 #: The scale extra and the modules that use it: only export, query and bbox_lark.dask load them.
-SCALE = {"pyarrow", "duckdb", "dask", "distributed", "s3fs", "fsspec", "pandas", "bbox_lark.tables"}
-SCALE |= {"bbox_lark.export", "bbox_lark.query", "bbox_lark.dask"}
+SCALE = {"pyarrow", "duckdb", "dask", "distributed", "s3fs", "fsspec", "pandas", "bbox_lark.numbers.tables"}
+SCALE |= {"bbox_lark.numbers.export", "bbox_lark.numbers.query", "bbox_lark.dask"}
 
 
 def modules_after(code: str) -> set[str]:
@@ -44,14 +45,14 @@ def modules_after(code: str) -> set[str]:
 def test_importing_the_package_imports_no_subsystem() -> None:
     loaded = modules_after("import bbox_lark")
     heavy = {"yaml", "lark", "rich", "typer", "bbox_lark.api", "bbox_lark.convert", "bbox_lark.fix"}
-    heavy |= {"bbox_lark.stats", "bbox_lark.printer", "bbox_lark.checks"}
+    heavy |= {"bbox_lark.numbers.stats", "bbox_lark.syntax.printer", "bbox_lark.checks"}
     heavy |= SCALE
     assert not heavy & loaded
 
 
 def test_the_cli_module_imports_no_pydantic_and_no_rich() -> None:
     loaded = modules_after("import bbox_lark.cli")
-    assert not {"pydantic", "rich", "bbox_lark.convert", "bbox_lark.stats"} & loaded
+    assert not {"pydantic", "rich", "bbox_lark.convert", "bbox_lark.numbers.stats"} & loaded
 
 
 def test_check_on_a_file_imports_only_what_it_uses(tmp_path: Path) -> None:
@@ -64,8 +65,8 @@ def test_check_on_a_file_imports_only_what_it_uses(tmp_path: Path) -> None:
     )
     loaded = modules_after(code)
     assert "bbox_lark.checks" in loaded and "yaml" in loaded  # it did check the file
-    unwanted = {"pydantic", "rich", "rich.console", "bbox_lark.convert", "bbox_lark.stats"}
-    unwanted |= {"bbox_lark.docsgen"} | SCALE
+    unwanted = {"pydantic", "rich", "rich.console", "bbox_lark.convert", "bbox_lark.numbers.stats"}
+    unwanted |= {"bbox_lark.cli.docsgen"} | SCALE
     assert not unwanted & loaded
 
 
@@ -150,7 +151,9 @@ def test_check_on_a_file_imports_no_typer_and_no_pathspec(tmp_path: Path) -> Non
         )
         loaded = modules_after(code)
         assert "bbox_lark.checks" in loaded  # it did check the file
-        assert not {"typer", "click", "pathspec", "bbox_lark.commands", "bbox_lark.fix", "difflib"} & loaded
+        assert (
+            not {"typer", "click", "pathspec", "bbox_lark.cli.commands", "bbox_lark.fix", "difflib"} & loaded
+        )
 
 
 FINDINGS = ROOT / "docs" / "examples" / "findings.bbox"
@@ -274,7 +277,7 @@ def test_dataclass_methods_compile_once_then_come_from_the_cache(tmp_path: Path)
     is never read."""
     env = {**os.environ, "BBOX_LARK_CACHE": str(tmp_path)}
     code = (
-        "import dataclasses\nfrom bbox_lark import _classes\nfrom bbox_lark.ast import Field\n"
+        "import dataclasses\nfrom bbox_lark import _classes\nfrom bbox_lark.syntax.nodes import Field\n"
         "f = Field('id', 'x', 'x', 1, 4)\n"
         "assert dataclasses.replace(f, key='span').key == 'span' and f == Field('id', 'x', 'x', 1, 4)\n"
         "assert 'exec' not in vars(dataclasses)\n"

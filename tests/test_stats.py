@@ -1,4 +1,4 @@
-"""Statistics (``bbox_lark.stats``), with every expectation counted by hand (DECISIONS §10)."""
+"""Statistics (``bbox_lark.numbers.stats``), with every expectation counted by hand (DECISIONS §10)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import bbox_lark
-from bbox_lark.correlate import pair_calls
-from bbox_lark.grammar import vocabulary
-from bbox_lark.numbers import Usage
-from bbox_lark.stats import Stats, Totals, combine_stats, compute_stats
+from bbox_lark.numbers.session import Usage
+from bbox_lark.numbers.stats import Stats, Totals, combine_stats, compute_stats
+from bbox_lark.syntax.correlate import pair_calls
+from bbox_lark.syntax.grammar import vocabulary
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 
@@ -358,7 +358,7 @@ def test_pairing_matches_correlation_checks(lines: list[str]) -> None:
     assert calls | (registering & set(pairing.completes)) == registering
 
 
-# -- outcomes, usage and cost (bbox_lark.numbers), and all cores --------------------------
+# -- outcomes, usage and cost (bbox_lark.numbers.session), and all cores --------------------------
 
 
 def test_outcomes_per_tool_in_json() -> None:
@@ -408,10 +408,10 @@ def test_combined_usage_and_cost() -> None:
 def test_stats_on_all_cores_equals_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """``stats --jobs 2`` over the corpus prints exactly what ``--jobs 1`` prints (the
     pool is used even for a small run: the size threshold is lowered)."""
-    import bbox_lark.workflow
+    import bbox_lark.checks.workflow
     from bbox_lark.cli import app
 
-    monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
     runner = CliRunner()
     corpus = str(Path(__file__).parent.parent / "corpus")
     for args in (["--json"], []):
@@ -426,12 +426,12 @@ def test_stats_on_all_cores_equals_one_at_a_time(monkeypatch: pytest.MonkeyPatch
 
 
 def test_stats_inputs_in_pool_keep_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import bbox_lark.workflow
-    from bbox_lark.config import Settings
-    from bbox_lark.discover import FoundInput as Input
-    from bbox_lark.stats_run import stats_inputs
+    import bbox_lark.checks.workflow
+    from bbox_lark.files.config import Settings
+    from bbox_lark.files.discover import FoundInput as Input
+    from bbox_lark.numbers.stats_run import stats_inputs
 
-    monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
     paths = []
     for n in range(6):
         path = tmp_path / f"{n}.bbox"

@@ -19,9 +19,9 @@ from conftest import CorpusFile, corpus_files
 
 import bbox_lark
 from bbox_lark.api import checker_for, iter_check
-from bbox_lark.ast import Event, Line
 from bbox_lark.checks import RULES, Checker, Context, Rule, active_rules, selection
-from bbox_lark.parser import Head, iter_nodes
+from bbox_lark.syntax.nodes import Event, Line
+from bbox_lark.syntax.parser import Head, iter_nodes
 
 CORPUS = [*corpus_files("valid"), *corpus_files("invalid"), *corpus_files("hostile")]
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
@@ -306,7 +306,7 @@ def test_check_jobs_output_is_byte_identical(
 ) -> None:
     from typer.testing import CliRunner
 
-    from bbox_lark import workflow
+    from bbox_lark.checks import workflow
     from bbox_lark.cli import app
 
     monkeypatch.setattr(workflow, "PARALLEL_MIN_BYTES", 0)  # even a small run uses workers
@@ -322,9 +322,9 @@ def test_check_jobs_output_is_byte_identical(
 
 
 def test_check_jobs_spreads_files_over_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bbox_lark import workflow
-    from bbox_lark.config import Resolver
-    from bbox_lark.discover import discover
+    from bbox_lark.checks import workflow
+    from bbox_lark.files.config import Resolver
+    from bbox_lark.files.discover import discover
 
     monkeypatch.setattr(workflow, "PARALLEL_MIN_BYTES", 0)
     seen: list[int] = []
@@ -388,7 +388,7 @@ _ACROSS = (
 def _split_check(path: Path, part_bytes: int, **options: object) -> list[object]:
     from concurrent.futures import ProcessPoolExecutor
 
-    from bbox_lark.parallel import Options, check_split, plan
+    from bbox_lark.checks.parallel import Options, check_split, plan
 
     max_line = int(options.pop("max_line", 1024 * 1024))  # type: ignore[call-overload]
     planned = plan(str(path), max_line, part_bytes)
@@ -454,7 +454,7 @@ def _far_apart(filler: int) -> str:
 def test_a_file_in_parts_settles_far_observations_afterwards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_workers: bool
 ) -> None:
-    from bbox_lark import parallel
+    from bbox_lark.checks import parallel
 
     text = _far_apart(300)
     path = tmp_path / "far.bbox"
@@ -478,7 +478,7 @@ def test_a_file_in_parts_settles_far_observations_afterwards(
 
 
 def _all_keys(data: bytes) -> frozenset[tuple[str, str]]:
-    from bbox_lark.correlate import FAMILIES, call_key
+    from bbox_lark.syntax.correlate import FAMILIES, call_key
 
     keys = set()
     for node in iter_nodes(data, max_line=1024):
@@ -493,8 +493,8 @@ def test_first_seen_searching_the_bytes_finds_what_parsing_every_line_finds(tmp_
     """The second look of a file checked in parts reads only the lines that hold a key's
     value: it finds each key's first line in each part as parsing the whole file does
     (corpus keys, a quoted key with escapes, keys of other kinds and names that are not keys)."""
-    from bbox_lark.correlate import FAMILIES, call_key
-    from bbox_lark.parallel import Options, first_seen, plan
+    from bbox_lark.checks.parallel import Options, first_seen, plan
+    from bbox_lark.syntax.correlate import FAMILIES, call_key
 
     extra = (
         HEADER
@@ -534,7 +534,7 @@ def test_first_seen_searching_the_bytes_finds_what_parsing_every_line_finds(tmp_
 
 
 def test_a_key_of_escaped_characters_only_is_looked_for_in_every_line(tmp_path: Path) -> None:
-    from bbox_lark.parallel import _value_finder
+    from bbox_lark.checks.parallel import _value_finder
 
     assert _value_finder(frozenset({("id", '""')})) is None  # no run the bytes could be searched for
     assert _value_finder(frozenset({("id", '""'), ("id", "x")})) is None
@@ -548,7 +548,7 @@ def test_a_key_of_escaped_characters_only_is_looked_for_in_every_line(tmp_path: 
 def test_seen_keys_sorted_in_stay_with_their_own_set() -> None:
     # Every SeenKeys starts with one shared empty array per bucket (a checker is made for
     # every file); sorting keys in must replace a bucket, never fill the shared one.
-    from bbox_lark.correlate import SeenKeys
+    from bbox_lark.syntax.correlate import SeenKeys
 
     first, second = SeenKeys(), SeenKeys()
     keys = [("id", f"k{n}") for n in range(3 * SeenKeys.RECENT)]
@@ -560,7 +560,7 @@ def test_seen_keys_sorted_in_stay_with_their_own_set() -> None:
 
 
 def test_recent_keys_hold_two_parts_only() -> None:
-    from bbox_lark.correlate import RecentKeys
+    from bbox_lark.syntax.correlate import RecentKeys
 
     keys = RecentKeys()
     keys.add(("id", "a"))
@@ -578,7 +578,7 @@ def test_recent_keys_hold_two_parts_only() -> None:
 
 
 def test_a_clean_file_in_parts_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bbox_lark import parallel
+    from bbox_lark.checks import parallel
 
     body = "".join(f"t!:Read id=c{n} → [running]\no: id=c{n} → [ok]\n" for n in range(300))
     text = HEADER + "@start id=s\n" + body + "@end\n"
@@ -591,7 +591,7 @@ def test_a_clean_file_in_parts_is_read_once(tmp_path: Path, monkeypatch: pytest.
 def test_check_jobs_splits_a_large_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from bbox_lark import parallel
+    from bbox_lark.checks import parallel
     from bbox_lark.cli import app
 
     path = tmp_path / "big.bbox"

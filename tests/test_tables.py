@@ -1,7 +1,7 @@
 """The analytics tables: ``export``, ``query`` and the schema (``docs/analytics.md``).
 
 Real components: pyarrow writes and reads the files, DuckDB runs the queries. The schema is
-data (``bbox_lark.tables.TABLES``); the docs page, the Parquet files and the Dask meta must
+data (``bbox_lark.numbers.tables.TABLES``); the docs page, the Parquet files and the Dask meta must
 all say the same (the Dask side is in ``tests/test_dask.py``).
 """
 
@@ -23,10 +23,10 @@ from printer_support import EXTERNAL, documents, fuzz_settings
 from typer.testing import CliRunner
 
 from bbox_lark.cli import app
-from bbox_lark.export import export_tables
-from bbox_lark.numbers import format_usd
-from bbox_lark.query import QueryError, query_tables
-from bbox_lark.tables import TABLE_NAMES, TABLES, arrow_schema, session_rows
+from bbox_lark.numbers.export import export_tables
+from bbox_lark.numbers.query import QueryError, query_tables
+from bbox_lark.numbers.session import format_usd
+from bbox_lark.numbers.tables import TABLE_NAMES, TABLES, arrow_schema, session_rows
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -132,7 +132,7 @@ def test_a_session_gives_rows_in_every_table() -> None:
 
 def test_the_tables_take_their_numbers_from_the_numbers_module() -> None:
     from bbox_lark.api import parse
-    from bbox_lark.numbers import document_numbers
+    from bbox_lark.numbers.session import document_numbers
 
     for path in sorted(VALID.glob("*.bbox")):
         data = path.read_bytes()
@@ -167,7 +167,7 @@ def test_a_file_that_cannot_be_read_faithfully_keeps_its_rows(name: str) -> None
 
 
 def test_a_failure_inside_bbox_lark_is_the_files_row_not_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bbox_lark.tables as tables
+    import bbox_lark.numbers.tables as tables
 
     def broken(*args: object) -> object:
         raise RuntimeError("boom")
@@ -197,7 +197,7 @@ def test_any_document_gives_rows_arrow_can_hold(text: str) -> None:
 @pytest.mark.skipif(not (EXTERNAL / "rlog-real").is_dir(), reason="the external corpus is not here")
 def test_the_real_logs_export_and_agree_with_stats(tmp_path: Path) -> None:
     from bbox_lark.api import parse
-    from bbox_lark.numbers import document_numbers
+    from bbox_lark.numbers.session import document_numbers
 
     folder = EXTERNAL / "rlog-real"
     summary = export_tables([str(folder)], tmp_path / "out")
@@ -216,7 +216,7 @@ def test_the_real_logs_export_and_agree_with_stats(tmp_path: Path) -> None:
 @pytest.mark.skipif(not (EXTERNAL / "rlog-real").is_dir(), reason="the external corpus is not here")
 def test_stats_export_and_report_give_the_same_numbers_for_the_real_logs(tmp_path: Path) -> None:
     """One source of numbers, checked end to end through each command's own output (not
-    against ``bbox_lark.numbers``, which all three call): ``stats --json``, the exported
+    against ``bbox_lark.numbers.session``, which all three call): ``stats --json``, the exported
     ``sessions`` rows and the report's header card agree for every real log."""
     from bbox_lark.report import render
 
@@ -292,8 +292,8 @@ def test_export_writes_every_file_and_says_what_failed(tmp_path: Path) -> None:
 
 
 def test_export_in_small_batches_writes_the_same_rows(tmp_path: Path) -> None:
-    from bbox_lark.discover import discover
-    from bbox_lark.export import export_inputs
+    from bbox_lark.files.discover import discover
+    from bbox_lark.numbers.export import export_inputs
 
     folder = corpus_copy(tmp_path)
     export_tables([str(folder)], tmp_path / "one", jobs=1)
@@ -306,11 +306,11 @@ def test_export_in_small_batches_writes_the_same_rows(tmp_path: Path) -> None:
 def test_export_on_two_processes_writes_what_one_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bbox_lark.workflow
+    import bbox_lark.checks.workflow
 
     folder = corpus_copy(tmp_path)
     export_tables([str(folder)], tmp_path / "one", jobs=1)
-    monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
     export_tables([str(folder)], tmp_path / "two", jobs=2)
     for name in TABLE_NAMES:
         assert read(tmp_path / "one", name) == read(tmp_path / "two", name)
@@ -349,10 +349,10 @@ def test_query_in_memory_and_over_an_export_agree(tmp_path: Path) -> None:
 
 
 def test_query_above_the_memory_limit_goes_through_parquet(tmp_path: Path) -> None:
-    from bbox_lark.query import find_inputs, query_inputs
+    from bbox_lark.numbers.query import find_inputs, query_inputs
 
     folder = corpus_copy(tmp_path)
-    from bbox_lark.config import Resolver
+    from bbox_lark.files.config import Resolver
 
     inputs = find_inputs([str(folder)], Resolver(isolated=True))
     sql = "SELECT count(*) FROM events"
@@ -433,22 +433,22 @@ def test_a_missing_extra_is_a_one_line_hint(tmp_path: Path, command: list[str], 
 def test_a_worker_that_dies_never_stops_the_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    import bbox_lark.export
-    import bbox_lark.workflow
+    import bbox_lark.checks.workflow
+    import bbox_lark.numbers.export
 
     folder = tmp_path / "logs"
     folder.mkdir()
     for number in range(6):
         (folder / f"{number}.bbox").write_text(SESSION, encoding="utf-8")
-    real = bbox_lark.export._rows_of
+    real = bbox_lark.numbers.export._rows_of
 
     def dies_on_file_2(path: str, *args: object) -> object:
         if path.endswith("2.bbox"):
             os._exit(3)  # what a crash in a worker looks like to the parent
         return real(path, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(bbox_lark.export, "_rows_of", dies_on_file_2)
-    monkeypatch.setattr(bbox_lark.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.numbers.export, "_rows_of", dies_on_file_2)
+    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
     summary = export_tables([str(folder)], tmp_path / "out", jobs=2)
     sessions = read(tmp_path / "out", "sessions")
     assert summary.files == len(sessions) == 6  # every file has its row
@@ -459,14 +459,14 @@ def test_a_worker_that_dies_never_stops_the_batch(tmp_path: Path, monkeypatch: p
 
 
 def test_an_interrupted_export_leaves_no_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import bbox_lark.export
+    import bbox_lark.numbers.export
 
     (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
 
     def interrupted(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(bbox_lark.export, "iter_rows", interrupted)
+    monkeypatch.setattr(bbox_lark.numbers.export, "iter_rows", interrupted)
     with pytest.raises(KeyboardInterrupt):
         export_tables([str(tmp_path / "a.bbox")], tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []
@@ -476,7 +476,7 @@ def test_read_bbox_without_dask_says_what_to_install(tmp_path: Path) -> None:
     (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
     code = (
         "import sys\nsys.modules['dask'] = None\nsys.modules['dask.dataframe'] = None\n"
-        "from bbox_lark.dask import read_bbox\nfrom bbox_lark.tables import MissingExtra\n"
+        "from bbox_lark.dask import read_bbox\nfrom bbox_lark.numbers.tables import MissingExtra\n"
         f"try:\n    read_bbox({str(tmp_path / 'a.bbox')!r})\n"
         "except MissingExtra as error:\n    print(error)\n"
     )
@@ -485,9 +485,9 @@ def test_read_bbox_without_dask_says_what_to_install(tmp_path: Path) -> None:
 
 
 def test_a_large_file_is_streamed_into_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import bbox_lark.export
-    import bbox_lark.tables
-    from bbox_lark.tables import stream_session_rows
+    import bbox_lark.numbers.export
+    import bbox_lark.numbers.tables
+    from bbox_lark.numbers.tables import stream_session_rows
 
     text = (VALID / "long-session.bbox").read_text(encoding="utf-8")
     chunks: list[dict[str, list[object]]] = []
@@ -501,8 +501,8 @@ def test_a_large_file_is_streamed_into_the_same_rows(tmp_path: Path, monkeypatch
 
     folder = corpus_copy(tmp_path)
     export_tables([str(folder)], tmp_path / "whole", jobs=1)
-    monkeypatch.setattr(bbox_lark.export, "STREAM_MIN_BYTES", 0)  # every file streamed
-    monkeypatch.setattr(bbox_lark.tables, "CHUNK_ROWS", 3)
+    monkeypatch.setattr(bbox_lark.numbers.export, "STREAM_MIN_BYTES", 0)  # every file streamed
+    monkeypatch.setattr(bbox_lark.numbers.tables, "CHUNK_ROWS", 3)
     export_tables([str(folder)], tmp_path / "streamed", jobs=1)
     for name in TABLE_NAMES:
         assert read(tmp_path / "whole", name) == read(tmp_path / "streamed", name)

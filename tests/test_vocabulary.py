@@ -1,6 +1,6 @@
 """The grammar names the whole language, and only the grammar does.
 
-``bbox_lark.grammar.vocabulary()`` derives every word set from ``grammar/bbox.lark``; these
+``bbox_lark.syntax.grammar.vocabulary()`` derives every word set from ``grammar/bbox.lark``; these
 tests pin what it derives to DECISIONS (§3-§5, §8, §10) and fail when a module of the
 package writes one of those sets again instead of asking the grammar.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import bbox_lark
-from bbox_lark.grammar import opens_string, vocabulary
+from bbox_lark.syntax.grammar import opens_string, vocabulary
 
 PACKAGE = Path(bbox_lark.__file__).resolve().parent
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
@@ -303,8 +303,8 @@ def test_the_grammar_module_imports_nothing_from_the_package() -> None:
 
 
 def test_every_line_kind_has_an_example_that_parses_to_it() -> None:
-    from bbox_lark.docsgen import line_examples
-    from bbox_lark.parser import parse_line
+    from bbox_lark.cli.docsgen import line_examples
+    from bbox_lark.syntax.parser import parse_line
 
     examples = line_examples()
     assert set(examples) == {*V.event_kinds, "blank", "continuation"}

@@ -1,4 +1,4 @@
-"""The write policy of fmt, fix and convert (DECISIONS §11; bbox_lark/writepolicy.py): a file
+"""The write policy of fmt, fix and convert (DECISIONS §11; bbox_lark/files/writepolicy.py): a file
 is refused only when it cannot be read faithfully (REFUSING_CODES); every other error is
 printed on stderr and the file is written (exit 0); --force overrides a refusal."""
 
@@ -13,12 +13,12 @@ from conftest import CORPUS_MAX_LINE, corpus_files
 from typer.testing import CliRunner, Result
 
 import bbox_lark
-from bbox_lark.ast import Diagnostic
 from bbox_lark.cli import app
-from bbox_lark.config import Settings
-from bbox_lark.printer import format_document
-from bbox_lark.source import encode
-from bbox_lark.writepolicy import REFUSING_CODES, write_verdict
+from bbox_lark.files.config import Settings
+from bbox_lark.files.writepolicy import REFUSING_CODES, write_verdict
+from bbox_lark.syntax.nodes import Diagnostic
+from bbox_lark.syntax.printer import format_document
+from bbox_lark.syntax.source import encode
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()

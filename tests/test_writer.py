@@ -20,9 +20,9 @@ from printer_support import fuzz_settings
 from test_any_text import HARD, texts
 
 from bbox_lark import Writer, build, check, parse, text_of
-from bbox_lark.ast import Event
-from bbox_lark.printer import format_document
-from bbox_lark.writer import DEFAULT_BLOB_THRESHOLD, WriterWarning
+from bbox_lark.syntax.nodes import Event
+from bbox_lark.syntax.printer import format_document
+from bbox_lark.write.writer import DEFAULT_BLOB_THRESHOLD, WriterWarning
 
 HEADER = {"id": "sess_1", "repo_sha": "215db51", "runner": "tests"}
 #: A fake Anthropic key in the shape the scanner finds (never a real one).

@@ -32,9 +32,9 @@ from printer_support import fuzz_settings
 from test_any_text import texts
 
 from bbox_lark import Writer, build, check, compute_stats, parse, text_of
-from bbox_lark.ast import Event
-from bbox_lark.printer import format_document
-from bbox_lark.writer import WriterWarning
+from bbox_lark.syntax.nodes import Event
+from bbox_lark.syntax.printer import format_document
+from bbox_lark.write.writer import WriterWarning
 
 HEADER = {"id": "sess_h", "repo_sha": "215db51", "runner": "tests"}
 SECRET = "sk-ant-api03-" + "a1B2c3D4e5F6g7H8i9J0" * 4 + "AA"  # made up, in the scanner's shape

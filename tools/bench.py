@@ -207,11 +207,11 @@ def all_cores_files(
 
 def library_parallel_check() -> Callable[[str, int], object] | None:
     """The library's own way to check one text on ``jobs`` cores: ``check --jobs`` as a
-    library call (``bbox_lark.workflow.check_paths(..., jobs=N)``, which splits a large file
+    library call (``bbox_lark.checks.workflow.check_paths(..., jobs=N)``, which splits a large file
     at lines that are not continuations), on the text written to a temporary file."""
     import tempfile
 
-    from bbox_lark.workflow import check_paths
+    from bbox_lark.checks.workflow import check_paths
 
     def check_on_cores(text: str, jobs: int) -> object:
         with tempfile.TemporaryDirectory() as folder:
@@ -279,7 +279,7 @@ def throughput(
 
 def stage_split(text: str) -> int:
     """Splitting into lines with the byte-level checks (E001-E003), as the parser reads them."""
-    from bbox_lark.source import LineReader
+    from bbox_lark.syntax.source import LineReader
 
     return sum(1 for _ in LineReader().lines(text))
 
@@ -287,8 +287,8 @@ def stage_split(text: str) -> int:
 def stage_driver(text: str) -> int:
     """Splitting, then the LALR driver on every line (tokens and reductions, no nodes): the
     reference path, shown for comparison (not a stage of ``check`` any more)."""
-    from bbox_lark.parser import line_driver
-    from bbox_lark.source import LineReader
+    from bbox_lark.syntax.parser import line_driver
+    from bbox_lark.syntax.source import LineReader
 
     parse = line_driver().parse
     count = 0
@@ -303,8 +303,8 @@ def stage_driver(text: str) -> int:
 
 def scan_share(text: str) -> tuple[int, int]:
     """(lines the one anchored scan takes, lines) of ``text``."""
-    from bbox_lark.scan import LINE_SCAN_MAX, line_scanner
-    from bbox_lark.source import LineReader
+    from bbox_lark.syntax.scan import LINE_SCAN_MAX, line_scanner
+    from bbox_lark.syntax.source import LineReader
 
     match = line_scanner().match
     taken = count = 0
@@ -316,10 +316,10 @@ def scan_share(text: str) -> tuple[int, int]:
 
 def stage_scan(text: str) -> int:
     """Splitting, then what reads each line's tokens: the one anchored scan
-    (:func:`bbox_lark.scan.line_scanner`), and the LALR driver for the lines it declines."""
-    from bbox_lark.parser import line_driver
-    from bbox_lark.scan import LINE_SCAN_MAX, line_scanner
-    from bbox_lark.source import LineReader
+    (:func:`bbox_lark.syntax.scan.line_scanner`), and the LALR driver for the lines it declines."""
+    from bbox_lark.syntax.parser import line_driver
+    from bbox_lark.syntax.scan import LINE_SCAN_MAX, line_scanner
+    from bbox_lark.syntax.source import LineReader
 
     parse = line_driver().parse
     match = line_scanner().match

@@ -89,7 +89,7 @@ class Target:
 
 def default_target() -> Target:
     import bbox_lark
-    from bbox_lark.printer import document_signature
+    from bbox_lark.syntax.printer import document_signature
 
     return Target(
         parse=bbox_lark.parse,
@@ -207,7 +207,7 @@ def _first_difference(a: str, b: str) -> tuple[int, str, str]:
 
 def _lines(text: str) -> list[str]:
     """The file's lines as diagnostics count them (from 1; columns in code points)."""
-    from bbox_lark.source import split_lines
+    from bbox_lark.syntax.source import split_lines
 
     return [line for line, _ in split_lines(text.removeprefix("\ufeff"))]
 
@@ -246,7 +246,7 @@ def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
 
     import bbox_lark
     from bbox_lark.convert import ConvertError, convert
-    from bbox_lark.printer import document_signature
+    from bbox_lark.syntax.printer import document_signature
 
     first, _, data = tagged.partition(b"\n")
     source = first[len(fuzzgen.FUZZ_TAG) :].decode("ascii", "replace")
@@ -270,7 +270,7 @@ def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
                     if written is None:
                         continue
                     back = convert(written, carrier, to="bbox").text
-                    original = bbox_lark.source.decode(data)
+                    original = bbox_lark.syntax.source.decode(data)
                     if carrier == "jsonl":
                         same = back == original
                     else:
@@ -333,7 +333,7 @@ def run_convert_oracles(tagged: bytes, timeout: float = 5.0) -> list[Finding]:
 def run_oracles(data: bytes, target: Target, timeout: float = 5.0) -> list[Finding]:
     """Every core oracle on one input; the findings (empty when it passes). A converter
     input (``fuzzgen.FUZZ_TAG``) gets the converter oracles instead."""
-    from bbox_lark.source import decode
+    from bbox_lark.syntax.source import decode
 
     if data.startswith(fuzzgen.FUZZ_TAG):
         return run_convert_oracles(data, timeout)

@@ -413,7 +413,7 @@ EVENT_WEIGHT = 0.8
 
 def line_weights() -> dict[str, float]:
     """Line kind -> how often the walker draws it."""
-    from bbox_lark.grammar import vocabulary
+    from bbox_lark.syntax.grammar import vocabulary
 
     return {**dict.fromkeys(vocabulary().prefix_kinds.values(), EVENT_WEIGHT), **OTHER_WEIGHTS}
 
@@ -435,7 +435,7 @@ class GrammarWalker:
     """
 
     def __init__(self) -> None:
-        from bbox_lark.grammar import plain_parser
+        from bbox_lark.syntax.grammar import plain_parser
 
         lark = plain_parser()
         self.weights = line_weights()

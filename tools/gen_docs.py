@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bbox_lark.docsgen import stale_files, write_docs
+from bbox_lark.cli.docsgen import stale_files, write_docs
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

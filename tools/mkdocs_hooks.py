@@ -1,5 +1,5 @@
 """MkDocs hook (``hooks:`` in ``mkdocs.yml``): links from a page to a source file outside
-``docs/`` (``[bbox_lark/stats.py](../bbox_lark/stats.py)``) work when the Markdown is read in
+``docs/`` (``[bbox_lark/numbers/stats.py](../bbox_lark/numbers/stats.py)``) work when the Markdown is read in
 the repository, but the site has no copy of the source tree. On the site such a link becomes
 its plain text, naming the file; every other link is left to MkDocs' own (strict) checks.
 """

@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from bbox_lark.ast import Diagnostic, Document, Event, Head, Line, SourceFault
 from bbox_lark.checks.base import CLEAN_HEADER as CLEAN_HEADER
 from bbox_lark.checks.base import EVERY_LINE as EVERY_LINE
 from bbox_lark.checks.base import REGISTRY as REGISTRY
@@ -42,6 +41,7 @@ from bbox_lark.checks.base import kinds as kinds
 from bbox_lark.checks.base import printable as printable
 from bbox_lark.checks.base import rule as rule
 from bbox_lark.checks.base import shorten as shorten
+from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Head, Line, SourceFault
 
 
 def active_rules(enabled: Callable[[str], bool]) -> list[type[Rule]]:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Head, Line, SourceFault
-from bbox_lark.correlate import Key, RecentKeys
-from bbox_lark.secrets import mask_secrets
+from bbox_lark.secrets.scanner import mask_secrets
+from bbox_lark.syntax.correlate import Key, RecentKeys
+from bbox_lark.syntax.nodes import Diagnostic, Head, Line, SourceFault
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -93,8 +93,8 @@ def shorten(text: str, limit: int = 100) -> str:
     return f"{text[: limit - 20]}… ({len(text):,} characters)"
 
 
-#: The kinds of line that are not events (:class:`~bbox_lark.ast.Continuation`,
-#: :class:`~bbox_lark.ast.BlankLine`); every other kind is an event's (docs/reference.md#line-kinds).
+#: The kinds of line that are not events (:class:`~bbox_lark.syntax.nodes.Continuation`,
+#: :class:`~bbox_lark.syntax.nodes.BlankLine`); every other kind is an event's (docs/reference.md#line-kinds).
 NOT_EVENTS = frozenset({"continuation", "blank"})
 
 
@@ -136,7 +136,7 @@ class Rule:
     A rule keeps only the state it needs between nodes: nothing proportional to the file
     beyond its findings (see each rule's notes).
 
-    Nodes come as :func:`bbox_lark.parser.iter_nodes` gives them with ``attach=False``: an
+    Nodes come as :func:`bbox_lark.syntax.parser.iter_nodes` gives them with ``attach=False``: an
     event without its ``continuation`` tuple, each continuation with its ``owner`` line.
     Rules are registered with :func:`rule`; a new instance checks each file. A run skips a
     rule none of whose :attr:`codes` is selected."""
@@ -256,7 +256,7 @@ def _seeing(classes: tuple[type[Rule], ...]) -> dict[str, tuple[int, ...]]:
 
 #: The marker that opens a suppression comment's text (``# bbox-lark: ignore[...]``,
 #: :mod:`bbox_lark.checks.suppressions`). Here, in a module that registers nothing, so that
-#: a reader that only needs to spot suppressions (:mod:`bbox_lark.parallel`) need not import
+#: a reader that only needs to spot suppressions (:mod:`bbox_lark.checks.parallel`) need not import
 #: the rules.
 SUPPRESSION_MARKER = "bbox-lark:"
 
@@ -265,7 +265,7 @@ SUPPRESSION_MARKER = "bbox-lark:"
 class PairsInParts(Protocol):
     """A rule that pairs lines across a file checked in parts (the correlation rule): it
     pairs with the last parts' keys only and settles the rest at the end. Declared here so
-    that :mod:`bbox_lark.parallel` finds it among a checker's rules without importing the
+    that :mod:`bbox_lark.checks.parallel` finds it among a checker's rules without importing the
     module that registers it."""
 
     #: The lines whose finding waits for :meth:`settle`, as (line, column of the key, key).

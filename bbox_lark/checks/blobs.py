@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from bbox_lark.ast import BlobPointer, Line
-from bbox_lark.blobs import blob_path
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.scan import find_blobs
-from bbox_lark.values import MAX_INT, is_oversized_int
+from bbox_lark.files.blobs import blob_path
+from bbox_lark.syntax.nodes import BlobPointer, Line
+from bbox_lark.syntax.scan import find_blobs
+from bbox_lark.syntax.values import MAX_INT, is_oversized_int
 
 FAMILY = "blobs"
 

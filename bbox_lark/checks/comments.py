@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import Event, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.values import MAX_INT, is_oversized_int, parse_elapsed
+from bbox_lark.syntax.nodes import Event, Line
+from bbox_lark.syntax.values import MAX_INT, is_oversized_int, parse_elapsed
 
 FAMILY = "comments"
 

@@ -1,14 +1,13 @@
 """Call correlation checks (docs/reference.md#correlation).
 
 The pairing itself (what opens a call, what completes it, which key it goes by) lives in
-:mod:`bbox_lark.correlate`, shared with the statistics; these checks report what it found.
+:mod:`bbox_lark.syntax.correlate`, shared with the statistics; these checks report what it found.
 """
 
 from __future__ import annotations
 
-from bbox_lark.ast import Event, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.correlate import (
+from bbox_lark.syntax.correlate import (
     AMBIGUOUS,
     COMPLETION,
     DEFERRED,
@@ -21,6 +20,7 @@ from bbox_lark.correlate import (
     RecentKeys,
     call_key,
 )
+from bbox_lark.syntax.nodes import Event, Line
 
 FAMILY = "correlation"
 
@@ -102,10 +102,11 @@ def _key_col(event: Event, key: Key | None) -> int:
 
 @rule
 class CorrelationRule(Rule):
-    """The pairing of :mod:`bbox_lark.correlate` as a stream (:class:`~bbox_lark.correlate.Pairer`):
+    """The pairing of :mod:`bbox_lark.syntax.correlate` as a stream
+    (:class:`~bbox_lark.syntax.correlate.Pairer`):
     W001, W002 and W024 when their line comes, W007 and W025 for the starts still open at
     the end. It holds the open calls and the keys seen (about 8 bytes a
-    key: :class:`~bbox_lark.correlate.SeenKeys`); a file checked in parts keeps only the
+    key: :class:`~bbox_lark.syntax.correlate.SeenKeys`); a file checked in parts keeps only the
     last parts' keys and settles the rest at the end (:meth:`defer_history`)."""
 
     family = FAMILY

@@ -6,10 +6,10 @@ import bisect
 from array import array
 from functools import cache
 
-from bbox_lark.ast import Event, Field, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.grammar import vocabulary
-from bbox_lark.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import Event, Field, Line
+from bbox_lark.syntax.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
 FAMILY = "fields"
 

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import Continuation, Event, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.grammar import vocabulary
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import Continuation, Event, Line
 
 FAMILY = "lines"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import Event, Field, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.scan import iter_redactions, line_redactions, states_redaction_count
-from bbox_lark.values import parse_int
+from bbox_lark.syntax.nodes import Event, Field, Line
+from bbox_lark.syntax.scan import iter_redactions, line_redactions, states_redaction_count
+from bbox_lark.syntax.values import parse_int
 
 FAMILY = "redactions"
 

@@ -1,5 +1,5 @@
 """Credentials in a log (docs/reference.md#secrets): a provider's key is an error, a random-looking value
-under a secret-ish name a warning. The shapes are one table, :data:`bbox_lark.secrets.PATTERNS`
+under a secret-ish name a warning. The shapes are one table, :data:`bbox_lark.secrets.scanner.PATTERNS`
 (shown in ``docs/checks.md``); this rule scans every line with it: message, thinking, call
 arguments, fields, results, comments, continuation lines and the header's values.
 
@@ -10,9 +10,9 @@ leak the secret into CI logs, SARIF or JSON. Values a config lists in ``allowed-
 
 from __future__ import annotations
 
-from bbox_lark.ast import Continuation, Event, Line
 from bbox_lark.checks.base import EVERY_LINE, Context, Rule, describe, example, rule
-from bbox_lark.secrets import ERROR, SecretMatch, find_secrets, might_hold_secrets
+from bbox_lark.secrets.scanner import ERROR, SecretMatch, find_secrets, might_hold_secrets
+from bbox_lark.syntax.nodes import Continuation, Event, Line
 
 FAMILY = "secrets"
 
@@ -62,7 +62,7 @@ def message(found: SecretMatch) -> str:
 
 @rule
 class SecretRule(Rule):
-    """Scans each line's text, decoded (:func:`bbox_lark.secrets.find_secrets`). A private
+    """Scans each line's text, decoded (:func:`bbox_lark.secrets.scanner.find_secrets`). A private
     key block over continuation lines is one finding, at its first line: the continuation
     lines after a ``BEGIN`` without its ``END`` are not scanned again. A key wrapped over a
     line and the continuation line after it is one finding, where it starts."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import Event, Line
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule
+from bbox_lark.syntax.nodes import Event, Line
 
 FAMILY = "session"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import SourceFault
 from bbox_lark.checks.base import CLEAN_HEADER, Context, Rule, describe, example, kinds, rule
+from bbox_lark.syntax.nodes import SourceFault
 
 FAMILY = "source"
 

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import field
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.checks.base import REGISTRY, SUPPRESSION_MARKER, describe, example, printable
+from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
 
 FAMILY = "suppressions"
 

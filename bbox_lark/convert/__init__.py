@@ -11,7 +11,7 @@ A conversion streams: the reader's items go to the writer as they are read, so m
 not grow with the input (unless a format needs the whole document, as compact and ATIF do).
 
 Every conversion, whatever the formats, passes the items through the secret scanner
-(:class:`bbox_lark.redaction.StreamScan`, docs/reference.md#secrets) on their way to the writer: the
+(:class:`bbox_lark.secrets.redaction.StreamScan`, docs/reference.md#secrets) on their way to the writer: the
 secrets carried over are counted per kind (:attr:`Conversion.secrets`, a fidelity report
 row), and with the shared option ``redact`` (:data:`SHARED_OPTIONS`) each is replaced by
 ``[redacted:KIND]`` before any writer sees it, so a writer that hashes what it writes
@@ -27,7 +27,6 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from bbox_lark.ast import Diagnostic
 from bbox_lark.convert.base import (
     FATES,
     Conversion,
@@ -51,8 +50,9 @@ from bbox_lark.convert.base import (
     flatten,
     with_overflow,
 )
-from bbox_lark.inputs import is_dir
-from bbox_lark.source import DEFAULT_MAX_LINE, decode
+from bbox_lark.files.inputs import is_dir
+from bbox_lark.syntax.nodes import Diagnostic
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE, decode
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item
@@ -254,7 +254,7 @@ def convert_stream(
     if target.output == "folder" and output_path is None:
         raise ConvertError(f"{target.name} output is a folder: give -o DIR")
     redact = bool(options.pop("redact", False))
-    options.pop("keep_secrets", None)  # the policy of the caller (bbox_lark.conversion)
+    options.pop("keep_secrets", None)  # the policy of the caller (bbox_lark.convert.files)
     allowed = tuple(options.pop("allowed_secrets", ()) or ())
     read_options, write_options = split_options(source, target, options)
     fidelity = Fidelity()
@@ -269,8 +269,8 @@ def convert_stream(
     read_ctx = ReadContext(fidelity, read_options, max_line, check=check, allowed_secrets=frozenset(allowed))
     foreign = source.name != target.name and not source.keeps_source
     write_ctx = WriteContext(fidelity, write_options, foreign=foreign, path=output_path)
-    from bbox_lark.redaction import StreamScan
-    from bbox_lark.transform import refusing_text
+    from bbox_lark.secrets.redaction import StreamScan
+    from bbox_lark.syntax.transform import refusing_text
 
     keep_count = target.name in ("bbox", "compact")  # outputs that state # redactions=N
     scan = StreamScan(fidelity, redact=redact, allowed=allowed, keep_count=keep_count)

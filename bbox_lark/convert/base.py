@@ -3,7 +3,7 @@
 A converter is one module with a :class:`Format`:
 
 - a **reader** ``read(source, ctx) -> Iterator[Item]`` that yields a document as a stream:
-  a :class:`~bbox_lark.parser.Head` first, then body nodes (events, continuations, blank
+  a :class:`~bbox_lark.syntax.parser.Head` first, then body nodes (events, continuations, blank
   lines), as :func:`bbox_lark.iter_nodes` does for bbox text. Foreign readers build their
   nodes from values (``build.call``, ``build.message`` …, ``build.head``), never by
   writing bbox text and parsing it back;
@@ -30,15 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
-from bbox_lark import build
-from bbox_lark.ast import Diagnostic
 from bbox_lark.errors import ConversionError
-from bbox_lark.inputs import is_dir
-from bbox_lark.values import json_type as json_type  # the converters take it from here
+from bbox_lark.files.inputs import is_dir
+from bbox_lark.syntax import build
+from bbox_lark.syntax.nodes import Diagnostic
+from bbox_lark.syntax.values import json_type as json_type  # the converters take it from here
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
-    from bbox_lark.parser import Head
+    from bbox_lark.syntax.nodes import Line
+    from bbox_lark.syntax.parser import Head
 
     #: What a document stream holds: the head, then body nodes.
     Item = Head | Line
@@ -214,7 +214,7 @@ def load_json(text: str, what: str) -> Any:
 
 
 def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> Head:
-    """The :class:`~bbox_lark.parser.Head` an importer writes: ``format: bbox/1``, ``id``
+    """The :class:`~bbox_lark.syntax.parser.Head` an importer writes: ``format: bbox/1``, ``id``
     (the source's session id; synthesized, and reported so, when it has none), ``repo_sha``
     (``--repo-sha``, else ``unknown``), then ``fields`` (None values are left out). Keep it
     small: large structures go in body lines or blobs (docs/reference.md#importers)."""
@@ -440,7 +440,7 @@ class Fidelity:
         """A record that could not be read; reported with its line, exit code 1. A secret
         the message quotes (the record's bad value) is masked: the record is in no output,
         and its message goes to stderr, the fidelity report and export's tables."""
-        from bbox_lark.secrets import mask_secrets
+        from bbox_lark.secrets.scanner import mask_secrets
 
         self.skipped.append(Skipped(line, mask_secrets(message, fragments=True)))
 
@@ -699,7 +699,7 @@ class Conversion:
     """The result of :func:`bbox_lark.convert.convert` (or, with ``text`` empty, of
     :func:`bbox_lark.convert.convert_stream`)."""
 
-    #: The output text (write it with :func:`bbox_lark.source.encode` to get bytes back).
+    #: The output text (write it with :func:`bbox_lark.syntax.source.encode` to get bytes back).
     text: str
     #: What was kept, moved to an extra, synthesized, dropped or skipped.
     fidelity: Fidelity
@@ -744,7 +744,7 @@ def collect(items: Iterable[Item]) -> tuple[Any, list[Any]]:
 def flatten(items: Iterable[Item]) -> Iterator[Item]:
     """The stream with the continuation lines of each event built from values as items of
     their own, after it (a parsed stream has them so already)."""
-    from bbox_lark.ast import Event
+    from bbox_lark.syntax.nodes import Event
 
     for item in items:
         yield item

@@ -1,6 +1,6 @@
 """bbox/1 itself: reading is :func:`bbox_lark.parse`, writing is the lossless printer, so
 ``bbox → bbox`` gives back the input byte for byte (docs/reference.md#round-trip). A document read from
-another format is written in canonical form (:func:`bbox_lark.printer.format_document`, what
+another format is written in canonical form (:func:`bbox_lark.syntax.printer.format_document`, what
 ``bbox-lark fmt`` writes): ``compact → bbox`` gives the usual spacing back, ``u: text`` and
 ``t:read a.rs → [3 lines]``."""
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from bbox_lark.ast import BlankLine, Event, Line
 from bbox_lark.convert.base import Format, Input, MappingRow, Option, ReadContext, WriteContext, flatten
-from bbox_lark.parser import Head
-from bbox_lark.printer import emit_line, format_line
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE
+from bbox_lark.syntax.nodes import BlankLine, Event, Line
+from bbox_lark.syntax.parser import Head
+from bbox_lark.syntax.printer import emit_line, format_line
+from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item
@@ -26,8 +26,8 @@ _SNIFF_LINES = 50
 def sniff(text: str) -> int:
     """2 when the first non-blank line is a header fence, 1 when one of the first lines is
     an event or lifecycle line, else 0."""
-    from bbox_lark.parser import parse_line
-    from bbox_lark.scan import patterns
+    from bbox_lark.syntax.parser import parse_line
+    from bbox_lark.syntax.scan import patterns
 
     seen = 0
     for raw in text.removeprefix(BOM).split("\n", 2_000)[:2_000]:
@@ -50,7 +50,7 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     """The nodes of :func:`bbox_lark.iter_nodes` (continuations attached), checked on the
     way: the input's findings go to ``ctx.diagnostics``."""
     from bbox_lark.api import checker_for
-    from bbox_lark.parser import iter_nodes
+    from bbox_lark.syntax.parser import iter_nodes
 
     stream = iter_nodes(source.lines(), max_line=ctx.max_line or DEFAULT_MAX_LINE)
     checker = (

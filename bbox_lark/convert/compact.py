@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from bbox_lark.api import parse
-from bbox_lark.ast import BlankLine, Continuation, Document, Event, Line
 from bbox_lark.convert.base import (
     Format,
     Input,
@@ -59,9 +58,10 @@ from bbox_lark.convert.base import (
     collect,
     flatten,
 )
-from bbox_lark.grammar import vocabulary
-from bbox_lark.printer import format_line, is_fence, single_spaced
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE, decode, split_lines
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import BlankLine, Continuation, Document, Event, Line
+from bbox_lark.syntax.printer import format_line, is_fence, single_spaced
+from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE, decode, split_lines
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item
@@ -280,7 +280,7 @@ def _assemble(event: Event, text: str, result: str | None, metrics: str | None) 
 
 
 def _same(a: Line, b: Line) -> bool:
-    from bbox_lark.printer import line_signature
+    from bbox_lark.syntax.printer import line_signature
 
     return line_signature(a) == line_signature(b)
 
@@ -288,7 +288,7 @@ def _same(a: Line, b: Line) -> bool:
 def compact_line(event: Event) -> str:
     """An event, comment, lifecycle or unknown line in compact style. A rewrite that would
     read differently is not used: the line is kept as written."""
-    from bbox_lark.parser import parse_line
+    from bbox_lark.syntax.parser import parse_line
 
     raw = event.raw
     if event.oversized:
@@ -358,7 +358,7 @@ def lossy_line(event: Event, report: Report) -> str:
 def _lossy_event(event: Event, report: Report) -> tuple[str, int | None]:
     """The summary line and the continuation line it took its result from, if any. Falls
     back to :func:`compact_line` when the summary would read as another kind of line."""
-    from bbox_lark.parser import parse_line
+    from bbox_lark.syntax.parser import parse_line
 
     if event.kind == "unknown" or event.oversized:
         return compact_line(event), None

@@ -9,8 +9,8 @@ continuation lines and the header. The count is the number of arrows rewritten.
 
 from __future__ import annotations
 
-from bbox_lark.ast import Document
 from bbox_lark.fix.framework import Edit, Fixer, FixResult, plural
+from bbox_lark.syntax.nodes import Document
 
 ASCII_ARROW = "->"
 ARROW = "→"

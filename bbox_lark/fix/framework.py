@@ -1,21 +1,21 @@
 """The shared machinery of every fixer: edits, results, applying them, the diff.
 
-A fixer looks at a parsed :class:`~bbox_lark.ast.Document` and proposes :class:`Edit` s:
+A fixer looks at a parsed :class:`~bbox_lark.syntax.nodes.Document` and proposes :class:`Edit` s:
 replace the characters ``col_start .. col_end - 1`` of one body line with new text (columns
 1-based and counted in code points, as everywhere in bbox-lark; the end is exclusive). It
 never writes text itself. :func:`apply_fixes` parses the input once, asks each fixer in turn,
 refuses edits that overlap, and edits only the edited lines' nodes, through
-:func:`~bbox_lark.parser.reparse` (the spliced text, its values read again, so no
+:func:`~bbox_lark.syntax.parser.reparse` (the spliced text, its values read again, so no
 field of an edited node is stale): line endings, the header, the BOM, continuation lines and
 every other line are printed back exactly as they were read (the lossless printer,
-:func:`bbox_lark.printer.dumps`).
+:func:`bbox_lark.syntax.printer.dumps`).
 
 A :class:`TextFixer` is the exception for a repair that cannot be said as edits inside body
 lines (``redact``: a private key block over continuation lines becomes one marker, a header
 value is redacted, a ``# redactions=N`` line is inserted). It rewrites the whole text, after
 the edit fixers, and checks itself that every line keeps its kind.
 
-Every diff shows secrets starred out (:func:`bbox_lark.secrets.hide_secrets`): a secret is
+Every diff shows secrets starred out (:func:`bbox_lark.secrets.scanner.hide_secrets`): a secret is
 never printed whole (docs/reference.md#secrets). Such a diff no longer applies with ``patch`` on the lines
 that hold one; ``--write`` does.
 """
@@ -30,11 +30,11 @@ from pathlib import Path
 
 from bbox_lark._classes import dataclass
 from bbox_lark.api import parse
-from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.errors import WriteError
-from bbox_lark.parser import reparse
-from bbox_lark.printer import dumps
-from bbox_lark.source import DEFAULT_MAX_LINE, decode
+from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
+from bbox_lark.syntax.parser import reparse
+from bbox_lark.syntax.printer import dumps
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE, decode
 
 
 class FixError(WriteError, ValueError):
@@ -131,7 +131,7 @@ class FixOutcome:
     document: Document
     #: The input text (bytes decoded with ``surrogateescape``).
     old_text: str
-    #: The fixed text; encode it with :func:`bbox_lark.source.encode` to get bytes back.
+    #: The fixed text; encode it with :func:`bbox_lark.syntax.source.encode` to get bytes back.
     new_text: str
     #: Each fixer's name mapped to how many things it changed, in the order the fixers ran.
     changes: dict[str, int] = field(default_factory=dict)
@@ -185,7 +185,7 @@ def apply_fixes(
     findings and the fixers (None: those of the configuration that applies to ``path``).
     """
     if allowed_secrets is None:
-        from bbox_lark.redaction import redact_file_settings
+        from bbox_lark.secrets.redaction import redact_file_settings
 
         allowed_secrets = redact_file_settings(Path(path) if path is not None else None)
     allowed = frozenset(allowed_secrets)
@@ -291,7 +291,7 @@ def _splice(raw: str, number: int, edits: list[Edit]) -> str:
 
 def split_keepends(text: str) -> list[str]:
     """Physical lines with their endings. Only ``"\\n"`` ends a line (a lone ``"\\r"``, a form
-    feed or U+2028 is line content, as in :mod:`bbox_lark.source`)."""
+    feed or U+2028 is line content, as in :mod:`bbox_lark.syntax.source`)."""
     parts = text.split("\n")
     last = parts.pop()
     lines = [part + "\n" for part in parts]
@@ -309,7 +309,7 @@ def unified_diff(old: str, new: str, label: str) -> str:
     marked ``\\ No newline at end of file``."""
     if old == new:
         return ""
-    from bbox_lark.secrets import hide_secrets
+    from bbox_lark.secrets.scanner import hide_secrets
 
     old, new = hide_secrets(old), hide_secrets(new)  # whole texts: a key block spans lines
     parts: list[str] = []

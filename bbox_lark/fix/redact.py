@@ -1,5 +1,5 @@
 """``--redact``: every secret becomes ``[redacted:KIND]`` (docs/reference.md#secrets; the work is
-:func:`bbox_lark.redaction.redact`). A text fixer: a private key block over continuation
+:func:`bbox_lark.secrets.redaction.redact`). A text fixer: a private key block over continuation
 lines becomes one marker, header values are redacted, and ``# redactions=N`` is inserted or
 updated, none of which is an edit inside one body line."""
 
@@ -19,7 +19,7 @@ class Redact(TextFixer):
     def rewrite(
         self, text: str, path: Path | None, *, allowed_secrets: Collection[str] = ()
     ) -> tuple[str, FixResult]:
-        from bbox_lark.redaction import line_kinds, locate, redact
+        from bbox_lark.secrets.redaction import line_kinds, locate, redact
 
         done = redact(text, allowed=allowed_secrets)
         if not done.changed:

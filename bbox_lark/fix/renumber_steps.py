@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bbox_lark.ast import Document, Event, Field
 from bbox_lark.fix.framework import Edit, Fixer, FixResult, Note, plural
-from bbox_lark.grammar import vocabulary
-from bbox_lark.values import parse_int
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import Document, Event, Field
+from bbox_lark.syntax.values import parse_int
 
 
 def _has_steps(event: Event) -> bool:

@@ -17,15 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from bbox_lark.conversion import bbox_file
+from bbox_lark.convert.files import bbox_file
 from bbox_lark.errors import WriteError
-from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.config import Settings
     from bbox_lark.convert.base import Skipped
+    from bbox_lark.files.config import Settings
+    from bbox_lark.numbers.review import ReviewOptions
     from bbox_lark.report.survey import Survey
-    from bbox_lark.review import ReviewOptions
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
 
@@ -62,10 +62,10 @@ def render(
     :class:`OSError` when the input cannot be read. The findings on the page follow the
     configuration that applies to ``source`` as ``check`` finds it (``select``, ``ignore``,
     ``per-file-ignores``, ``allowed-secrets``; the current folder's for standard input or
-    bytes); :class:`bbox_lark.config.ConfigError` when it cannot be read. ``live``: the
+    bytes); :class:`bbox_lark.files.config.ConfigError` when it cannot be read. ``live``: the
     page of ``report --watch`` (it may ask its server for updates). ``review``: the
-    thresholds of the "what went wrong" card (:class:`bbox_lark.review.ReviewOptions`)."""
-    from bbox_lark.config import Resolver
+    thresholds of the "what went wrong" card (:class:`bbox_lark.numbers.review.ReviewOptions`)."""
+    from bbox_lark.files.config import Resolver
 
     given = "-" if isinstance(source, bytes) else str(source)
     settings = Resolver().for_path(given)
@@ -119,7 +119,7 @@ def write_report(
     import io
     import sys
 
-    from bbox_lark.atomic import AtomicWriter
+    from bbox_lark.files.atomic import AtomicWriter
 
     if output is None:
         found = render(
@@ -175,9 +175,9 @@ def write_page(
 ) -> Survey:
     """The two passes over a bbox file; ``settings`` choose the checks (for the file
     ``shown``, the one the user named, when ``path`` is its conversion)."""
-    from bbox_lark.parser import iter_nodes
     from bbox_lark.report.page import Page
     from bbox_lark.report.survey import survey
+    from bbox_lark.syntax.parser import iter_nodes
 
     rules: tuple[Any, Any, Any] = (None, None, ())
     if settings is not None:

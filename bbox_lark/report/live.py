@@ -106,7 +106,7 @@ class Watcher:
 
     def _render(self, whole: bytes, note: str | None) -> None:
         from bbox_lark.report import render
-        from bbox_lark.source import DEFAULT_MAX_LINE
+        from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
         out = io.StringIO()
         try:

@@ -1,7 +1,7 @@
 """Many sessions at once (``bbox-lark report PATH... -o DIR``): one page per session and an
 ``index.html`` that lists them (docs/report.md#many-sessions).
 
-Each session's page is written by a worker process (:func:`bbox_lark.workflow.job_count`
+Each session's page is written by a worker process (:func:`bbox_lark.checks.workflow.job_count`
 workers, at most a few sessions in flight, as ``stats`` and ``check`` spread files); a worker
 sends back one small :class:`SessionRow`, read from the same first pass that drew the page,
 so the index says what the pages say. The parent keeps only the rows, so memory grows by a
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from bbox_lark.numbers.review import ReviewOptions, session_costs
 from bbox_lark.report.page import duration_text, esc
-from bbox_lark.review import ReviewOptions, session_costs
-from bbox_lark.source import DEFAULT_MAX_LINE
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.discover import FoundInput
+    from bbox_lark.files.discover import FoundInput
     from bbox_lark.report.survey import Survey
 
 __all__ = ["INDEX", "SessionRow", "page_names", "row_of", "write_index", "write_many"]
@@ -108,9 +108,9 @@ def _one(
     keep_secrets: bool = False,
 ) -> SessionRow:
     """One session's page, in a worker process; its row."""
-    from bbox_lark.config import ConfigError
     from bbox_lark.convert import ConvertError
     from bbox_lark.convert.base import Skipped
+    from bbox_lark.files.config import ConfigError
     from bbox_lark.report import OutputError, write_report
 
     skipped: list[Skipped] = []
@@ -150,7 +150,7 @@ def write_many(
     keep_secrets: bool = False,
 ) -> list[SessionRow]:
     """Write each input's page into ``out_dir`` and then ``index.html``; returns the rows in
-    the inputs' order. Pages are written by :func:`bbox_lark.workflow.job_count` workers
+    the inputs' order. Pages are written by :func:`bbox_lark.checks.workflow.job_count` workers
     (``jobs``: a number, or ``auto``/None: every core). Raises :class:`OSError` when
     ``out_dir`` cannot be made."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -160,7 +160,7 @@ def write_many(
         rows.append(row)
         if on_row is not None:
             on_row(row)
-    from bbox_lark.atomic import AtomicWriter
+    from bbox_lark.files.atomic import AtomicWriter
 
     with AtomicWriter(out_dir / INDEX) as writer:
         import io
@@ -185,7 +185,7 @@ def _rows(
     review: ReviewOptions | None,
     keep_secrets: bool = False,
 ) -> Iterator[SessionRow]:
-    from bbox_lark.workflow import job_count
+    from bbox_lark.checks.workflow import job_count
 
     work = [
         (item.path, str(out_dir / name)) if item.problem is None and not item.stdin else None
@@ -200,7 +200,7 @@ def _rows(
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    from bbox_lark.parallel import in_order
+    from bbox_lark.checks.parallel import in_order
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         usable = [entry for entry in work if entry]

@@ -3,7 +3,7 @@ the session is masked before the page is rendered, and the page says so.
 
 :func:`masked_copy` gives the page a copy of the session's bbox form with every secret
 starred out (``•``) but for its provider prefix and last characters
-(:func:`bbox_lark.secrets.hide_secrets`: the same length and the same lines, so every line
+(:func:`bbox_lark.secrets.scanner.hide_secrets`: the same length and the same lines, so every line
 number and column on the page is still the source's). :class:`Banner` puts one line at the
 top of the page's body naming what was masked (kind, line, masked form; never a key) and how
 to see it (``--keep-secrets``).
@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bbox_lark.redaction import locate
-from bbox_lark.secrets import SecretMatch, find_secrets, hide_secrets, might_hold_secrets
+from bbox_lark.secrets.redaction import locate
+from bbox_lark.secrets.scanner import SecretMatch, find_secrets, hide_secrets, might_hold_secrets
 
 
 @contextlib.contextmanager

@@ -13,13 +13,13 @@ import re
 from datetime import timedelta
 from typing import Any, TextIO
 
-from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
-from bbox_lark.grammar import vocabulary
-from bbox_lark.numbers import format_usd
-from bbox_lark.parser import Head, NodeStream
+from bbox_lark.numbers.review import Costs, session_costs
+from bbox_lark.numbers.session import format_usd
 from bbox_lark.report.assets import CSP, CSP_LIVE, SCRIPT, STYLE
 from bbox_lark.report.survey import Survey, has_bit
-from bbox_lark.review import Costs, session_costs
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Event
+from bbox_lark.syntax.parser import Head, NodeStream
 
 #: Rows per timeline chunk (the unit the browser skips laying out while off screen).
 CHUNK = 200
@@ -87,7 +87,7 @@ def _severity_text(found: Survey) -> str:
 
 def _calls_text(found: Survey) -> str:
     """``304 (4 failed, 1 pending)``: the calls, and how many did not end well."""
-    from bbox_lark.numbers import OUTCOMES
+    from bbox_lark.numbers.session import OUTCOMES
 
     totals = found.totals
     counts = dict(zip(OUTCOMES, totals.outcomes, strict=True)) if totals is not None else {}
@@ -102,7 +102,7 @@ def _count(value: int | None) -> str | None:
 
 
 def _usage_rows(found: Survey) -> list[tuple[str, str]]:
-    """Usage and cost as :mod:`bbox_lark.numbers` counts them, the file's own statements
+    """Usage and cost as :mod:`bbox_lark.numbers.session` counts them, the file's own statements
     beside them (never added), and the estimate named as such."""
     totals = found.totals
     if totals is None:

@@ -8,8 +8,8 @@ so the input is read twice: this pass keeps small per-line facts (ints and short
 never the nodes or their text), the second pass renders each node as it is read again.
 
 Every number (a call's outcome and latency, the responses' usage, the totals, the costs)
-comes from :mod:`bbox_lark.numbers`, the one place that decides them (docs/reference.md#outcomes), so the
-page agrees with ``stats`` and the tables.
+comes from :mod:`bbox_lark.numbers.session`, the one place that decides them
+(docs/reference.md#outcomes), so the page agrees with ``stats`` and the tables.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event
-from bbox_lark.numbers import CallRecord, Response, Responses, SessionCounter, SessionTotals
-from bbox_lark.parser import Head, NodeStream
-from bbox_lark.review import Review, Reviewer, ReviewFeed, ReviewOptions
+from bbox_lark.numbers.review import Review, Reviewer, ReviewFeed, ReviewOptions
+from bbox_lark.numbers.session import CallRecord, Response, Responses, SessionCounter, SessionTotals
+from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Event
+from bbox_lark.syntax.parser import Head, NodeStream
 
 #: A comment an importer writes for itself: ``# claude-code record <type>`` and its JSON.
 _BOOKKEEPING = re.compile(r"[a-z][a-z0-9-]* record\b")
@@ -93,9 +93,9 @@ class Survey:
     usage_unit: str = "responses"
     #: The last ``# t=`` mark, in seconds.
     elapsed: int | None = None
-    #: The session's totals (:mod:`bbox_lark.numbers`).
+    #: The session's totals (:mod:`bbox_lark.numbers.session`).
     totals: SessionTotals | None = None
-    #: What went wrong (:mod:`bbox_lark.review`).
+    #: What went wrong (:mod:`bbox_lark.numbers.review`).
     review: Review | None = None
     #: Comment lines an importer wrote for itself (``# claude-code record …``), folded away.
     bookkeeping: set[int] = field(default_factory=set)
@@ -132,7 +132,7 @@ def survey(
 ) -> Survey:
     """Read ``stream`` (:func:`~bbox_lark.iter_nodes` with ``attach=False``) once: check it
     (``rules``: the ``select``, ``ignore`` and ``allowed-secrets`` settings), review it
-    (:mod:`bbox_lark.review`, with ``options``) and gather the page's facts."""
+    (:mod:`bbox_lark.numbers.review`, with ``options``) and gather the page's facts."""
     from bbox_lark.api import checker_for
 
     found = Survey()
@@ -211,7 +211,7 @@ def survey(
 
 
 class _Calls:
-    """Each call as :class:`~bbox_lark.numbers.SessionCounter` decides it: its outcome at
+    """Each call as :class:`~bbox_lark.numbers.session.SessionCounter` decides it: its outcome at
     its line, its completion joined to it, its row of the per-tool table."""
 
     def __init__(self, found: Survey) -> None:
@@ -258,7 +258,7 @@ def _response(found: Survey, ended: tuple[Response, ...], reviewer: Reviewer) ->
 
 
 def _elapsed(event: Event) -> int | None:
-    from bbox_lark.values import parse_elapsed
+    from bbox_lark.syntax.values import parse_elapsed
 
     value = event.fields.get("t")
     return parse_elapsed(value) if isinstance(value, str) else None

@@ -14,7 +14,7 @@ from bbox_lark.convert.atif.tables import (
     VERSIONS,
 )
 from bbox_lark.convert.atif.writer import TrajectoryWriter, json_number
-from bbox_lark.numbers import Usage
+from bbox_lark.numbers.session import Usage
 
 
 def response_metrics(writer: TrajectoryWriter) -> None:
@@ -46,7 +46,7 @@ def response_metrics(writer: TrajectoryWriter) -> None:
 
 
 def final_metrics(writer: TrajectoryWriter) -> dict[str, Any] | None:
-    """The session's totals (:mod:`bbox_lark.numbers`, the numbers ``stats`` reports) for
+    """The session's totals (:mod:`bbox_lark.numbers.session`, the numbers ``stats`` reports) for
     a document that did not come from ATIF: usage from ``# metrics`` (their prompt
     tokens as written) or else from event lines (``tokens_in + tokens_cached``, since
     ATIF's prompt tokens include the cached ones), and the cost the document states

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bbox_lark.convert.base import Input, RefusedInputError, load_json
-from bbox_lark.inputs import exists, is_regular
+from bbox_lark.files.inputs import exists, is_regular
 
 #: The ATIF schema version key, as the first line of an ATIF JSON Lines file holds it.
 _SCHEMA = re.compile(r'"schema_version"\s*:\s*"ATIF')
@@ -209,7 +209,7 @@ def merge_chain(source: Input) -> bytes | None:
 def expand_sessions(items: list[Any]) -> list[Any]:
     """The inputs of ``stats``, ``export``, ``query`` and ``convert -o DIR`` with each ATIF
     JSON Lines file replaced by one input per trajectory, at its address ``FILE#LINE`` (an
-    input is anything with a ``path`` and a ``problem``, as :class:`bbox_lark.discover.FoundInput`)."""
+    input is anything with a ``path`` and a ``problem``, as :class:`bbox_lark.files.discover.FoundInput`)."""
     from dataclasses import replace
 
     out: list[Any] = []

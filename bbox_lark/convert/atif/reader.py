@@ -7,8 +7,6 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark import build
-from bbox_lark.ast import Event
 from bbox_lark.convert.atif.records import (
     UNSAFE,
     attachment,
@@ -26,6 +24,8 @@ from bbox_lark.convert.base import (
     load_json,
     type_problem,
 )
+from bbox_lark.syntax import build
+from bbox_lark.syntax.nodes import Event
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item
@@ -171,7 +171,7 @@ def _header_problem(header: Any, nulls: Any) -> str | None:
     have, else None: it must be an object whose values nest less deeply than a
     header may (E017), and ``null`` an array of strings."""
     from bbox_lark.convert.base import nesting_depth, type_problem
-    from bbox_lark.header import MAX_HEADER_DEPTH
+    from bbox_lark.syntax.header import MAX_HEADER_DEPTH
 
     problem = type_problem("header", header, "object")
     if problem:
@@ -293,7 +293,7 @@ def _message_lines(value: Any, key: str) -> list[str]:
 
 
 def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[Event]:
-    from bbox_lark.values import parse_timestamp
+    from bbox_lark.syntax.values import parse_timestamp
 
     report = ctx.report
     source = step["source"]
@@ -399,7 +399,7 @@ def _import_step(step: dict[str, Any], line: int, ctx: ReadContext) -> Iterator[
 
 
 def vocabulary_typed() -> frozenset[str]:
-    from bbox_lark.grammar import vocabulary
+    from bbox_lark.syntax.grammar import vocabulary
 
     return frozenset(vocabulary().typed_fields) | {"id"}
 

@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bbox_lark.ast import BlankLine, Continuation
 from bbox_lark.convert.atif.tables import ATTACH_MARK, TEXT_MARK
+from bbox_lark.syntax.nodes import BlankLine, Continuation
 
 _ATTACH = re.compile(r"\+([A-Za-z_][A-Za-z0-9_]*)(?: (.*))?\Z", re.S)
 
@@ -101,7 +101,7 @@ def _pairs(nodes: Iterable[Any]) -> list[list[Any]]:
 
 
 def _fields(pairs: Iterable[Any]) -> list[Any]:
-    from bbox_lark.ast import Field
+    from bbox_lark.syntax.nodes import Field
 
     out: list[Any] = []
     for key, value, *quoted in pairs:
@@ -114,7 +114,7 @@ def record(node: Any, n: int, *, continuation: bool = True) -> dict[str, Any]:
     """A body line as JSON values (what :func:`restore` builds it from again). Without
     ``continuation`` an event's continuation lines are left out (they are recorded as lines
     of their own, so that blank lines between them come back in place)."""
-    from bbox_lark.build import values_of
+    from bbox_lark.syntax.build import values_of
 
     if isinstance(node, BlankLine):
         return {"n": n, "kind": "blank", "raw": node.raw}
@@ -217,8 +217,8 @@ def _pair_problem(what: str, value: Any) -> str | None:
 def restore(rec: Mapping[str, Any]) -> Any:
     """The body line a :func:`record` stands for (ValueError or KeyError when it is not one;
     :func:`record_problem` first tells a record of the wrong shape)."""
-    from bbox_lark.build import from_values
-    from bbox_lark.transform import read_result
+    from bbox_lark.syntax.build import from_values
+    from bbox_lark.syntax.transform import read_result
 
     kind = rec["kind"]
     if kind == "blank":

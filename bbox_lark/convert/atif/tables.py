@@ -72,7 +72,7 @@ EXPORT_MAPPING = (
         " `tokens_in + tokens_cached`)",
     ),
     MappingRow(
-        "the session's usage and stated cost (`bbox_lark.numbers`, as `stats` counts them)",
+        "the session's usage and stated cost (`bbox_lark.numbers.session`, as `stats` counts them)",
         "`final_metrics` (`total_*_tokens`, `total_cost_usd`, `total_steps`)",
     ),
     MappingRow("`ts=`", "`timestamp`; a malformed one: `extra.bbox.ts`"),

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark.ast import BlankLine, Continuation, Event
 from bbox_lark.convert.atif.records import read_attachments, record
 from bbox_lark.convert.atif.schema import is_iso
 from bbox_lark.convert.atif.tables import (
@@ -15,10 +14,11 @@ from bbox_lark.convert.atif.tables import (
     SCHEMA_HEADER,
 )
 from bbox_lark.convert.base import WriteContext
-from bbox_lark.numbers import Responses, SessionCounter, Usage, line_usage
+from bbox_lark.numbers.session import Responses, SessionCounter, Usage, line_usage
+from bbox_lark.syntax.nodes import BlankLine, Continuation, Event
 
 if TYPE_CHECKING:
-    from bbox_lark.parser import Head
+    from bbox_lark.syntax.parser import Head
 
 
 #: The call kinds that become ATIF tool calls: every correlated family but plans.
@@ -29,7 +29,7 @@ class TrajectoryWriter:
     """Builds a trajectory from a bbox document stream."""
 
     def __init__(self, head: Head, ctx: WriteContext) -> None:
-        from bbox_lark.correlate import Pairer
+        from bbox_lark.syntax.correlate import Pairer
 
         self.ctx = ctx
         self.report = ctx.report
@@ -55,7 +55,7 @@ class TrajectoryWriter:
         self.root: dict[str, Any] = {}
         self.sequence = 0
         self.seen_event = False
-        #: Model usage stated on event lines (docs/reference.md#usage, :mod:`bbox_lark.numbers`): each
+        #: Model usage stated on event lines (docs/reference.md#usage, :mod:`bbox_lark.numbers.session`): each
         #: response's agent step (the first its lines went to) and its final usage.
         self.responses = Responses()
         self.response_step: dict[int, dict[str, Any]] = {}
@@ -185,7 +185,7 @@ class TrajectoryWriter:
         ``place_comment``, ...), :meth:`call` for every call family but plans, else none
         (:data:`_UNPLACED`). Returns the step it went to (None for a line that waits for
         one, as ``th:`` does)."""
-        from bbox_lark.correlate import FAMILIES
+        from bbox_lark.syntax.correlate import FAMILIES
 
         placer = getattr(self, f"place_{event.kind}", None)
         if placer is None and event.kind in FAMILIES and event.kind != _PLAN:
@@ -314,7 +314,7 @@ class TrajectoryWriter:
         return ids
 
     def call(self, event: Event) -> dict[str, Any]:
-        from bbox_lark.correlate import AMBIGUOUS, COMPLETION, call_key, is_start
+        from bbox_lark.syntax.correlate import AMBIGUOUS, COMPLETION, call_key, is_start
 
         seq_event = replace(event, line=self.sequence)
         outcome = self.pairer.feed(seq_event)
@@ -410,7 +410,7 @@ class TrajectoryWriter:
         step.setdefault("observation", {"results": []})["results"].append(result)
 
     def observation(self, event: Event) -> dict[str, Any]:
-        from bbox_lark.correlate import COMPLETION, call_key
+        from bbox_lark.syntax.correlate import COMPLETION, call_key
 
         outcome = self.pairer.feed(replace(event, line=self.sequence))
         found_call = None
@@ -436,7 +436,7 @@ class TrajectoryWriter:
         return step
 
     def metrics_comment(self, event: Event) -> Any:
-        from bbox_lark.values import parse_int
+        from bbox_lark.syntax.values import parse_int
 
         values = event.metrics or {}
         # The typed step (W014's reading: ASCII digits within range), never int() of the text.
@@ -453,7 +453,7 @@ class TrajectoryWriter:
     def set_metrics(
         self, step: dict[str, Any], nodes: Iterable[Any], found: dict[str, Any], line: int
     ) -> None:
-        from bbox_lark.numbers import METRIC_ALIASES
+        from bbox_lark.numbers.session import METRIC_ALIASES
 
         if step["source"] != "agent" or step.get("llm_call_count") == 0:
             self.report.extra("metrics of a step that takes none", line)

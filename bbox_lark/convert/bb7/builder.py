@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark import build
 from bbox_lark.convert.base import (
     Input,
     ReadContext,
@@ -30,10 +29,11 @@ from bbox_lark.convert.bb7.tables import (
     USAGE_METRICS,
     ZERO_TIME,
 )
+from bbox_lark.syntax import build
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Event
     from bbox_lark.convert.base import Fidelity, Item
+    from bbox_lark.syntax.nodes import Event
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -90,7 +90,7 @@ class _Builder:
         """Continuation lines for ``lines``; an empty text line is a blank line, as the
         parser reads the text back (a continuation attaches across blank lines:
         docs/reference.md#continuations)."""
-        from bbox_lark.ast import Continuation
+        from bbox_lark.syntax.nodes import Continuation
 
         return [line if line.strip() else Continuation(0, "", "\n") for line in lines]
 
@@ -304,7 +304,7 @@ class _Builder:
         return fields, metrics
 
     def _timestamp(self, message: dict[str, Any], line: int) -> str:
-        from bbox_lark.values import parse_timestamp
+        from bbox_lark.syntax.values import parse_timestamp
 
         value = self._string(message, "timestamp", "message", line)
         if not value:

@@ -22,7 +22,7 @@ are known (at most :data:`LOOKAHEAD` records), the usage of the API message bein
 Usage. Claude Code writes one API message as several records (one per content block), each
 restating the message's usage, ``output_tokens`` growing as it streams. Each record's lines
 carry the usage of the message so far, each counter the largest any of its records gave, so
-that :mod:`bbox_lark.numbers` (consecutive lines with equal ``tokens_in`` and
+that :mod:`bbox_lark.numbers.session` (consecutive lines with equal ``tokens_in`` and
 ``tokens_cached`` are one response; its output is the largest ``tokens_out``) counts the
 message once. ``tokens_in`` is ``input_tokens + cache_creation_input_tokens`` (input not
 read from the cache: Anthropic's ``input_tokens`` excludes both cache reads and cache
@@ -54,11 +54,11 @@ from bbox_lark.convert.claude_code.tables import (
     RECORD_TYPES,
     REPEATED_MESSAGE,
 )
-from bbox_lark.source import BOM
+from bbox_lark.syntax.source import BOM
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
     from bbox_lark.convert.base import Item
+    from bbox_lark.syntax.nodes import Line
 
 __all__ = ["EXTENSIONS", "FORMAT", "IMPORT_MAPPING", "LOOKAHEAD", "NAME", "read", "sniff", "subagent_logs"]
 

@@ -9,8 +9,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark import build
-from bbox_lark.ast import Continuation, Event
 from bbox_lark.convert.base import (
     ReadContext,
     importer_header,
@@ -34,11 +32,13 @@ from bbox_lark.convert.claude_code.tables import (
 )
 from bbox_lark.convert.claude_code.usage import UsageMerger
 from bbox_lark.convert.claude_code.values import Malformed, as_arg, as_json, image_placeholder, short
-from bbox_lark.grammar import vocabulary
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE
+from bbox_lark.syntax import build
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import Continuation, Event
+from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
+    from bbox_lark.syntax.nodes import Line
 
 
 class ClaudeCodeReader:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark import build
 from bbox_lark.convert.claude_code.tables import INLINE
 from bbox_lark.convert.claude_code.values import Malformed, as_arg, as_json
-from bbox_lark.grammar import vocabulary
+from bbox_lark.syntax import build
+from bbox_lark.syntax.grammar import vocabulary
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
     from bbox_lark.convert.claude_code.reader import ClaudeCodeReader
+    from bbox_lark.syntax.nodes import Line
 
 
 def summary(reader: ClaudeCodeReader, record: dict[str, Any], number: int, tid: str | None) -> list[Line]:

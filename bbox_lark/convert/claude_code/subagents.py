@@ -10,8 +10,8 @@ from bbox_lark.convert.claude_code.tables import NAME_UNSAFE, SIDECHAIN_TID
 from bbox_lark.convert.claude_code.values import first_record, short
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
     from bbox_lark.convert.claude_code.reader import ClaudeCodeReader
+    from bbox_lark.syntax.nodes import Line
 
 
 def subagent_logs(path: Path | None) -> dict[str, Path]:

@@ -10,7 +10,7 @@ from bbox_lark.convert.claude_code.tables import DUPLICATE_USAGE, REMEMBERED, RE
 from bbox_lark.convert.claude_code.values import short
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
+    from bbox_lark.syntax.nodes import Line
 
 
 class UsageMerger:

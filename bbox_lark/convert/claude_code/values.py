@@ -32,7 +32,7 @@ def as_json(value: Any) -> str:
 
 
 def as_arg(text: str) -> str:
-    from bbox_lark.scan import render_arg
+    from bbox_lark.syntax.scan import render_arg
 
     return render_arg(text)
 

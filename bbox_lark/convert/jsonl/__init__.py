@@ -44,7 +44,7 @@ from bbox_lark.convert.jsonl.tables import (
     RecordError,
 )
 from bbox_lark.convert.jsonl.writer import TerseWriter, dump, header_record, line_record, write
-from bbox_lark.source import BOM
+from bbox_lark.syntax.source import BOM
 
 __all__ = [
     "EOLS",

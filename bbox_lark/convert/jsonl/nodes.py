@@ -7,8 +7,11 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark import build
-from bbox_lark.ast import (
+from bbox_lark.convert.base import json_type
+from bbox_lark.convert.jsonl.tables import TERSE_KEYS, RecordError
+from bbox_lark.syntax import build
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import (
     BlankLine,
     Comment,
     Continuation,
@@ -19,12 +22,9 @@ from bbox_lark.ast import (
     Result,
     Unknown,
 )
-from bbox_lark.convert.base import json_type
-from bbox_lark.convert.jsonl.tables import TERSE_KEYS, RecordError
-from bbox_lark.grammar import vocabulary
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
+    from bbox_lark.syntax.nodes import Line
 
 # -- building nodes from values ------------------------------------------------------------
 
@@ -38,7 +38,7 @@ def build_record(record: dict[str, Any], kind: str, number: int, eol: str) -> Li
         if not text.strip() or "\n" in text or text.endswith("\r"):
             raise RecordError("a continuation record needs 'text' on one line")
         return Continuation(number, "  " + text, eol)
-    from bbox_lark.transform import node_class
+    from bbox_lark.syntax.transform import node_class
 
     cls = node_class(kind)
     text = _string(record, "text", "")
@@ -251,7 +251,7 @@ def _terse_name(record: dict[str, Any], kind: str, args: list[Any]) -> str | Non
 
 def _terse_result(value: Any) -> Result:
     """``"ok"``, ``{"lines": 186}``, ``186``, ``{"err": "msg"}``, a map (fields) or text."""
-    from bbox_lark.transform import read_result
+    from bbox_lark.syntax.transform import read_result
 
     vocab = vocabulary()
     try:

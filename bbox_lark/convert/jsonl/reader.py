@@ -9,8 +9,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark import build
-from bbox_lark.ast import Unknown
 from bbox_lark.convert.base import (
     Input,
     ReadContext,
@@ -21,13 +19,15 @@ from bbox_lark.convert.base import (
 from bbox_lark.convert.jsonl.nodes import build_record, terse_node
 from bbox_lark.convert.jsonl.tables import EOLS, RECORD_VERSION, STYLES, RecordError
 from bbox_lark.convert.jsonl.writer import category
-from bbox_lark.grammar import vocabulary
-from bbox_lark.source import BOM, DEFAULT_MAX_LINE
+from bbox_lark.syntax import build
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.nodes import Unknown
+from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
     from bbox_lark.convert.base import Item
-    from bbox_lark.parser import Head
+    from bbox_lark.syntax.nodes import Line
+    from bbox_lark.syntax.parser import Head
 
 # -- reading ---------------------------------------------------------------------------
 
@@ -88,7 +88,7 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     continuation lines attached to their event, as :func:`bbox_lark.iter_nodes` does),
     checked on the way when ``ctx.check``."""
     from bbox_lark.api import checker_for
-    from bbox_lark.parser import iter_attached
+    from bbox_lark.syntax.parser import iter_attached
 
     records = _records(source, ctx)
     first = next(records, None)
@@ -148,13 +148,13 @@ def _read_head(
 
 
 def _empty_head() -> Head:
-    from bbox_lark.parser import Head
+    from bbox_lark.syntax.parser import Head
 
     return Head(False, (), None, 1)
 
 
 def _head_from_record(record: dict[str, Any], number: int, ctx: ReadContext) -> Head:
-    from bbox_lark.parser import Head, iter_nodes
+    from bbox_lark.syntax.parser import Head, iter_nodes
 
     bom = record.get("bom", False)
     if not isinstance(bom, bool):
@@ -244,7 +244,7 @@ def _kind(record: dict[str, Any]) -> str:
 
 
 def _full_node(record: dict[str, Any], number: int, max_line: int, report: Any, jsonl_line: int) -> Line:
-    from bbox_lark.parser import parse_line
+    from bbox_lark.syntax.parser import parse_line
 
     kind = _kind(record)
     eol = _eol(record)

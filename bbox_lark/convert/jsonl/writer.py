@@ -8,24 +8,24 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from bbox_lark.ast import (
-    BlankLine,
-    Continuation,
-    Event,
-    Result,
-)
 from bbox_lark.convert.base import (
     WriteContext,
     flatten,
 )
 from bbox_lark.convert.jsonl.tables import RECORD_VERSION
-from bbox_lark.grammar import vocabulary
-from bbox_lark.jsonout import event_to_json
+from bbox_lark.syntax.grammar import vocabulary
+from bbox_lark.syntax.jsonout import event_to_json
+from bbox_lark.syntax.nodes import (
+    BlankLine,
+    Continuation,
+    Event,
+    Result,
+)
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Line
     from bbox_lark.convert.base import Item
-    from bbox_lark.parser import Head
+    from bbox_lark.syntax.nodes import Line
+    from bbox_lark.syntax.parser import Head
 
 #: Written as ``\uXXXX`` escapes: lone surrogates (not UTF-8), and the characters other
 #: than ``\n`` that some readers take for a line break (``str.splitlines``, JavaScript).
@@ -96,7 +96,7 @@ def line_record(node: Line, number: int, session: str | None = None) -> dict[str
 
 
 def _event_values(event: Event, record: dict[str, Any]) -> None:
-    """The values ``parse --json`` gives an event (:func:`~bbox_lark.jsonout.event_to_json`),
+    """The values ``parse --json`` gives an event (:func:`~bbox_lark.syntax.jsonout.event_to_json`),
     with the fields split at the arrow: those before it in ``fields``, those after it in
     ``result.fields``; an oversized line has only its prefix and name."""
     if event.oversized:
@@ -127,7 +127,7 @@ def category(node: Line) -> str:
 
 def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     """A record per item, written as it comes."""
-    from bbox_lark.parser import Head
+    from bbox_lark.syntax.parser import Head
 
     style = ctx.options.get("style") or "full"
     report = ctx.report

@@ -34,13 +34,13 @@ Reading, one call line per event:
   ``extra.lightbox_created_at`` and ``extra.lightbox_version`` (the whole bbox header when
   the writer saved it there, :data:`HEADER_KEY`); ``repo_sha:
   unknown`` unless ``--repo-sha`` (docs/reference.md#importers).
-- The chain is verified (:func:`bbox_lark.lightbox.verify_bytes`) while reading: a chain that
+- The chain is verified (:func:`bbox_lark.convert.lightbox.chain.verify_bytes`) while reading: a chain that
   is not VALID is reported as a skipped record at its line (exit 1) and the events are
   converted as they stand. A line that is not an event (not JSON, not an object, no
   ``tool``/``invocation_id``, an unknown ``status``, a cut last line) is skipped with its
   line; the rest is converted.
 
-Writing: every call (``t t! x c s p q``; lines of the kinds :data:`bbox_lark.correlate.FAMILIES`
+Writing: every call (``t t! x c s p q``; lines of the kinds :data:`bbox_lark.syntax.correlate.FAMILIES`
 names) is an event; a completion (a ``t:`` with the id of an open ``t!``, an ``o:`` with a
 final result) is the resolved event of its start. Other lines (messages, comments,
 lifecycle, ``m:`` ``r:`` ``t~``, unknown lines) have no place in Lightbox: dropped, counted

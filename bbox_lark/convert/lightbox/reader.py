@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark import build
 from bbox_lark.convert.base import (
     Input,
     ReadContext,
@@ -44,11 +43,12 @@ from bbox_lark.convert.lightbox.values import (
     scalar_text,
     string_list,
 )
-from bbox_lark.inputs import is_dir
+from bbox_lark.files.inputs import is_dir
+from bbox_lark.syntax import build
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Event, Result
     from bbox_lark.convert.base import Item
+    from bbox_lark.syntax.nodes import Event, Result
 
 # -- detection ---------------------------------------------------------------------------
 
@@ -198,7 +198,7 @@ def _general_form(output: Any) -> tuple[Result | None, list[str]] | None:
     """What the writer makes of a bbox result: ``{"result": TEXT, "text": LINES}`` (either
     key alone too) read back; None when ``output`` is not of that form or would not read
     back the same."""
-    from bbox_lark.transform import read_result
+    from bbox_lark.syntax.transform import read_result
 
     if not isinstance(output, dict) or not output or set(output) - {"result", "text"}:
         return None
@@ -381,7 +381,7 @@ def _kind_and_name(tool: str) -> tuple[str, str | None]:
 
 def _events_and_meta(source: Input) -> tuple[bytes, dict[str, Any], str]:
     """The events file's bytes, ``meta.json`` (or {}) and the name shown."""
-    from bbox_lark.lightbox import events_file, meta_file
+    from bbox_lark.convert.lightbox.chain import events_file, meta_file
 
     path = source.path
     if path is not None and is_dir(path):
@@ -406,7 +406,7 @@ def _events_and_meta(source: Input) -> tuple[bytes, dict[str, Any], str]:
 
 
 def _anchor(meta: dict[str, Any]) -> Any:
-    from bbox_lark.lightbox import ANCHOR_KEY, Anchor
+    from bbox_lark.convert.lightbox.chain import ANCHOR_KEY, Anchor
 
     value = meta.get(ANCHOR_KEY)
     if isinstance(value, dict):
@@ -470,7 +470,7 @@ def _plain_yaml(value: Any) -> bool:
 
 def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
     """The session's header, then a call line per event (see the package's docstring)."""
-    from bbox_lark.lightbox import SCHEMA_VERSION, Status, verify_bytes
+    from bbox_lark.convert.lightbox.chain import SCHEMA_VERSION, Status, verify_bytes
 
     report = ctx.report
     data, meta, shown = _events_and_meta(source)

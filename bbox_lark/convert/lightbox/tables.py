@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from bbox_lark import lightbox
 from bbox_lark.convert.base import MappingRow
-from bbox_lark.grammar import vocabulary
+from bbox_lark.convert.lightbox import chain as lightbox
+from bbox_lark.syntax.grammar import vocabulary
 
 #: File name ending of a Lightbox events file (``events.jsonl``, ``NAME.events.jsonl``).
 EXTENSIONS = (".jsonl",)

@@ -56,7 +56,7 @@ def one_line(text: str) -> str:
 
 
 def parse_time(value: Any) -> datetime | None:
-    from bbox_lark.values import parse_timestamp
+    from bbox_lark.syntax.values import parse_timestamp
 
     return parse_timestamp(value) if isinstance(value, str) else None
 

@@ -29,8 +29,8 @@ from bbox_lark.convert.lightbox.tables import (
 from bbox_lark.convert.lightbox.values import json_object, parse_time, render_time
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Event
     from bbox_lark.convert.base import Item
+    from bbox_lark.syntax.nodes import Event
 
 # -- writing -----------------------------------------------------------------------------
 
@@ -157,7 +157,7 @@ class _Writer:
     def place_call(self, event: Event, index: int) -> None:
         """A call of a paired family (not ``m:``): an event with its invocation id (``id=``
         when present and not taken by an earlier call, else ``inv_NNNNN``)."""
-        from bbox_lark.correlate import FAMILIES
+        from bbox_lark.syntax.correlate import FAMILIES
 
         if event.kind not in FAMILIES:
             self.place_other(event, index)
@@ -282,7 +282,7 @@ def _tool_name(event: Event) -> str:
 
 
 def _status(event: Event) -> str:
-    from bbox_lark.correlate import is_start
+    from bbox_lark.syntax.correlate import is_start
 
     if is_start(event):
         return "pending"
@@ -293,9 +293,9 @@ def _status(event: Event) -> str:
 
 def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     """The document's calls as a Lightbox session in ``ctx.path`` (see the mapping)."""
-    from bbox_lark.ast import Continuation, Event
-    from bbox_lark.correlate import COMPLETION, Pairer
-    from bbox_lark.lightbox import write_session
+    from bbox_lark.convert.lightbox.chain import write_session
+    from bbox_lark.syntax.correlate import COMPLETION, Pairer
+    from bbox_lark.syntax.nodes import Continuation, Event
 
     del out
     if ctx.path is None:

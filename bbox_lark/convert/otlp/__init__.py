@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from bbox_lark.ast import Head
 from bbox_lark.convert.base import ConvertError, Format, Option, WriteContext, flatten
 from bbox_lark.convert.otlp.encode import MISSING_EXTRA, MissingOtelExtra, to_json, to_protobuf
 from bbox_lark.convert.otlp.spans import Span, SpanBuilder, session_spans, trace_id_for
 from bbox_lark.convert.otlp.tables import BATCH_SPANS, EXPORT_MAPPING, MAX_ATTRIBUTE_CHARS, SEMCONV_VERSION
+from bbox_lark.syntax.nodes import Head
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item

@@ -20,7 +20,6 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark.ast import Continuation, Event
 from bbox_lark.convert.otlp.tables import (
     KIND_INTERNAL,
     MAX_ATTRIBUTE_CHARS,
@@ -32,13 +31,14 @@ from bbox_lark.convert.otlp.tables import (
     STATUS_ERROR,
     STATUS_UNSET,
 )
-from bbox_lark.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key, is_start
-from bbox_lark.numbers import Usage, call_outcome, line_usage, read_totals
-from bbox_lark.values import parse_elapsed, parse_timestamp
+from bbox_lark.numbers.session import Usage, call_outcome, line_usage, read_totals
+from bbox_lark.syntax.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key, is_start
+from bbox_lark.syntax.nodes import Continuation, Event
+from bbox_lark.syntax.values import parse_elapsed, parse_timestamp
 
 if TYPE_CHECKING:
-    from bbox_lark.ast import Head
     from bbox_lark.convert.base import Fidelity
+    from bbox_lark.syntax.nodes import Head
 
 #: Where the clock starts when a session states no time at all (2000-01-01T00:00:00Z), in ns.
 SYNTHETIC_BASE_NS = 946_684_800 * 10**9
@@ -259,7 +259,7 @@ class SpanBuilder:
 
     def _text(self, value: str) -> str:
         """Content as it may leave: secrets replaced, cut to the attribute limit."""
-        from bbox_lark.secrets import redact_secrets
+        from bbox_lark.secrets.scanner import redact_secrets
 
         redacted, found = redact_secrets(value)
         if found:
@@ -349,7 +349,7 @@ class SpanBuilder:
         return done
 
     def _event_text(self, event: Event) -> str:
-        from bbox_lark.text import text_of
+        from bbox_lark.syntax.text import text_of
 
         return text_of(event)
 
@@ -620,7 +620,7 @@ class SpanBuilder:
         if self.content:
             result = (completion or opened.event).result
             if result is not None:
-                from bbox_lark.text import text_of
+                from bbox_lark.syntax.text import text_of
 
                 text = self._text(text_of(result))
                 span.attributes["gen_ai.tool.call.result"] = text
@@ -699,7 +699,7 @@ class SpanBuilder:
 def _estimate(model: str, uncached: int | None, output: int | None, cached: int | None) -> Decimal | None:
     """The estimated cost of one request (the price table's lookups are slow: each request
     shape is priced once)."""
-    from bbox_lark.numbers import estimate_cost
+    from bbox_lark.numbers.session import estimate_cost
 
     try:
         return estimate_cost([(model, Usage(uncached, output, cached))]).cost_usd

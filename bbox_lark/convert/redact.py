@@ -1,0 +1,105 @@
+"""``bbox-lark redact`` on a file in another format (docs/reference.md#secrets): a Claude Code session, an
+ATIF trajectory, JSON Lines or a BB-7 chat is written back in its own format, each secret
+replaced by ``[redacted:KIND]`` inside the JSON string that holds it and every other byte as
+it was (no ``# redactions=N`` line: that is bbox's). A Lightbox chain is refused: each event
+is hashed into the next, so editing one breaks the chain (convert it first, with
+``--redact``).
+
+Each JSON string value is found in the text as written (keys are left alone), decoded as a
+reader would (:func:`json.loads`), scanned as decoded text (:func:`bbox_lark.secrets.scanner.find_secrets`:
+escapes inside it too) and, when it held a secret, written again with :func:`json.dumps`
+(ASCII-escaped when the original string was ASCII), so the file stays valid JSON whatever
+the secret was next to.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+
+from bbox_lark._classes import dataclass
+from bbox_lark.errors import WriteError
+from bbox_lark.secrets.scanner import SecretMatch, count_kinds, might_hold_secrets, redact_secrets
+
+#: The formats whose files ``redact`` rewrites in place (all JSON).
+JSON_FORMATS = frozenset({"claude-code", "atif", "jsonl", "bb7"})
+#: Formats ``redact`` refuses, and why.
+REFUSED = {
+    "lightbox": "a Lightbox chain is tamper-evident (each event is hashed into the next), so"
+    " redacting it in place would break it; convert it with --redact instead"
+    " (bbox-lark convert FILE --to lightbox --redact -o OUT)",
+}
+
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_KEY_AFTER = re.compile(r"[ \t\r\n]*:")
+
+
+class ForeignRedactError(WriteError):
+    """The file cannot be redacted in its own format (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignRedacted:
+    """What :func:`redact_json` did."""
+
+    text: str
+    #: Each secret replaced, with the line and column (1-based) of the JSON string holding it.
+    secrets: tuple[tuple[int, int, SecretMatch], ...] = ()
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        return count_kinds(secret for _, _, secret in self.secrets)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.secrets)
+
+
+def redact_json(text: str, *, allowed: Collection[str] = ()) -> ForeignRedacted:
+    """``text`` (JSON or JSON Lines) with each secret inside a JSON string value replaced by
+    ``[redacted:KIND]``; every byte outside the strings that held one is kept."""
+    parts: list[str] = []
+    found: list[tuple[int, int, SecretMatch]] = []
+    at = 0
+    line, counted = 1, 0  # the line of offset ``counted``
+    for match in _STRING.finditer(text):
+        token = match[0]
+        if not might_hold_secrets(token) or _KEY_AFTER.match(text, match.end()):
+            continue
+        try:
+            value = json.loads(token)
+        except ValueError:
+            continue
+        new, secrets = redact_secrets(value, allowed=allowed)
+        if not secrets:
+            continue
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+        found += [(line, col, secret) for secret in secrets]
+        parts += [text[at : match.start()], json.dumps(new, ensure_ascii=token.isascii())]
+        at = match.end()
+    if not found:
+        return ForeignRedacted(text)
+    parts.append(text[at:])
+    return ForeignRedacted("".join(parts), tuple(found))
+
+
+def redact_foreign(text: str, fmt: str, *, allowed: Collection[str] = ()) -> ForeignRedacted:
+    """``text``, a file in format ``fmt``, redacted in its own format; raises
+    :class:`ForeignRedactError` for a format that cannot be (Lightbox, or one not JSON)."""
+    if fmt in REFUSED:
+        raise ForeignRedactError(REFUSED[fmt])
+    if fmt not in JSON_FORMATS:
+        raise ForeignRedactError(f"{fmt} files cannot be redacted in place; convert them with --redact")
+    return redact_json(text, allowed=allowed)
+
+
+def redact_path(path: str, fmt: str, *, allowed: Collection[str] = ()) -> tuple[str, ForeignRedacted]:
+    """The file ``path`` (in format ``fmt``) as read, and redacted in its own format."""
+    from bbox_lark.syntax.source import decode
+
+    with open(path, "rb") as file:
+        text = decode(file.read())
+    return text, redact_foreign(text, fmt, allowed=allowed)

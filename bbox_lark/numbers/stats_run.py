@@ -1,0 +1,159 @@
+"""``stats`` over many files, on all cores: each input read, parsed and counted
+(:func:`bbox_lark.numbers.stats.compute_stats`) in input order, in worker processes when the run is
+large enough, as ``check --jobs`` does (:func:`bbox_lark.checks.workflow.job_count`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from bbox_lark._classes import dataclass
+from bbox_lark.checks.workflow import PARALLEL_MIN_BYTES, job_count
+from bbox_lark.files.config import Jobs
+from bbox_lark.files.discover import FoundInput
+from bbox_lark.numbers.stats import Stats, compute_stats
+from bbox_lark.syntax.nodes import Diagnostic
+
+
+@dataclass(frozen=True, slots=True)
+class FileStats:
+    """One input's statistics (``stats``), or why it could not be read."""
+
+    #: The input's path as given or found (``-``: standard input).
+    path: str
+    stats: Stats | None = None
+    #: The file's error diagnostics (``stats`` exits 1 when there are any).
+    errors: tuple[Diagnostic, ...] = ()
+    #: Why the input could not be read (then ``stats`` is None).
+    problem: str | None = None
+    #: The format the input was converted from to be counted (``claude_code`` …), or None
+    #: for a bbox file (:func:`bbox_lark.convert.files.foreign_format`).
+    read_as: str | None = None
+    #: The records that conversion could not read (``FILE:LINE: skipped: …``; exit 1).
+    skipped: tuple[str, ...] = ()
+    #: The input this one is counted in (the same file named before, or the Claude Code
+    #: session a subagent log belongs to): then it is not counted again (``stats`` says so).
+    counted_in: str | None = None
+    counted_why: str | None = None
+
+
+def file_stats(item: FoundInput) -> FileStats:
+    """Read, parse and count one input (in a worker process with ``--jobs``). A file in
+    another format ``convert`` reads (a Claude Code session …) is counted through its bbox
+    form, as ``report`` shows it. A FIFO or ``<(…)`` is read once
+    (:func:`bbox_lark.files.inputs.spooled`)."""
+    from bbox_lark.convert.atif.lines import session_address
+    from bbox_lark.files.inputs import InputError, spooled
+
+    if item.problem is not None:
+        return FileStats(item.path, problem=item.problem)
+    if item.counted_in is not None:
+        return FileStats(item.path, counted_in=item.counted_in, counted_why=item.counted_why)
+    if item.stdin:
+        return _counted(item, item.path)
+    if session_address(item.path) is not None:  # FILE#LINE: one trajectory of an ATIF JSON Lines file
+        return _file_stats(item, item.path)
+    try:
+        with spooled(item.path) as source:  # a FIFO or <(…) is read once, into a temporary file
+            return _file_stats(item, source)
+    except InputError as error:
+        return FileStats(item.path, problem=str(error))
+
+
+def _file_stats(item: FoundInput, source: str) -> FileStats:
+    """:func:`file_stats` of ``item``, whose bytes ``source`` (a regular file) holds."""
+    from bbox_lark.convert import ConvertError
+    from bbox_lark.convert.base import Skipped
+    from bbox_lark.convert.files import bbox_file, foreign_format
+
+    read_as = foreign_format(source)
+    if read_as is None:
+        return _counted(item, source)
+    skipped: list[Skipped] = []
+    try:
+        with bbox_file(
+            source, from_=read_as, max_line=item.settings.max_line, on_skipped=skipped.append
+        ) as path:
+            counted = _counted(item, str(path))
+    except ConvertError as error:
+        return FileStats(item.path, problem=f"{item.path}: {error}")
+    except OSError as error:
+        return FileStats(item.path, problem=f"{item.path}: cannot read: {error.strerror or error}")
+    return replace(counted, read_as=read_as, skipped=tuple(record.render(item.path) for record in skipped))
+
+
+def _counted(item: FoundInput, source: str) -> FileStats:
+    from bbox_lark.api import parse
+    from bbox_lark.files.inputs import InputError, read_input
+
+    try:
+        data = read_input(source)
+    except InputError as error:
+        return FileStats(item.path, problem=str(error))
+    path = None if item.stdin else Path(item.path)
+    settings = item.settings
+    document = parse(
+        data,
+        path=path,
+        max_line=settings.max_line,
+        select=settings.select,
+        ignore=settings.ignore_for(path),
+        allowed_secrets=settings.allowed_secrets,
+    )
+    errors = tuple(d for d in document.diagnostics if d.severity == "error")
+    return FileStats(item.path, compute_stats(document), errors)
+
+
+def stats_inputs(inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1) -> Iterator[FileStats]:
+    """Each input's :class:`FileStats`, in the inputs' order. ``jobs`` > 1 (``"auto"``/None:
+    the cores) counts the files in that many worker processes when the run is large enough
+    (as ``check --jobs``: :func:`job_count`,
+    :data:`PARALLEL_MIN_BYTES`); the results are the same whatever the
+    number of jobs. Standard input is read here. At most a few files per worker are in
+    flight, so memory does not grow with the number of files."""
+    items = list(inputs)
+    workers = job_count(jobs)
+    files = [item for item in items if item.problem is None and item.counted_in is None and not item.stdin]
+    if workers <= 1 or len(files) < 2 or _total_size(files) < PARALLEL_MIN_BYTES:
+        for item in items:
+            yield file_stats(item)
+        return
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    window = workers * 4
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        queue: deque[tuple[FoundInput, Future[FileStats] | None]] = deque()
+        todo = iter(items)
+
+        def submit() -> bool:
+            item = next(todo, None)
+            if item is None:
+                return False
+            far = item.problem is None and item.counted_in is None and not item.stdin
+            queue.append((item, pool.submit(file_stats, item) if far else None))
+            return True
+
+        while len(queue) < window and submit():
+            pass
+        while queue:
+            item, future = queue.popleft()
+            if future is None:
+                yield file_stats(item)
+            else:
+                try:
+                    yield future.result()
+                except Exception as error:  # a worker died: this file says so, the run goes on
+                    yield FileStats(item.path, problem=f"{type(error).__name__}: {error}")
+            submit()
+
+
+def _total_size(items: list[FoundInput]) -> int:
+    total = 0
+    for item in items:
+        with contextlib.suppress(OSError):  # an unreadable file is reported when read
+            total += os.stat(item.path).st_size
+    return total

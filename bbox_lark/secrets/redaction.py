@@ -1,0 +1,482 @@
+"""Redacting the secrets of a bbox/1 text (docs/reference.md#secrets): ``bbox_lark.redact``, the
+``redact`` fixer (``bbox-lark redact``, ``fix --redact``) and ``convert --redact``.
+
+Each secret :func:`bbox_lark.secrets.scanner.find_secrets` finds in the whole text becomes
+``[redacted:KIND]``; only the secret is replaced, so a line keeps its kind, name and other
+fields. A private key block over continuation lines is one secret, so it becomes one marker
+on its first line (its continuation lines go). A secret that is a whole header value
+becomes a quoted marker (``key: "[redacted:github_token]"``): YAML would read a bare
+``[...]`` as a list. ``# redactions=N`` stays true: every comment that states the count
+(``# redactions=N``, the closing summary's ``redactions=``) gets the new number of body
+markers, and a text that states none gets a ``# redactions=N`` line as its first body line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bbox_lark._classes import dataclass
+from bbox_lark.secrets.scanner import (
+    SecretMatch,
+    count_kinds,
+    find_secrets,
+    marker,
+    might_hold_secrets,
+    replace_secrets,
+)
+from bbox_lark.syntax import build
+from bbox_lark.syntax.nodes import Continuation, Event, Field, Line
+from bbox_lark.syntax.parser import Head, reparse
+
+if TYPE_CHECKING:
+    from bbox_lark.convert.base import Fidelity, Item
+
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """What :func:`redact` did."""
+
+    #: The redacted text.
+    text: str
+    #: The secrets replaced, with offsets into the input text.
+    secrets: tuple[SecretMatch, ...] = ()
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """How many secrets of each kind were replaced, kinds sorted."""
+        return count_kinds(self.secrets)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.secrets)
+
+
+def redact(text: str, *, allowed: Collection[str] = ()) -> Redacted:
+    """``text`` (a bbox/1 document) with every secret replaced by ``[redacted:KIND]`` and
+    ``# redactions=N`` kept true (see the module's notes); values in ``allowed`` (the
+    ``allowed-secrets`` setting) are kept. Never raises on text; a text without secrets comes
+    back unchanged. Redacting again changes nothing."""
+    found = find_secrets(text, allowed=allowed)
+    if not found:
+        return Redacted(text)
+    return Redacted(_keep_count_true(_replace(text, found, _body_offset(text))), tuple(found))
+
+
+def _body_offset(text: str) -> int:
+    """Where the body starts (the offset of its first line)."""
+    from bbox_lark.syntax.parser import iter_nodes
+
+    head = next(iter_nodes(text, attach=False))
+    assert isinstance(head, Head)
+    return _line_offsets(text, head.body_start)[head.body_start]
+
+
+def _starts_yaml_value(text: str, offset: int) -> bool:
+    """Whether ``offset`` starts a bare YAML value (after ``key:`` or ``-`` on its line)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return re.fullmatch(r"\ufeff?[ \t]*(?:[^\s:#][^:#]*:|-)[ \t]+", text[line_start:offset]) is not None
+
+
+def _line_offsets(text: str, last: int) -> dict[int, int]:
+    """The offset of each line 1..``last`` (only ``\\n`` ends a line, as for the parser; line
+    1 starts after a byte order mark); a line past the end starts at the end."""
+    offsets = {1: 1 if text.startswith(BOM) else 0}
+    at = 0
+    for number in range(2, last + 1):
+        found = text.find("\n", at)
+        at = len(text) if found < 0 else found + 1
+        offsets[number] = at
+    return offsets
+
+
+def _states_count(node: Line) -> Field | None:
+    """The ``redactions=`` field of a comment that states the count (``# redactions=N``, the
+    closing summary: the structured comments with fields), else None."""
+    from bbox_lark.syntax.grammar import vocabulary
+
+    if (
+        isinstance(node, Event)
+        and node.kind == "comment"
+        and "redactions" in node.fields
+        and node.name in vocabulary().field_comment_kinds
+    ):
+        return next((f for f in node.field_nodes if f.key == "redactions"), None)
+    return None
+
+
+def _keep_count_true(text: str) -> str:
+    """``text`` with every stated redaction count set to its number of body markers, or a
+    ``# redactions=N`` line inserted first in the body when none is stated."""
+    from bbox_lark.syntax.parser import iter_nodes
+    from bbox_lark.syntax.scan import line_redactions
+
+    stream = iter_nodes(text, attach=False)
+    head = next(stream)
+    assert isinstance(head, Head)
+    count = 0
+    stated: list[tuple[int, Field]] = []
+    for node in _lines(stream):
+        if "[redacted:" in node.raw:
+            count += sum(1 for _ in line_redactions(node))
+        field = _states_count(node)
+        if field is not None:
+            stated.append((node.line, field))
+    if not stated:
+        at = _line_offsets(text, head.body_start)[head.body_start]
+        eol = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
+        if at == len(text) and text and not text.endswith("\n"):
+            return f"{text}{eol}# redactions={count}{eol}"
+        return f"{text[:at]}# redactions={count}{eol}{text[at:]}"
+    offsets = _line_offsets(text, max(line for line, _ in stated))
+    for line, field in reversed(stated):
+        start = offsets[line] + field.value_col - 1
+        text = text[:start] + str(count) + text[start + len(field.raw_value) :]
+    return text
+
+
+def _lines(stream: Iterator[object]) -> Iterator[Line]:
+    for node in stream:
+        if isinstance(node, (Event, Continuation)):
+            yield node
+
+
+def line_kinds(text: str) -> list[str]:
+    """The kind of every body line but continuations and the comments that state a count, in
+    order: what redacting must not change."""
+    from bbox_lark.syntax.parser import iter_nodes
+
+    stream = iter_nodes(text, attach=False)
+    next(stream)
+    return [node.kind for node in _lines(stream) if isinstance(node, Event) and _states_count(node) is None]
+
+
+def locate(text: str, secrets: Iterable[SecretMatch]) -> list[tuple[int, int, SecretMatch]]:
+    """Each secret with its line and column (1-based, as the parser counts them: only
+    ``\n`` ends a line, a byte order mark is not a column)."""
+    starts = [0]
+    at = text.find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    bom = 1 if text.startswith(BOM) else 0
+    out = []
+    for secret in secrets:
+        index = bisect.bisect_right(starts, secret.start) - 1
+        col = secret.start - starts[index] + 1 - (bom if index == 0 else 0)
+        out.append((index + 1, col, secret))
+    return out
+
+
+def listing(data: str | bytes, shown: str, *, allowed: Collection[str] = ()) -> list[str]:
+    """``redact --list``: one line per secret (``path:line:col: kind masked``), then the
+    count per kind (``path: 3 secrets: aws_access_key 1, github_token 2``)."""
+    from bbox_lark.syntax.source import decode
+
+    text = decode(data)
+    found = find_secrets(text, allowed=allowed)
+    lines = [f"{shown}:{line}:{col}: {s.kind} {s.masked}" for line, col, s in locate(text, found)]
+    kinds = ", ".join(f"{kind} {count}" for kind, count in count_kinds(found).items())
+    lines.append(f"{shown}: {len(found)} secret(s)" + (f": {kinds}" if kinds else ""))
+    return lines
+
+
+def redact_file_settings(path: Path | None) -> tuple[str, ...]:
+    """The ``allowed-secrets`` of the configuration that applies to ``path`` (none for
+    standard input or a configuration that cannot be read)."""
+    if path is None:
+        return ()
+    from bbox_lark.files.config import ConfigError, Resolver
+
+    try:
+        return Resolver().for_path(path).allowed_secrets
+    except (ConfigError, OSError):
+        return ()
+
+
+# -- conversions: the node stream --------------------------------------------------------
+
+
+class StreamScan:
+    """The secrets of a document stream (the items a reader yields and a writer takes,
+    :mod:`bbox_lark.convert`), counted per kind and noted in the fidelity report; with
+    ``redact``, replaced as they pass (the writer never sees one). Lines are scanned one by
+    one, as the checks scan them: a private key block's continuation lines after its
+    ``BEGIN`` line belong to it (dropped with it when redacting).
+
+    With ``keep_count`` (an output in bbox text: bbox, compact), a redacting scan keeps
+    ``# redactions=N`` true: every comment that states the count gets the number of markers
+    of the whole output, so the stream is held from the first such comment to its end (the
+    spec puts the count at the end of the session, so that is usually one line); when none
+    states it, a ``# redactions=N`` line is appended (the count is known only at the end)."""
+
+    def __init__(
+        self,
+        report: Fidelity | None,
+        *,
+        redact: bool = False,
+        allowed: Collection[str] = (),
+        keep_count: bool = False,
+    ) -> None:
+        self.report = report
+        self.redact = redact
+        self.keep_count = redact and keep_count
+        self.allowed = frozenset(allowed)
+        self.found: list[SecretMatch] = []
+        #: Each secret with its line and column (1-based) in the bbox form.
+        self.located: list[tuple[int, int, SecretMatch]] = []
+        self._in_key_block = False
+        #: What became of each continuation line attached to the last event (by identity:
+        #: a stream that attaches them may yield the same nodes again after it, as
+        #: ``iter_nodes`` does; built nodes may share a line number).
+        self._attached: dict[int, tuple[Continuation, Continuation | None]] = {}
+        #: Every continuation line attached to the last event (their keys are joined there).
+        self._attached_seen: set[int] = set()
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """How many secrets of each kind passed (or were replaced), kinds sorted."""
+        return count_kinds(self.found)
+
+    def items(self, stream: Iterable[Item]) -> Iterator[Item]:
+        scanned = self._items(stream)
+        return _counted(scanned, self) if self.keep_count else scanned
+
+    def _items(self, stream: Iterable[Item]) -> Iterator[Item]:
+        held: Item | None = None  # the last line, held back: a key may go on over the next one
+        for item in stream:
+            done = self._item(item)
+            if done is None:
+                continue
+            joins = isinstance(held, (Event, Continuation)) and isinstance(done, Continuation)
+            if joins and id(item) not in self._attached_seen:
+                held, done = self._across(held, done)  # type: ignore[arg-type]
+            if held is not None:
+                yield held
+            held = done
+        if held is not None:
+            yield held
+
+    def _item(self, item: Item) -> Item | None:
+        if isinstance(item, Head):
+            return self._head(item)
+        if isinstance(item, Event):
+            self._in_key_block = False
+            originals = item.continuation
+            event = self._event(self._wrapped(item) if originals else item)
+            self._attached = {
+                id(old): (old, self._continuation(c))
+                for old, c in zip(originals, event.continuation, strict=True)
+            }
+            self._attached_seen = set(self._attached)
+            if event.continuation:
+                kept = tuple(new for _, new in self._attached.values() if new is not None)
+                event = replace(event, continuation=kept)
+            return event
+        if isinstance(item, Continuation):
+            if id(item) in self._attached:
+                return self._attached.pop(id(item))[1]
+            return self._continuation(item)
+        self._in_key_block = False
+        self._attached = {}
+        self._attached_seen = set()
+        return item
+
+    def _across(self, before: Line, line: Continuation) -> tuple[Line, Continuation]:
+        """A key that starts at the end of ``before`` and goes on at the start of ``line``
+        (a continuation read on its own): counted, and replaced when redacting (the marker
+        where it starts, the rest gone from ``line``)."""
+        raw = before.raw
+        if not raw[-1:].strip() or not line.raw[2:3].strip():
+            return before, line
+        cut = max(0, len(raw) - 600)
+        text = f"{raw[cut:]}\n{line.raw}"
+        if not might_hold_secrets(text):
+            return before, line
+        join = len(raw) - cut
+        for secret in find_secrets(text, allowed=self.allowed):
+            if not secret.start < join < secret.end or secret.kind == "private_key":
+                continue
+            self.found.append(secret)
+            self.located.append((before.line, cut + secret.start + 1, secret))
+            self._note(secret, before.line)
+            if not self.redact:
+                continue
+            head = raw[: cut + secret.start] + marker(secret.kind)
+            indent = 1 if line.raw.startswith("\t") else 2
+            rest = line.raw[:indent] + line.raw[secret.end - join - 1 :]
+            before = self._event_raw(before, head) if isinstance(before, Event) else replace(before, raw=head)
+            return before, replace(line, raw=rest)
+        return before, line
+
+    def _note(self, secret: SecretMatch, line: int) -> None:
+        """The fidelity report's row for a secret passing (kept, or replaced)."""
+        if self.report is None:
+            return
+        if self.redact:
+            self.report.dropped(f"secrets ({secret.kind}), replaced by {marker(secret.kind)}", line)
+        else:
+            self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
+
+    def _scan(self, text: str, line: int) -> tuple[str, list[SecretMatch]]:
+        found = find_secrets(text, allowed=self.allowed)
+        if not found:
+            return text, found
+        for secret in found:
+            self.found.append(secret)
+            self.located.append((line, secret.start + 1, secret))
+            self._note(secret, line)
+            if secret.kind == "private_key" and "-----END" not in text[secret.start :]:
+                self._in_key_block = True
+        if not self.redact:
+            return text, found
+        return _replace(text, found, 0), found
+
+    def _head(self, head: Head) -> Head:
+        text = "".join(line.raw + line.eol for line in head.header_lines)
+        found = find_secrets(text, allowed=self.allowed)
+        if not found:
+            return head
+        for line, col, secret in locate(text, found):
+            self.found.append(secret)
+            self.located.append((line, col, secret))
+            self._note(secret, line)
+        if not self.redact:
+            return head
+        from bbox_lark.syntax.parser import iter_nodes
+
+        redacted = next(iter_nodes(("\ufeff" if head.bom else "") + _replace(text, found, len(text))))
+        assert isinstance(redacted, Head)
+        return replace(redacted, body_start=head.body_start)
+
+    def _wrapped(self, event: Event) -> Event:
+        """``event`` with each key wrapped from one of its lines onto the next (a
+        continuation) counted, and replaced when redacting: the marker where it starts,
+        the rest of it gone from the lines it goes on over (the lines stay)."""
+        lines: list[Line] = [event, *event.continuation]
+        block = "\n".join(line.raw for line in lines)
+        if not might_hold_secrets(block):
+            return event
+        starts = [0]
+        for line in lines[:-1]:
+            starts.append(starts[-1] + len(line.raw) + 1)
+        wrapped = []
+        for secret in find_secrets(block, allowed=self.allowed):
+            first = bisect.bisect_right(starts, secret.start) - 1
+            last = bisect.bisect_right(starts, secret.end - 1) - 1
+            if first != last and secret.kind != "private_key":
+                wrapped.append((first, last, secret))
+        if not wrapped:
+            return event
+        raws = [line.raw for line in lines]
+        for first, last, secret in reversed(wrapped):
+            line_no = lines[first].line
+            self.found.append(secret)
+            self.located.append((line_no, secret.start - starts[first] + 1, secret))
+            self._note(secret, line_no)
+            if not self.redact:
+                continue
+            for index in range(first, last + 1):
+                raw, at = raws[index], starts[index]
+                indent = 0 if index == first else (1 if raw.startswith("\t") else 2)
+                cut_from = secret.start - at if index == first else indent
+                cut_to = min(len(raw), secret.end - at)
+                keep = marker(secret.kind) if index == first else ""
+                raws[index] = raw[:cut_from] + keep + raw[cut_to:] if index == last else raw[:cut_from] + keep
+        if not self.redact:
+            return event
+        head = self._event_raw(event, raws[0])
+        kept = tuple(replace(line, raw=raw) for line, raw in zip(event.continuation, raws[1:], strict=True))
+        return replace(head, continuation=kept)
+
+    def _event_raw(self, event: Event, raw: str) -> Event:
+        if raw == event.raw:
+            return event
+        try:
+            return reparse(event, raw)
+        except ValueError:  # the marker changed what the line is: keep the line up to it
+            return reparse(event, raw[: raw.index("]", raw.index("[redacted:")) + 1])
+
+    def _event(self, event: Event) -> Event:
+        new_raw, found = self._scan(event.raw, event.line)
+        if not found or new_raw == event.raw:
+            return event
+        try:
+            return reparse(event, new_raw)
+        except ValueError:  # the marker changed what the line is: keep the kind, say why
+            return reparse(event, f"{event.raw[: found[0].start]}{marker(found[0].kind)}")
+
+    def _continuation(self, line: Continuation) -> Continuation | None:
+        if self._in_key_block:
+            if "-----END" in line.raw:
+                self._in_key_block = False
+            return None if self.redact else line
+        new_raw, found = self._scan(line.raw, line.line)
+        return replace(line, raw=new_raw) if found and self.redact else line
+
+
+def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
+    """``items`` with ``# redactions=N`` kept true (:class:`StreamScan`'s ``keep_count``)."""
+    from bbox_lark.syntax.scan import line_redactions
+
+    markers = 0
+    attached: set[int] = set()
+    held: list[Item] | None = None  # from the first comment that states the count on
+    last: Item | None = None  # the last line, held back: it may need a line ending
+    for item in items:
+        if isinstance(item, Event):
+            attached = {id(c) for c in item.continuation}
+            lines: tuple[Line, ...] = (item, *item.continuation)
+            markers += sum(1 for line in lines for _ in line_redactions(line))
+            if held is None and _states_count(item) is not None:
+                held = []
+        elif isinstance(item, Continuation) and id(item) not in attached:
+            markers += sum(1 for _ in line_redactions(item))
+        if held is not None:
+            held.append(item)
+            continue
+        if last is not None:
+            yield last
+        last = item
+    if held is not None:
+        if last is not None:
+            yield last
+        for item in held:
+            field = _states_count(item) if scan.found and isinstance(item, Event) else None
+            if field is not None and isinstance(item, Event):
+                start = field.value_col - 1
+                item = reparse(
+                    item, item.raw[:start] + str(markers) + item.raw[start + len(field.raw_value) :]
+                )
+            yield item
+        return
+    if not scan.found:
+        if last is not None:
+            yield last
+        return
+    number = 1
+    if isinstance(last, (Event, Continuation)):
+        number = last.line + 1
+        if not last.eol and not (isinstance(last, Event) and last.continuation):
+            last = replace(last, eol="\n")
+    if last is not None:
+        yield last
+    yield replace(build.comment(f"redactions={markers}"), line=number)
+
+
+def _replace(text: str, found: Iterable[SecretMatch], body_at: int) -> str:
+    """``text`` with each secret replaced by its marker (quoted where it starts a YAML value
+    before ``body_at``)."""
+
+    def replacement(secret: SecretMatch) -> str:
+        if secret.start < body_at and _starts_yaml_value(text, secret.start):
+            return f'"{marker(secret.kind)}"'
+        return ""
+
+    return replace_secrets(text, found, replacement)
