@@ -680,8 +680,9 @@ def test_many_files_give_the_outputs_of_one_at_a_time(
     tmp_path: Path, to: str, jobs: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import bbox_lark.convert.files
+    import bbox_lark.files.runner
 
-    monkeypatch.setattr(bbox_lark.convert.files, "PARALLEL_MIN_BYTES", 0)  # worker processes, however small
+    monkeypatch.setattr(bbox_lark.files.runner, "PARALLEL_MIN_BYTES", 0)  # worker processes, however small
     paths = [p for p in sorted((CORPUS / "valid").glob("*.bbox"))][:12]
     alone = _one_at_a_time(paths, to, tmp_path / "alone")
     many = tmp_path / "many"

@@ -409,9 +409,10 @@ def test_stats_on_all_cores_equals_one_at_a_time(monkeypatch: pytest.MonkeyPatch
     """``stats --jobs 2`` over the corpus prints exactly what ``--jobs 1`` prints (the
     pool is used even for a small run: the size threshold is lowered)."""
     import bbox_lark.checks.workflow
+    import bbox_lark.files.runner
     from bbox_lark.cli import app
 
-    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.files.runner, "PARALLEL_MIN_BYTES", 0)
     runner = CliRunner()
     corpus = str(Path(__file__).parent.parent / "corpus")
     for args in (["--json"], []):
@@ -427,11 +428,12 @@ def test_stats_on_all_cores_equals_one_at_a_time(monkeypatch: pytest.MonkeyPatch
 
 def test_stats_inputs_in_pool_keep_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import bbox_lark.checks.workflow
+    import bbox_lark.files.runner
     from bbox_lark.files.config import Settings
     from bbox_lark.files.discover import FoundInput as Input
     from bbox_lark.numbers.stats_run import stats_inputs
 
-    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.files.runner, "PARALLEL_MIN_BYTES", 0)
     paths = []
     for n in range(6):
         path = tmp_path / f"{n}.bbox"

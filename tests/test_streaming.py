@@ -13,6 +13,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import CorpusFile, corpus_files
@@ -306,10 +307,10 @@ def test_check_jobs_output_is_byte_identical(
 ) -> None:
     from typer.testing import CliRunner
 
-    from bbox_lark.checks import workflow
     from bbox_lark.cli import app
+    from bbox_lark.files import runner as files_runner
 
-    monkeypatch.setattr(workflow, "PARALLEL_MIN_BYTES", 0)  # even a small run uses workers
+    monkeypatch.setattr(files_runner, "PARALLEL_MIN_BYTES", 0)  # even a small run uses workers
     folder = _corpus_folder(tmp_path)
     runner = CliRunner()
     args = ["check", "--max-line", "1024", "--format", output, str(folder)]
@@ -323,18 +324,19 @@ def test_check_jobs_output_is_byte_identical(
 
 def test_check_jobs_spreads_files_over_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bbox_lark.checks import workflow
+    from bbox_lark.files import runner as files_runner
     from bbox_lark.files.config import Resolver
     from bbox_lark.files.discover import discover
 
-    monkeypatch.setattr(workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(files_runner, "PARALLEL_MIN_BYTES", 0)
     seen: list[int] = []
-    real = workflow._check_parallel
+    real = files_runner._in_pool
 
-    def spy(items: list[object], blobs: object, workers: int) -> Iterator[object]:
-        seen.append(workers)
-        return real(items, blobs, workers)  # type: ignore[arg-type]
+    def spy(*args: Any) -> Iterator[object]:
+        seen.append(args[4])  # the number of workers
+        return real(*args)
 
-    monkeypatch.setattr(workflow, "_check_parallel", spy)
+    monkeypatch.setattr(files_runner, "_in_pool", spy)
     folder = _corpus_folder(tmp_path)
     inputs = discover([str(folder)], Resolver(isolated=True))
     reports = list(workflow.check_inputs(inputs, jobs=2))

@@ -307,10 +307,11 @@ def test_export_on_two_processes_writes_what_one_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import bbox_lark.checks.workflow
+    import bbox_lark.files.runner
 
     folder = corpus_copy(tmp_path)
     export_tables([str(folder)], tmp_path / "one", jobs=1)
-    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.files.runner, "PARALLEL_MIN_BYTES", 0)
     export_tables([str(folder)], tmp_path / "two", jobs=2)
     for name in TABLE_NAMES:
         assert read(tmp_path / "one", name) == read(tmp_path / "two", name)
@@ -434,6 +435,7 @@ def test_a_worker_that_dies_never_stops_the_batch(tmp_path: Path, monkeypatch: p
     import os
 
     import bbox_lark.checks.workflow
+    import bbox_lark.files.runner
     import bbox_lark.numbers.export
 
     folder = tmp_path / "logs"
@@ -448,7 +450,7 @@ def test_a_worker_that_dies_never_stops_the_batch(tmp_path: Path, monkeypatch: p
         return real(path, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(bbox_lark.numbers.export, "_rows_of", dies_on_file_2)
-    monkeypatch.setattr(bbox_lark.checks.workflow, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bbox_lark.files.runner, "PARALLEL_MIN_BYTES", 0)
     summary = export_tables([str(folder)], tmp_path / "out", jobs=2)
     sessions = read(tmp_path / "out", "sessions")
     assert summary.files == len(sessions) == 6  # every file has its row

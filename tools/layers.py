@@ -107,7 +107,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("render", ("cli.render", "cli.check_output", "cli.console", "report")),
     ("docs", ("cli.docsgen",)),
-    ("cli", ("cli", "cli.commands", "cli.options", "__init__")),
+    ("cli", ("cli", "cli.commands", "cli.options", "__init__", "__main__")),
 )
 
 #: The core: the nodes and what reads, prints and builds lines. It has no import circle, not

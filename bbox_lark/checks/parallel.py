@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 from bbox_lark._classes import dataclass
 from bbox_lark.checks import Checker, Context, Dispatch, Rule
 from bbox_lark.checks.base import SUPPRESSION_MARKER, PairsInParts
+from bbox_lark.files.runner import in_order
 from bbox_lark.syntax.correlate import FAMILIES, Key, RecentKeys, call_key
 from bbox_lark.syntax.nodes import (
     BlankLine,
@@ -54,7 +55,7 @@ from bbox_lark.syntax.scan import UNWRITABLE
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future
+    from concurrent.futures import Executor
 
 #: A file is split when it has at least this many bytes.
 SPLIT_MIN_BYTES = 8 << 20
@@ -278,8 +279,8 @@ def check_split(
     correlation = next((r for r in checker.rules if isinstance(r, PairsInParts)), None)
     if correlation is not None:
         correlation.defer_history(recent)
-    results: Iterator[PartResult] = _in_order(
-        pool, window, parts, lambda part: (check_part, path, part, options)
+    results: Iterator[PartResult] = in_order(
+        pool, window, parts, lambda part: (check_part, (path, part, options))
     )
     for result in results:
         ctx.found += result.found
@@ -318,31 +319,11 @@ def _first_seen(
     if len(keys) > FIRST_SEEN_IN_WORKERS:
         results: Iterator[dict[Key, int]] = (first_seen(path, part, keys, options) for part in earlier)
     else:
-        results = _in_order(pool, window, earlier, lambda part: (first_seen, path, part, keys, options))
+        results = in_order(pool, window, earlier, lambda part: (first_seen, (path, part, keys, options)))
     for seen in results:
         for key, line in seen.items():
             found.setdefault(key, line)  # parts come in order: the first one found is the first
     return found
-
-
-def _in_order(pool: Executor, window: int, parts: list[Part], job: Any) -> Iterator[Any]:
-    """Each part's result, in order, at most ``window`` parts in flight."""
-    queue: list[Future[Any]] = []
-    todo = iter(parts)
-    for part in itertools.islice(todo, window):
-        function, *arguments = job(part)
-        queue.append(pool.submit(function, *arguments))
-    while queue:
-        done = queue.pop(0).result()
-        following = next(todo, None)
-        if following is not None:
-            function, *arguments = job(following)
-            queue.append(pool.submit(function, *arguments))
-        yield done
-
-
-#: The bounded, in-order map over a process pool, for other modules (``report``'s pages).
-in_order = _in_order
 
 
 def first_seen(path: str, part: Part, keys: frozenset[Key], options: Options) -> dict[Key, int]:

@@ -13,7 +13,6 @@ their report (exit code 2 for such a run).
 from __future__ import annotations
 
 import io
-import os
 import sys
 import tempfile
 import traceback
@@ -31,7 +30,8 @@ from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE, decode
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    from bbox_lark.files.config import Jobs, Resolver, Settings
+    from bbox_lark.files.config import Resolver, Settings
+    from bbox_lark.files.runner import Job, Jobs, Progress
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -301,88 +301,66 @@ def _line_text(chunk: bytes, number: int) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-#: Below this many bytes of files in a run, ``--jobs`` checks them in this process: starting
-#: worker processes would cost more than it saves.
-PARALLEL_MIN_BYTES = 1 << 20
-
-
-def job_count(jobs: Jobs | None) -> int:
-    """Worker processes for ``jobs`` (a number, or ``"auto"``/None: the cores available)."""
-    if isinstance(jobs, int):
-        return jobs
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def _check_file(path: str, blobs: Path | None, settings: Settings) -> FileReport:
     """One file, in a worker process."""
     return check_input(path, blobs=blobs, settings=settings)
 
 
 def check_inputs(
-    inputs: Iterable[FoundInput], *, blobs: Path | None = None, jobs: Jobs | None = 1
+    inputs: Iterable[FoundInput],
+    *,
+    blobs: Path | None = None,
+    jobs: Jobs | None = 1,
+    progress: Progress | None = None,
 ) -> Iterator[FileReport]:
     """Check discovered inputs, each with its own settings, one report each, in order.
 
     ``jobs`` > 1 (``"auto"``/None: the cores) spreads the files over that many worker
-    processes when the run is large enough (:data:`PARALLEL_MIN_BYTES`); the reports come
-    in the inputs' order whatever finishes first, so the output is the same as with one."""
+    processes when the run is large enough (:func:`bbox_lark.files.runner.run_each`); a file of
+    :data:`~bbox_lark.checks.parallel.SPLIT_MIN_BYTES` or more is checked here, in parts spread
+    over the same workers. The reports come in the inputs' order whatever finishes first, so
+    the output is the same as with one."""
     from bbox_lark.checks.parallel import SPLIT_MIN_BYTES
+    from bbox_lark.files.runner import file_size, job_count, run_each
 
     items = list(inputs)
     workers = job_count(jobs)
-    files = [item for item in items if item.problem is None and item.path != "-"]
-    sizes = _sizes(files)
-    large = any(size >= SPLIT_MIN_BYTES for size in sizes)
-    if workers > 1 and (large or (len(files) > 1 and sum(sizes) >= PARALLEL_MIN_BYTES)):
-        yield from _check_parallel(items, blobs, workers)
-        return
-    for item in items:
-        yield _check_item(item, blobs)
+    sizes = {item.path: file_size(item.path) for item in items if _is_file(item)}
+
+    def far(item: FoundInput) -> Job | None:
+        if not _is_file(item) or sizes[item.path] >= SPLIT_MIN_BYTES:
+            return None  # here, in turn: standard input, unusable paths, large files
+        return _check_file, (item.path, blobs, item.settings)
+
+    def here(item: FoundInput, pool: Executor | None) -> FileReport:
+        if pool is not None and _is_file(item) and sizes[item.path] >= SPLIT_MIN_BYTES:
+            return _check_large(item, blobs, pool, workers)
+        return _check_item(item, blobs)
+
+    def failed(item: FoundInput, error: BaseException) -> FileReport:
+        return FileReport(item.path, (internal_error(error),), strict=item.settings.strict)
+
+    large = any(size >= SPLIT_MIN_BYTES for size in sizes.values())
+    yield from run_each(
+        items,
+        far,
+        here,
+        failed,
+        jobs=jobs,
+        size=lambda item: sizes.get(item.path, 0),
+        needs_pool=large,
+        progress=progress,
+    )
+
+
+def _is_file(item: FoundInput) -> bool:
+    return item.problem is None and item.path != "-"
 
 
 def _check_item(item: FoundInput, blobs: Path | None) -> FileReport:
     if item.problem is not None:
         return FileReport(item.path, error=item.problem, strict=item.settings.strict)
     return check_input(item.path, blobs=blobs, settings=item.settings)
-
-
-def _sizes(items: list[FoundInput]) -> list[int]:
-    sizes = []
-    for item in items:
-        try:
-            sizes.append(os.stat(item.path).st_size)
-        except OSError:
-            sizes.append(0)
-    return sizes
-
-
-def _check_parallel(items: list[FoundInput], blobs: Path | None, workers: int) -> Iterator[FileReport]:
-    """The inputs' reports in order, files checked by ``workers`` processes; a large file is
-    checked in parts (:mod:`bbox_lark.checks.parallel`) when its turn comes."""
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    from bbox_lark.checks.parallel import SPLIT_MIN_BYTES
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: list[Future[FileReport] | FoundInput] = []
-        for item, size in zip(items, _sizes(items), strict=True):
-            if item.problem is None and item.path != "-" and size < SPLIT_MIN_BYTES:
-                pending.append(pool.submit(_check_file, item.path, blobs, item.settings))
-            else:
-                pending.append(item)  # here, in turn: standard input, unusable paths, large files
-        for item, entry in zip(items, pending, strict=True):
-            if isinstance(entry, Future):
-                try:
-                    yield entry.result()
-                except Exception as error:  # a worker died: this file's report says so
-                    yield FileReport(item.path, (internal_error(error),), strict=item.settings.strict)
-            elif item.problem is None and item.path != "-":
-                yield _check_large(item, blobs, pool, workers)
-            else:
-                yield _check_item(item, blobs)
 
 
 def _check_large(item: FoundInput, blobs: Path | None, pool: Executor, workers: int) -> FileReport:

@@ -187,7 +187,3 @@ def __getattr__(name: str) -> Any:
         return getattr(commands, name)
     except AttributeError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

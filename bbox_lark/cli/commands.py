@@ -11,6 +11,7 @@ Typer). Options declared as data become Typer parameters through
 and ``eval`` on every run.
 """
 
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -28,8 +29,10 @@ from bbox_lark.cli.console import (
     ISOLATED,
     MAX_LINE,
     CommandOption,
+    ProgressBar,
     err,
     errors_exit,
+    isatty,
     out,
     print_error,
     print_findings,
@@ -261,7 +264,10 @@ def stats(
     results: list[tuple[str, Stats]] = []
     unreadable: list[dict[str, str]] = []
     merged: list[dict[str, str]] = []
-    for item in stats_inputs(inputs, jobs=jobs_value):
+    bar = ProgressBar(enabled=isatty(sys.stderr) and (as_json or not isatty(sys.stdout)), verb="counting")
+    with bar:
+        found = list(stats_inputs(inputs, jobs=jobs_value, progress=bar.update))
+    for item in found:
         shown = safe("<stdin>" if item.path == "-" else item.path)
         if item.counted_in is not None:  # each session once, and said so
             into = safe(item.counted_in)
@@ -1266,15 +1272,18 @@ def export_command(
     from bbox_lark.numbers.tables import MissingExtra
 
     resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
+    bar = ProgressBar(enabled=isatty(sys.stderr), verb="exporting")
     try:
-        summary = export_tables(
-            paths,
-            output,
-            format=output_format.value,
-            jobs=resolver.for_path("-").jobs,
-            resolver=resolver,
-            secrets="redact" if redact else "keep" if keep_secrets else "refuse",
-        )
+        with bar:
+            summary = export_tables(
+                paths,
+                output,
+                format=output_format.value,
+                jobs=resolver.for_path("-").jobs,
+                resolver=resolver,
+                secrets="redact" if redact else "keep" if keep_secrets else "refuse",
+                progress=bar.update,
+            )
     except MissingExtra as error:
         raise fail_usage(str(error)) from None
     except OSError as error:

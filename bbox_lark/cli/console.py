@@ -358,15 +358,20 @@ class ProgressBar:
 
     DELAY = 1.0
 
-    def __init__(self, enabled: bool, console: "Console | None" = None) -> None:
+    def __init__(self, enabled: bool, console: "Console | None" = None, verb: str = "checking") -> None:
         import time
 
         self.enabled = enabled
         self.console = console
+        self.verb = verb
         self.started = time.monotonic()
         self.done = 0
         self.bar: Any = None
         self.task: Any = None
+
+    def update(self, done: int, total: int) -> None:
+        """The runner's progress callback (:data:`bbox_lark.files.runner.Progress`)."""
+        self.advance()
 
     def advance(self) -> None:
         import time
@@ -381,7 +386,7 @@ class ProgressBar:
 
             self.bar = Progress(
                 SpinnerColumn(),
-                TextColumn("checking"),
+                TextColumn(self.verb),
                 BarColumn(),
                 TextColumn("{task.completed} file(s)"),
                 TimeElapsedColumn(),
@@ -390,7 +395,7 @@ class ProgressBar:
                 redirect_stdout=isatty(sys.stdout),
                 redirect_stderr=False,
             )
-            self.task = self.bar.add_task("check", total=None, completed=self.done)
+            self.task = self.bar.add_task(self.verb, total=None, completed=self.done)
             self.bar.start()
         self.bar.update(self.task, completed=self.done)
 

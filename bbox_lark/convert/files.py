@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.checks.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write, job_count
+from bbox_lark.checks.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write
 from bbox_lark.errors import ConversionError
 from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.inputs import is_dir, is_regular, kind_of, why_not
@@ -36,13 +36,12 @@ from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Input, Skipped
     from bbox_lark.files.config import Jobs
+    from bbox_lark.files.runner import Job, Progress
 
 
 #: Standard output is held back until the input is known to hold no credential: in memory up
 #: to this many bytes, then in a temporary file.
 HELD_IN_MEMORY = 8 << 20
-#: Below this many bytes of inputs, a many-file run converts them in this process.
-PARALLEL_MIN_BYTES = 1 << 18
 
 
 class ConvertUsageError(ConversionError):
@@ -420,6 +419,7 @@ def convert_files(
     max_line: int = DEFAULT_MAX_LINE,
     jobs: int | str | None = None,
     options: dict[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[Converted]:
     """Convert each input into ``out_dir`` (made when missing), one output per input named
     by :func:`output_name`, on ``jobs`` processes (a number, or ``auto``/None: every core),
@@ -453,44 +453,33 @@ def convert_files(
             continue
         taken[name] = path
         planned.append((path, out_dir / name))
-    work = [entry for entry in planned if isinstance(entry, tuple)]
-    workers = min(job_count(_jobs(jobs)), len(work))
-    if workers > 1 and sum(_size(path) for path, _ in work) < PARALLEL_MIN_BYTES:
-        workers = 1  # starting worker processes would cost more than it saves
-    if workers <= 1:
-        for entry in planned:
-            if isinstance(entry, tuple):
-                yield _convert_one(entry[0], entry[1], to, from_, force, max_line, chosen)
-            else:
-                yield entry
-        return
-    from concurrent.futures import ProcessPoolExecutor
+    from bbox_lark.files.runner import file_size, run_each
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [
-            pool.submit(_convert_one, entry[0], entry[1], to, from_, force, max_line, chosen)
-            if isinstance(entry, tuple)
-            else entry
-            for entry in planned
-        ]
-        for entry, future in zip(planned, futures, strict=True):
-            if isinstance(future, Converted):
-                yield future
-                continue
-            assert isinstance(entry, tuple)
-            try:
-                yield future.result()
-            except Exception as error:  # a worker died: this input's result says so
-                from bbox_lark.checks.workflow import internal_error
+    def far(entry: Converted | tuple[str, Path]) -> Job | None:
+        if isinstance(entry, Converted):
+            return None
+        return _convert_one, (entry[0], entry[1], to, from_, force, max_line, chosen)
 
-                yield Converted(entry[0], entry[1], error=f"{entry[0]}: {internal_error(error).message}")
+    def here(entry: Converted | tuple[str, Path], pool: object) -> Converted:
+        if isinstance(entry, Converted):
+            return entry
+        return _convert_one(entry[0], entry[1], to, from_, force, max_line, chosen)
 
+    def failed(entry: Converted | tuple[str, Path], error: BaseException) -> Converted:
+        from bbox_lark.checks.workflow import internal_error
 
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
+        assert isinstance(entry, tuple)
+        return Converted(entry[0], entry[1], error=f"{entry[0]}: {internal_error(error).message}")
+
+    yield from run_each(
+        planned,
+        far,
+        here,
+        failed,
+        jobs=_jobs(jobs),
+        size=lambda entry: 0 if isinstance(entry, Converted) else file_size(entry[0]),
+        progress=progress,
+    )
 
 
 def _jobs(jobs: int | str | None) -> Jobs | None:

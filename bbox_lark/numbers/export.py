@@ -34,6 +34,7 @@ from bbox_lark.numbers.tables import (
 if TYPE_CHECKING:
     from bbox_lark.files.config import Jobs, Resolver
     from bbox_lark.files.discover import FoundInput as Input
+    from bbox_lark.files.runner import Job, Progress
 
 Format = Literal["parquet", "csv"]
 FORMATS: tuple[Format, ...] = ("parquet", "csv")
@@ -44,7 +45,8 @@ BATCH_ROWS = 20_000
 #: comes (as ``check`` does with the files it splits): their rows never travel whole.
 STREAM_MIN_BYTES = 8 << 20
 #: Files in flight per worker process: enough to keep the workers busy, few enough that the
-#: rows waiting for their turn stay small.
+#: rows waiting for their turn stay small (fewer than the runner's default: a file's rows are
+#: larger than other commands' results).
 IN_FLIGHT_PER_WORKER = 2
 
 
@@ -319,6 +321,7 @@ def iter_rows(
     jobs: Jobs | None = None,
     emit: Emit | None = None,
     secrets: Secrets = "refuse",
+    progress: Progress | None = None,
 ) -> Iterator[SessionRows]:
     """Each input's rows, in the inputs' order; files spread over ``jobs`` worker processes
     (None or ``"auto"``: every core) with at most a few in flight. Standard input is not a
@@ -327,59 +330,39 @@ def iter_rows(
     With ``emit``, a file of :data:`STREAM_MIN_BYTES` or more is read here, when its turn
     comes, as a stream: its ``events`` and ``calls`` rows go to ``emit`` in chunks as they
     are read, and only the rest is yielded, so no whole large file is ever held."""
-    from bbox_lark.checks.workflow import PARALLEL_MIN_BYTES, internal_error, job_count
+    from bbox_lark.checks.workflow import internal_error
+    from bbox_lark.files.runner import run_each
     from bbox_lark.numbers.tables import unread_rows
 
     items = [item for item in inputs if item.counted_in is None]  # each session once
-    workers = job_count(jobs)
 
-    def here(item: Input) -> SessionRows:
+    def far(item: Input) -> Job | None:
+        large = emit is not None and _size(item) >= STREAM_MIN_BYTES  # read here, streamed
+        if item.problem is not None or item.stdin or large:
+            return None
+        return _rows_of, _job(item, secrets)
+
+    def here(item: Input, pool: object) -> SessionRows:
         if item.problem is not None:
             return unread_rows(item.path, item.problem)
         if item.stdin:
             return unread_rows(item.path, "-: export reads files, not standard input")
         return _rows_of(*_job(item, secrets), emit if _size(item) >= STREAM_MIN_BYTES else None)
 
-    if workers <= 1 or len(items) < 2 or input_bytes(items) < PARALLEL_MIN_BYTES:
-        for item in items:
-            yield here(item)
-        return
+    def failed(item: Input, error: BaseException) -> SessionRows:
+        # its worker died: this file's rows say so, the run goes on
+        return unread_rows(item.path, "bbox-lark failed on this file (E016)", [internal_error(error)])
 
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    window = workers * IN_FLIGHT_PER_WORKER
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        queue: list[tuple[Input, Future[SessionRows] | None]] = []
-        todo = iter(items)
-        broken = False  # a worker died: the files not yet sent are read here
-
-        def submit() -> bool:
-            nonlocal broken
-            item = next(todo, None)
-            if item is None:
-                return False
-            future = None
-            large = emit is not None and _size(item) >= STREAM_MIN_BYTES  # read here, streamed
-            if item.problem is None and not item.stdin and not broken and not large:
-                try:
-                    future = pool.submit(_rows_of, *_job(item, secrets))
-                except RuntimeError:  # BrokenProcessPool, or the pool shutting down
-                    broken = True
-            queue.append((item, future))
-            return True
-
-        while len(queue) < window and submit():
-            pass
-        while queue:
-            item, future = queue.pop(0)
-            submit()
-            if future is None:
-                yield here(item)
-                continue
-            try:
-                yield future.result()
-            except Exception as error:  # its worker died: this file's rows say so, the run goes on
-                yield unread_rows(item.path, "bbox-lark failed on this file (E016)", [internal_error(error)])
+    yield from run_each(
+        items,
+        far,
+        here,
+        failed,
+        jobs=jobs,
+        size=_size,
+        in_flight_per_worker=IN_FLIGHT_PER_WORKER,
+        progress=progress,
+    )
 
 
 def export_inputs(
@@ -390,10 +373,13 @@ def export_inputs(
     jobs: Jobs | None = None,
     batch_rows: int = BATCH_ROWS,
     secrets: Secrets = "refuse",
+    progress: Progress | None = None,
 ) -> ExportSummary:
     """Write the four tables of ``inputs`` to ``out/<table>.<format>`` (the folder is made
-    if needed). Raises :class:`~bbox_lark.numbers.tables.MissingExtra` without pyarrow, and
-    ``OSError`` when ``out`` cannot be written; a bad input file never raises."""
+    if needed); ``progress`` is told after each file
+    (:data:`bbox_lark.files.runner.Progress`). Raises
+    :class:`~bbox_lark.numbers.tables.MissingExtra` without pyarrow, and ``OSError`` when
+    ``out`` cannot be written; a bad input file never raises."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     need("pyarrow", "export")
@@ -415,7 +401,7 @@ def export_inputs(
             for name, columns in chunk.items():
                 writers[name].add(columns)
 
-        for rows in iter_rows(inputs, jobs, emit, secrets):
+        for rows in iter_rows(inputs, jobs, emit, secrets, progress):
             files += 1
             if rows.credentials:
                 refused.append((rows.path, rows.credentials))
@@ -452,6 +438,7 @@ def export_tables(
     jobs: Jobs | None = None,
     resolver: Resolver | None = None,
     secrets: Secrets = "refuse",
+    progress: Progress | None = None,
 ) -> ExportSummary:
     """Export the sessions named by ``paths`` (files, folders searched as ``check`` searches
     them, globs) to ``out``: see :func:`export_inputs`. ``resolver`` gives each file its
@@ -462,4 +449,4 @@ def export_tables(
     from bbox_lark.files.discover import discover
 
     inputs = expand_sessions(discover(list(paths), resolver or Resolver(isolated=True), sessions=True))
-    return export_inputs(inputs, Path(out), format=format, jobs=jobs, secrets=secrets)
+    return export_inputs(inputs, Path(out), format=format, jobs=jobs, secrets=secrets, progress=progress)

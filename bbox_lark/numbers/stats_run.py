@@ -1,20 +1,16 @@
 """``stats`` over many files, on all cores: each input read, parsed and counted
 (:func:`bbox_lark.numbers.stats.compute_stats`) in input order, in worker processes when the run is
-large enough, as ``check --jobs`` does (:func:`bbox_lark.checks.workflow.job_count`)."""
+large enough, through the one runner (:func:`bbox_lark.files.runner.run_each`)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
-from bbox_lark.checks.workflow import PARALLEL_MIN_BYTES, job_count
-from bbox_lark.files.config import Jobs
 from bbox_lark.files.discover import FoundInput
+from bbox_lark.files.runner import Job, Jobs, Progress, file_size, run_each
 from bbox_lark.numbers.stats import Stats, compute_stats
 from bbox_lark.syntax.nodes import Diagnostic
 
@@ -108,52 +104,29 @@ def _counted(item: FoundInput, source: str) -> FileStats:
     return FileStats(item.path, compute_stats(document), errors)
 
 
-def stats_inputs(inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1) -> Iterator[FileStats]:
+def stats_inputs(
+    inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1, progress: Progress | None = None
+) -> Iterator[FileStats]:
     """Each input's :class:`FileStats`, in the inputs' order. ``jobs`` > 1 (``"auto"``/None:
     the cores) counts the files in that many worker processes when the run is large enough
-    (as ``check --jobs``: :func:`job_count`,
-    :data:`PARALLEL_MIN_BYTES`); the results are the same whatever the
-    number of jobs. Standard input is read here. At most a few files per worker are in
-    flight, so memory does not grow with the number of files."""
-    items = list(inputs)
-    workers = job_count(jobs)
-    files = [item for item in items if item.problem is None and item.counted_in is None and not item.stdin]
-    if workers <= 1 or len(files) < 2 or _total_size(files) < PARALLEL_MIN_BYTES:
-        for item in items:
-            yield file_stats(item)
-        return
-    from concurrent.futures import Future, ProcessPoolExecutor
+    (:func:`bbox_lark.files.runner.run_each`); the results are the same whatever the number of
+    jobs. Standard input, and an input counted in another, are done here."""
 
-    window = workers * 4
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        queue: deque[tuple[FoundInput, Future[FileStats] | None]] = deque()
-        todo = iter(items)
+    def far(item: FoundInput) -> Job | None:
+        if item.problem is None and item.counted_in is None and not item.stdin:
+            return file_stats, (item,)
+        return None
 
-        def submit() -> bool:
-            item = next(todo, None)
-            if item is None:
-                return False
-            far = item.problem is None and item.counted_in is None and not item.stdin
-            queue.append((item, pool.submit(file_stats, item) if far else None))
-            return True
+    def failed(item: FoundInput, error: BaseException) -> FileStats:
+        # a worker died: this file says so, the run goes on
+        return FileStats(item.path, problem=f"{type(error).__name__}: {error}")
 
-        while len(queue) < window and submit():
-            pass
-        while queue:
-            item, future = queue.popleft()
-            if future is None:
-                yield file_stats(item)
-            else:
-                try:
-                    yield future.result()
-                except Exception as error:  # a worker died: this file says so, the run goes on
-                    yield FileStats(item.path, problem=f"{type(error).__name__}: {error}")
-            submit()
-
-
-def _total_size(items: list[FoundInput]) -> int:
-    total = 0
-    for item in items:
-        with contextlib.suppress(OSError):  # an unreadable file is reported when read
-            total += os.stat(item.path).st_size
-    return total
+    yield from run_each(
+        inputs,
+        far,
+        lambda item, pool: file_stats(item),
+        failed,
+        jobs=jobs,
+        size=lambda item: file_size(item.path),
+        progress=progress,
+    )

@@ -1,7 +1,7 @@
 """Many sessions at once (``bbox-lark report PATH... -o DIR``): one page per session and an
 ``index.html`` that lists them (docs/report.md#many-sessions).
 
-Each session's page is written by a worker process (:func:`bbox_lark.checks.workflow.job_count`
+Each session's page is written by a worker process (:func:`bbox_lark.files.runner.job_count`
 workers, at most a few sessions in flight, as ``stats`` and ``check`` spread files); a worker
 sends back one small :class:`SessionRow`, read from the same first pass that drew the page,
 so the index says what the pages say. The parent keeps only the rows, so memory grows by a
@@ -22,6 +22,7 @@ from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
     from bbox_lark.files.discover import FoundInput
+    from bbox_lark.files.runner import Job
     from bbox_lark.report.survey import Survey
 
 __all__ = ["INDEX", "SessionRow", "page_names", "row_of", "write_index", "write_many"]
@@ -150,7 +151,7 @@ def write_many(
     keep_secrets: bool = False,
 ) -> list[SessionRow]:
     """Write each input's page into ``out_dir`` and then ``index.html``; returns the rows in
-    the inputs' order. Pages are written by :func:`bbox_lark.checks.workflow.job_count` workers
+    the inputs' order. Pages are written by :func:`bbox_lark.files.runner.job_count` workers
     (``jobs``: a number, or ``auto``/None: every core). Raises :class:`OSError` when
     ``out_dir`` cannot be made."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -185,39 +186,23 @@ def _rows(
     review: ReviewOptions | None,
     keep_secrets: bool = False,
 ) -> Iterator[SessionRow]:
-    from bbox_lark.checks.workflow import job_count
+    from bbox_lark.files.runner import file_size, run_each
 
-    work = [
-        (item.path, str(out_dir / name)) if item.problem is None and not item.stdin else None
-        for item, name in zip(inputs, names, strict=True)
-    ]
-    workers = min(job_count(jobs), max(1, sum(1 for entry in work if entry)))
-    if workers <= 1:
-        for item, entry in zip(inputs, work, strict=True):
-            yield (
-                _one(entry[0], entry[1], from_, max_line, review, keep_secrets) if entry else _unusable(item)
-            )
-        return
-    from concurrent.futures import ProcessPoolExecutor
+    def far(item: FoundInput) -> Job | None:
+        if item.problem is not None or item.stdin:
+            return None
+        return _one, (item.path, str(out_dir / names[index[id(item)]]), from_, max_line, review, keep_secrets)
 
-    from bbox_lark.checks.parallel import in_order
+    def here(item: FoundInput, pool: object) -> SessionRow:
+        plan = far(item)
+        return _unusable(item) if plan is None else _one(*plan[1])
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        usable = [entry for entry in work if entry]
-        results = in_order(
-            pool,
-            workers * 4,
-            usable,  # type: ignore[arg-type]
-            lambda e: (_one, e[0], e[1], from_, max_line, review, keep_secrets),
-        )
-        for item, entry in zip(inputs, work, strict=True):
-            if entry is None:
-                yield _unusable(item)
-                continue
-            try:
-                yield next(results)
-            except Exception as error:  # a worker died: this session's row says so
-                yield SessionRow(entry[0], None, problem=f"{type(error).__name__}: {error}")
+    def failed(item: FoundInput, error: BaseException) -> SessionRow:
+        # a worker died: this session's row says so
+        return SessionRow(item.path, None, problem=f"{type(error).__name__}: {error}")
+
+    index = {id(item): position for position, item in enumerate(inputs)}
+    yield from run_each(inputs, far, here, failed, jobs=jobs, size=lambda item: file_size(item.path))
 
 
 def _unusable(item: FoundInput) -> SessionRow:
