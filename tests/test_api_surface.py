@@ -56,3 +56,70 @@ def test_builders_and_reparse_are_public() -> None:
         assert callable(getattr(bbox_lark.syntax.build, name)), name
     for name in ("build", "with_", "with_source"):
         assert not hasattr(bbox_lark.Call, name), name
+
+
+def test_public_names_are_listed_once_and_the_rest_is_written_from_them() -> None:
+    """``_PUBLIC`` is the one list; the ``TYPE_CHECKING`` imports and ``__all__`` are written
+    from it by ``tools/gen_public.py`` and must be current."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, str(root / "tools" / "gen_public.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted([*bbox_lark._PUBLIC, "__version__"]) == list(bbox_lark.__all__)
+
+
+def test_every_public_name_resolves_to_what_the_table_says() -> None:
+    from importlib import import_module
+
+    for name, target in bbox_lark._PUBLIC.items():
+        module, _, attribute = target.partition(":")
+        expected = getattr(import_module(module), attribute) if attribute else import_module(module)
+        assert getattr(bbox_lark, name) is expected, name
+
+
+def test_old_module_paths_still_import_and_warn() -> None:
+    """The layout by stage moved modules; their old names answer for one release."""
+    import importlib
+    import sys
+    import warnings
+
+    from bbox_lark._moved import MOVED
+
+    for old, new in MOVED.items():
+        sys.modules.pop(f"bbox_lark.{old}", None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = importlib.import_module(f"bbox_lark.{old}")
+        assert module is importlib.import_module(f"bbox_lark.{new}"), old
+        assert module.__spec__ is not None and module.__spec__.name == f"bbox_lark.{new}"
+        assert any(
+            issubclass(w.category, DeprecationWarning) and f"bbox_lark.{new}" in str(w.message)
+            for w in caught
+        ), old
+
+
+def test_nothing_in_the_project_imports_an_old_module_path() -> None:
+    import re
+    from pathlib import Path
+
+    from bbox_lark._moved import MOVED
+
+    root = Path(__file__).resolve().parent.parent
+    old = re.compile(r"\b(?:from|import)\s+bbox_lark\.(" + "|".join(map(re.escape, MOVED)) + r")\b(?!\.)")
+    bare = re.compile(r"\bfrom\s+bbox_lark\s+import\s+(" + "|".join(map(re.escape, MOVED)) + r")\b")
+    found = []
+    for folder in ("bbox_lark", "tests", "tools"):
+        for path in (root / folder).rglob("*.py"):
+            if path.name == "_moved.py":
+                continue
+            text = path.read_text(encoding="utf-8")
+            for pattern in (old, bare):
+                found += [f"{path.relative_to(root)}: {m.group(0)}" for m in pattern.finditer(text)]
+    # `from bbox_lark import build` is the public name (bbox_lark.build, in __all__), not the old path.
+    found = [f for f in found if not f.endswith("from bbox_lark import build")]
+    assert found == [], found

@@ -32,7 +32,7 @@ NEEDS_EXTRA = {"bbox_lark.dask"}
 def _package_exceptions() -> dict[str, type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
     for info in pkgutil.walk_packages(bbox_lark.__path__, "bbox_lark."):
-        if info.name in NEEDS_EXTRA:
+        if info.name in NEEDS_EXTRA or info.name.endswith(".__main__"):  # __main__ runs the command
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():

@@ -97,24 +97,17 @@ def _find_inputs(paths: list[str], **options: Any) -> "list[FoundInput]":
     """The inputs of a command that searches folders (:func:`bbox_lark.checks.workflow.find_inputs`);
     exits 2 on a bad option value or configuration file (one line naming it)."""
     from bbox_lark.checks.workflow import find_inputs
-    from bbox_lark.files.config import ConfigError
 
-    try:
-        return find_inputs(paths, **options)
-    except ConfigError as error:
-        raise fail_usage(str(error)) from None
+    return find_inputs(paths, **options)
 
 
 def _max_line(value: int | None) -> int:
     """``--max-line`` for a command that reads no configuration (exits 2 below 1)."""
-    from bbox_lark.files.config import ConfigError, check_max_line
+    from bbox_lark.files.config import check_max_line
 
     if value is None:
         return DEFAULT_MAX_LINE
-    try:
-        return check_max_line(value, "--max-line")
-    except ConfigError as error:
-        raise fail_usage(str(error)) from None
+    return check_max_line(value, "--max-line")
 
 
 def version_line() -> str:
@@ -171,10 +164,7 @@ def _read_one(file: str) -> tuple[str, bytes]:
     is missing, unreadable or a directory."""
     if is_dir(file):
         raise fail_usage(f"{file}: is a directory; give one file (or - for stdin)")
-    try:
-        data = read_input(file)
-    except InputError as error:
-        raise fail_usage(str(error)) from None
+    data = read_input(file)
     return ("<stdin>" if file == "-" else safe(file)), data
 
 
@@ -238,7 +228,7 @@ def stats(
     and cost (stated, and estimated); over several files, each file and the totals."""
     from bbox_lark.cli.render import stats_group
     from bbox_lark.convert.atif.lines import expand_sessions
-    from bbox_lark.files.config import ConfigError, cli_overrides
+    from bbox_lark.files.config import cli_overrides
     from bbox_lark.files.discover import names_one_file
     from bbox_lark.numbers.stats import Stats, combine_stats, stats_run_json
     from bbox_lark.numbers.stats_run import stats_inputs
@@ -253,10 +243,7 @@ def stats(
         max_line=max_line,
     )
     inputs = expand_sessions(inputs)  # ATIF JSON Lines: a session per trajectory
-    try:
-        jobs_value = cli_overrides(jobs=jobs).jobs
-    except ConfigError as error:
-        raise fail_usage(str(error)) from None
+    jobs_value = cli_overrides(jobs=jobs).jobs
     if jobs_value is None and inputs:  # the configuration's `jobs`, as `check` reads it
         jobs_value = inputs[0].settings.jobs
     one_file = names_one_file(paths)
@@ -721,7 +708,6 @@ def convert_command(
 ) -> None:
     """Convert between formats, streaming. What each keeps: docs/convert.md."""
     from bbox_lark.convert.files import (
-        ConvertUsageError,
         convert_file,
         converts_many,
         target_format,
@@ -736,20 +722,17 @@ def convert_command(
             raise fail_usage("--report and --report-json describe one conversion; give one input")
         raise typer.Exit(_convert_many(paths, to, from_, output, force, max_line, jobs, quiet, options))
     file = paths[0]
-    try:
-        to = target_format(to, output)
-        done = convert_file(
-            file,
-            to=to,
-            from_=from_,
-            output=output,
-            force=force,
-            max_line=max_line,
-            report_json=report_json,
-            options=options,
-        )
-    except ConvertUsageError as error:
-        raise fail_usage(str(error)) from None
+    to = target_format(to, output)
+    done = convert_file(
+        file,
+        to=to,
+        from_=from_,
+        output=output,
+        force=force,
+        max_line=max_line,
+        report_json=report_json,
+        options=options,
+    )
     shown, verdict = safe(done.shown), done.verdict
     if done.output is not None and verdict.refused:
         print_findings(shown, verdict.errors)
@@ -825,50 +808,41 @@ def _convert_many(
     options: dict[str, Any],
 ) -> int:
     """``convert PATH... -o DIR``: each input into DIR, rendered; the exit code."""
-    from bbox_lark.convert.files import ConvertUsageError, convert_files
+    from bbox_lark.convert.files import convert_files
 
     if output is None:
         raise fail_usage("several inputs convert into a folder: give -o DIR")
     if to is None:
         raise fail_usage(f"give --to FORMAT (one of: {format_names(writable=True)})")
     from bbox_lark.convert.files import convert_inputs
-    from bbox_lark.files.config import ConfigError
 
-    try:
-        inputs = convert_inputs(paths, from_)
-    except ConfigError as error:
-        raise fail_usage(str(error)) from None
+    inputs = convert_inputs(paths, from_)
     code = EXIT_OK
     counts = {"written": 0, "refused": 0, "failed": 0}
-    try:
-        for done in convert_files(
-            inputs, output, to=to, from_=from_, force=force, max_line=max_line, jobs=jobs, options=options
-        ):
-            code = max(code, done.exit_code)
-            shown, verdict = safe(done.shown), done.verdict
-            if done.error is not None:
-                print_error(done.error)
-                counts["failed"] += 1
-                continue
-            print_findings(shown, verdict.errors)
-            if verdict.refused or _print_credentials(shown, done):
-                if verdict.refused:
-                    _print_refused(shown, verdict, "not written")
-                counts["refused"] += 1
-                continue
-            if not quiet:
-                _print_notes(shown, done.notes)
-            if verdict.refusing:
-                err.print(
-                    f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False
-                )
-            if done.notes.skipped:
-                err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
-            if done.notes.secrets:  # never silenced by --quiet
-                err.print(f"! {shown}: {done.notes.secrets}", markup=False)
-            counts["written"] += 1
-    except ConvertUsageError as error:
-        raise fail_usage(str(error)) from None
+    for done in convert_files(
+        inputs, output, to=to, from_=from_, force=force, max_line=max_line, jobs=jobs, options=options
+    ):
+        code = max(code, done.exit_code)
+        shown, verdict = safe(done.shown), done.verdict
+        if done.error is not None:
+            print_error(done.error)
+            counts["failed"] += 1
+            continue
+        print_findings(shown, verdict.errors)
+        if verdict.refused or _print_credentials(shown, done):
+            if verdict.refused:
+                _print_refused(shown, verdict, "not written")
+            counts["refused"] += 1
+            continue
+        if not quiet:
+            _print_notes(shown, done.notes)
+        if verdict.refusing:
+            err.print(f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False)
+        if done.notes.skipped:
+            err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
+        if done.notes.secrets:  # never silenced by --quiet
+            err.print(f"! {shown}: {done.notes.secrets}", markup=False)
+        counts["written"] += 1
     summary = f"{counts['written']} file(s) converted to {safe(str(output))} ({to})"
     if counts["refused"]:
         summary += f", {counts['refused']} not written (errors)"
@@ -968,18 +942,14 @@ def send_command(
     refused or the endpoint could not be reached, 2 for a usage problem."""
     from bbox_lark.convert.otlp.encode import MissingOtelExtra
     from bbox_lark.convert.otlp.send import (
-        SendUsageError,
         Sent,
         resolve_endpoint,
         resolve_headers,
         send_paths,
     )
 
-    try:
-        url = resolve_endpoint(endpoint)
-        headers = resolve_headers(header or ())
-    except SendUsageError as error:
-        raise fail_usage(str(error)) from None
+    url = resolve_endpoint(endpoint)
+    headers = resolve_headers(header or ())
     if retries < 0 or timeout <= 0:
         raise fail_usage("--retries must be 0 or more and --timeout more than 0")
 
@@ -1007,8 +977,6 @@ def send_command(
             paths, url, headers, from_=from_, content=content, retries=retries, timeout=timeout, on_sent=shown
         )
     except MissingOtelExtra as error:
-        raise fail_usage(str(error)) from None
-    except SendUsageError as error:
         raise fail_usage(str(error)) from None
     if result.unreachable is not None:
         print_error(result.unreachable)
@@ -1059,11 +1027,9 @@ def report_command(
     timeline, failed calls, calls by tool, usage chart, findings at their lines. It loads
     nothing and opens from disk. Many sessions (several paths, or a folder) need -o DIR: one
     page each and an index.html."""
-    from bbox_lark.convert import ConvertError
     from bbox_lark.convert.base import Skipped
-    from bbox_lark.files.config import ConfigError
     from bbox_lark.numbers.review import ReviewOptions
-    from bbox_lark.report import OutputError, default_output, write_report
+    from bbox_lark.report import default_output, write_report
 
     max_line = _max_line(max_line)
     review = ReviewOptions(loop_min=loop_min, loop_window=loop_window, gap_seconds=gap)
@@ -1091,8 +1057,6 @@ def report_command(
             review=review,
             keep_secrets=keep_secrets,
         )
-    except (ConvertError, OutputError, ConfigError) as error:
-        raise fail_usage(safe(str(error))) from None
     except OSError as error:
         raise fail_usage(f"{safe(file)}: cannot read: {error.strerror or error}") from None
     if written is not None:
@@ -1122,7 +1086,6 @@ def _report_many(
 ) -> None:
     """``report PATH... -o DIR``: a page per session and an index (docs/report.md#many-sessions)."""
     from bbox_lark.convert.files import convert_inputs
-    from bbox_lark.files.config import ConfigError
     from bbox_lark.report.many import INDEX, write_many
 
     if output is None or str(output) == "-":
@@ -1145,8 +1108,6 @@ def _report_many(
             review=review,
             keep_secrets=keep_secrets,
         )
-    except ConfigError as error:
-        raise fail_usage(safe(str(error))) from None
     except OSError as error:
         raise fail_usage(f"{safe(str(output))}: cannot write: {error.strerror or error}") from None
     problems = [row for row in rows if row.problem]
@@ -1230,14 +1191,11 @@ Jobs = Annotated[
 def _analytics_resolver(
     jobs: str | None, config: Path | None, isolated: bool, exclude: list[str] | None, extend: list[str] | None
 ) -> Any:
-    from bbox_lark.files.config import ConfigError, resolver_from_options
+    from bbox_lark.files.config import resolver_from_options
 
-    try:
-        return resolver_from_options(
-            config=config, isolated=isolated, exclude=exclude, extend_exclude=extend, jobs=jobs
-        )
-    except ConfigError as error:
-        raise fail_usage(str(error)) from None
+    return resolver_from_options(
+        config=config, isolated=isolated, exclude=exclude, extend_exclude=extend, jobs=jobs
+    )
 
 
 class ExportFormat(StrEnum):
@@ -1269,7 +1227,6 @@ def export_command(
     when a file was not read faithfully or holds a provider credential (not exported without
     --redact or --keep-secrets), 2 when one could not be read."""
     from bbox_lark.numbers.export import export_tables
-    from bbox_lark.numbers.tables import MissingExtra
 
     resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
     bar = ProgressBar(enabled=isatty(sys.stderr), verb="exporting")
@@ -1284,8 +1241,6 @@ def export_command(
                 secrets="redact" if redact else "keep" if keep_secrets else "refuse",
                 progress=bar.update,
             )
-    except MissingExtra as error:
-        raise fail_usage(str(error)) from None
     except OSError as error:
         raise fail_usage(f"{output}: cannot write: {error.strerror or error}") from None
     for path, why in summary.unreadable:
@@ -1332,14 +1287,10 @@ def query_command(
 ) -> None:
     """Run SQL (DuckDB) over the sessions, events, calls and diagnostics tables of session
     files, or of folders written by export. Bad SQL: DuckDB's message, exit 2."""
-    from bbox_lark.numbers.query import QueryError, find_inputs, query_inputs
-    from bbox_lark.numbers.tables import MissingExtra
+    from bbox_lark.numbers.query import find_inputs, query_inputs
 
     resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
-    try:
-        result = query_inputs(find_inputs(paths, resolver), sql, jobs=resolver.for_path("-").jobs)
-    except (MissingExtra, QueryError) as error:
-        raise fail_usage(str(error)) from None
+    result = query_inputs(find_inputs(paths, resolver), sql, jobs=resolver.for_path("-").jobs)
     for path, why in result.unreadable:
         print_error(why if why.startswith(path) else f"{path}: {why}")
     if output_format is QueryFormat.json:

@@ -223,6 +223,28 @@ CHECK_OPTIONS: tuple[CommandOption, ...] = (
 )
 
 
+#: The exit code of each error of the library's spine that reaches the command line (the
+#: most specific class listed wins; ``docs/reference.md#exit-codes``). Every one is a usage or
+#: input problem: the command could not do what it was asked.
+EXIT_CODES: dict[str, int] = {
+    "BboxLarkError": EXIT_USAGE,
+    "InputError": EXIT_USAGE,
+    "ConfigError": EXIT_USAGE,
+    "ConversionError": EXIT_USAGE,
+    "QueryError": EXIT_USAGE,
+    "WriteError": EXIT_USAGE,
+    "MissingExtraError": EXIT_USAGE,
+}
+
+
+def exit_code_for(error: BaseException) -> int:
+    """The exit code of ``error`` (:data:`EXIT_CODES`, by its nearest listed class)."""
+    for cls in type(error).__mro__:
+        if cls.__module__ == "bbox_lark.errors" and cls.__name__ in EXIT_CODES:
+            return EXIT_CODES[cls.__name__]
+    return EXIT_USAGE
+
+
 def print_error(message: str) -> None:
     """A usage or input problem on stderr, as ``error: message`` (the command exits 2, at
     once or in the end); a path may hold ``[``: the message is never markup."""

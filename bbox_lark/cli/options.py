@@ -52,7 +52,20 @@ def tidy_help(params: list[Any]) -> list[Any]:
 
 class Group(TyperGroup):
     """The root command: tidies each command's help page (:func:`tidy_help`, paragraphs
-    reflowed) as it hands the command out."""
+    reflowed) as it hands the command out, and turns an error of the library's spine
+    (:class:`~bbox_lark.errors.BboxLarkError`) that a command lets through into one line and
+    its exit code (:func:`~bbox_lark.cli.console.exit_code_for`): the one place that does."""
+
+    def invoke(self, ctx: Any) -> Any:
+        from bbox_lark.errors import BboxLarkError
+
+        try:
+            return super().invoke(ctx)
+        except BboxLarkError as error:
+            from bbox_lark.cli.console import exit_code_for, print_error
+
+            print_error(str(error))
+            raise typer.Exit(exit_code_for(error)) from None
 
     def get_params(self, ctx: Any) -> list[Any]:
         return tidy_help(super().get_params(ctx))
