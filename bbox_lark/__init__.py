@@ -68,7 +68,7 @@ _PUBLIC: dict[str, str] = {
     "apply_fixes": "bbox_lark.fix:apply_fixes",
     "build": "bbox_lark.syntax.build",
     "build_document": "bbox_lark.api:build_document",
-    "call_outcome": "bbox_lark.numbers.session:call_outcome",
+    "call_outcome": "bbox_lark.numbers.outcomes:call_outcome",
     "check": "bbox_lark.api:check",
     "compute_stats": "bbox_lark.numbers.stats:compute_stats",
     "convert_text": "bbox_lark.convert:convert",
@@ -112,8 +112,8 @@ if TYPE_CHECKING:  # what mypy and editors see; at run time each name loads on f
     from bbox_lark.errors import WriteError as WriteError
     from bbox_lark.fix import apply_fixes as apply_fixes
     from bbox_lark.numbers.export import export_tables as export_tables
+    from bbox_lark.numbers.outcomes import call_outcome as call_outcome
     from bbox_lark.numbers.query import query_tables as query_tables
-    from bbox_lark.numbers.session import call_outcome as call_outcome
     from bbox_lark.numbers.session import document_numbers as document_numbers
     from bbox_lark.numbers.session import read_session as read_session
     from bbox_lark.numbers.stats import Stats as Stats

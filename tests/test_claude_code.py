@@ -192,7 +192,8 @@ def test_usage_is_counted_once_per_message_id() -> None:
     assert dropped[claude_code._DUPLICATE_USAGE] == (3, 4)
     assert "largest value of each counter" in claude_code._DUPLICATE_USAGE
     # `stats` (bbox_lark.numbers.session) counts each response once; the closing summary agrees.
-    from bbox_lark.numbers.session import Usage, read_session
+    from bbox_lark.numbers.session import read_session
+    from bbox_lark.numbers.usage import Usage
 
     totals = read_session(result.text, estimate=False).totals
     # Cache writes are named (tokens_cache_write=3, part of tokens_in), so they are priced as such.
@@ -516,7 +517,8 @@ def test_subagent_logs_beside_the_session_are_read() -> None:
         ("a1", "sess-sub/subagents/agent-a1.jsonl"),
         ("b2", "sess-sub/subagents/agent-b2.jsonl"),
     ]
-    from bbox_lark.numbers.session import Usage, read_session
+    from bbox_lark.numbers.session import read_session
+    from bbox_lark.numbers.usage import Usage
 
     totals = read_session(result.text, estimate=False).totals
     assert totals.calls == 4 and totals.outcome_count("ok") == 4  # 2 Task + 2 Glob

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bbox_lark.numbers import session as numbers
+from bbox_lark.numbers import usage as numbers
 from bbox_lark.syntax.nodes import Event
 from bbox_lark.syntax.parser import iter_nodes
 

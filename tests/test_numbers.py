@@ -13,15 +13,10 @@ from hypothesis import strategies as st
 from printer_support import documents, fuzz_settings
 
 import bbox_lark
-from bbox_lark.numbers.session import (
-    OUTCOMES,
-    Usage,
-    call_outcome,
-    document_numbers,
-    estimate_cost,
-    read_session,
-    response_usage,
-)
+from bbox_lark.numbers.outcomes import OUTCOMES, call_outcome
+from bbox_lark.numbers.prices import estimate_cost
+from bbox_lark.numbers.session import document_numbers, read_session
+from bbox_lark.numbers.usage import Usage, response_usage
 
 HEADER = "---\nformat: bbox/1\nid: s1\nrepo_sha: 215db51\nmodel: claude-sonnet-4-5-20250929\n---\n"
 

@@ -33,7 +33,8 @@ import pytest
 
 import bbox_lark
 from bbox_lark.convert import convert, detect_format
-from bbox_lark.numbers.session import OUTCOMES, PAIRINGS, SessionTotals, document_numbers
+from bbox_lark.numbers.outcomes import OUTCOMES, PAIRINGS
+from bbox_lark.numbers.session import SessionTotals, document_numbers
 from bbox_lark.numbers.stats import compute_stats
 from bbox_lark.syntax.parser import iter_nodes
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import bbox_lark
-from bbox_lark.numbers.session import Usage
 from bbox_lark.numbers.stats import Stats, Totals, combine_stats, compute_stats
+from bbox_lark.numbers.usage import Usage
 from bbox_lark.syntax.correlate import pair_calls
 from bbox_lark.syntax.grammar import vocabulary
 

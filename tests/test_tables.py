@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 
 from bbox_lark.cli import app
 from bbox_lark.numbers.export import export_tables
+from bbox_lark.numbers.prices import format_usd
 from bbox_lark.numbers.query import QueryError, query_tables
-from bbox_lark.numbers.session import format_usd
 from bbox_lark.numbers.tables import TABLE_NAMES, TABLES, arrow_schema, session_rows
 
 pa = pytest.importorskip("pyarrow")

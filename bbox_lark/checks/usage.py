@@ -2,7 +2,7 @@
 
 * **W027** a usage, model or cost field inside a free-text line's text (``a: Set
   tokens_out=9 in the fixture.``): numbers are read from a free-text line's trailing run of
-  fields only (:func:`bbox_lark.numbers.session.number_fields`), so this one is not counted.
+  fields only (:func:`bbox_lark.numbers.usage.number_fields`), so this one is not counted.
 * **W028** a ``# metrics`` whose ``cached`` exceeds its ``prompt``: ``prompt`` includes
   ``cached`` (ATIF's convention), so the uncached input would be negative; the prompt is
   taken as uncached input.
@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.numbers.session import METRIC_ALIASES, fields_inside_text, read_totals
+from bbox_lark.numbers.usage import METRIC_ALIASES, fields_inside_text, read_totals
 from bbox_lark.syntax.nodes import Event, Line
 
 FAMILY = "usage"

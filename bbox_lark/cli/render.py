@@ -17,8 +17,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from bbox_lark.numbers.session import Totals
 from bbox_lark.numbers.stats import CallCounts, Stats
+from bbox_lark.numbers.usage import Totals
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Document, Event, HeaderLine, Result
 from bbox_lark.syntax.source import visible
@@ -201,7 +201,7 @@ def _number(value: int | Decimal | None) -> str:
     if value is None:
         return "-"
     if isinstance(value, Decimal):
-        from bbox_lark.numbers.session import format_usd
+        from bbox_lark.numbers.prices import format_usd
 
         return format_usd(value)
     return f"{value:,}"
@@ -209,7 +209,7 @@ def _number(value: int | Decimal | None) -> str:
 
 def _outcomes_note(counts: tuple[int, ...]) -> str:
     """``3 error, 1 pending``: the outcomes other than ok (docs/reference.md#outcomes)."""
-    from bbox_lark.numbers.session import OUTCOMES
+    from bbox_lark.numbers.outcomes import OUTCOMES
 
     return ", ".join(
         f"{n:,} {outcome}" for outcome, n in zip(OUTCOMES, counts, strict=True) if n and outcome != "ok"

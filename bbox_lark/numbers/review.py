@@ -5,7 +5,7 @@
 its lines state, in one pass, and :meth:`Reviewer.finish` returns a :class:`Review`:
 
 * **failed calls**: outcome ``error`` (docs/reference.md#outcomes,
-  :func:`bbox_lark.numbers.session.call_outcome`);
+  :func:`bbox_lark.numbers.outcomes.call_outcome`);
 * **never completed**: outcome ``pending`` (a start nothing completed);
 * **retries**: outcome ``retry``, or a call that repeats the failed call just before it of
   the same tool (same tool and arguments);
@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark.numbers.session import OUTCOMES
+from bbox_lark.numbers.outcomes import OUTCOMES
 
 if TYPE_CHECKING:
-    from bbox_lark.numbers.session import CallRecord, Response, SessionTotals
+    from bbox_lark.numbers.session import CallRecord, SessionTotals
+    from bbox_lark.numbers.usage import Response
     from bbox_lark.syntax.nodes import Event
 
 __all__ = [
@@ -278,7 +279,7 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 
-#: Each outcome of :data:`bbox_lark.numbers.session.OUTCOMES` as a small code (the calls' array).
+#: Each outcome of :data:`bbox_lark.numbers.outcomes.OUTCOMES` as a small code (the calls' array).
 _OUTCOME_CODE = {name: code for code, name in enumerate(OUTCOMES)}
 
 
@@ -476,7 +477,7 @@ class Reviewer:
         return None
 
     def _costliest(self) -> tuple[CostlyResponse, ...]:
-        from bbox_lark.numbers.session import estimate_cost
+        from bbox_lark.numbers.prices import estimate_cost
 
         out: list[CostlyResponse] = []
         for weight, _, response in sorted(self._heap, key=lambda e: (-e[0], -e[1])):
@@ -507,7 +508,8 @@ def _outcome_name(code: int) -> str:
 
 def review_bbox(path: Any, options: ReviewOptions | None = None) -> Review:
     """The review of a bbox file (a path), in one pass over its nodes."""
-    from bbox_lark.numbers.session import Responses, SessionCounter
+    from bbox_lark.numbers.session import SessionCounter
+    from bbox_lark.numbers.usage import Responses
     from bbox_lark.syntax.nodes import Event as EventNode
     from bbox_lark.syntax.parser import Head, iter_nodes
 

@@ -14,7 +14,7 @@ What is counted, and how:
   and its completion are **one** call, a ``t~`` progress line is no call. Tool calls are
   counted by tool name, MCP calls by ``server.method``, subagents by type; ``open`` counts
   starts that nothing completes.
-  Each call has an **outcome** (:func:`bbox_lark.numbers.session.call_outcome`: ``ok error pending
+  Each call has an **outcome** (:func:`bbox_lark.numbers.outcomes.call_outcome`: ``ok error pending
   skipped retry unknown``), counted per family and per tool.
 * **Ids.** Distinct ``id=`` and ``span=`` values on call lines (``t t! t~ o x c q s p``).
 * **Redactions and blobs.** Every marker and pointer in the body, continuations included
@@ -44,15 +44,9 @@ from decimal import Decimal
 from typing import Any
 
 from bbox_lark._classes import dataclass
-from bbox_lark.numbers.session import (
-    OUTCOMES,
-    PAIRINGS,
-    SessionCounter,
-    SessionTotals,
-    Totals,
-    Usage,
-    document_numbers,
-)
+from bbox_lark.numbers.outcomes import OUTCOMES, PAIRINGS
+from bbox_lark.numbers.session import SessionCounter, SessionTotals, document_numbers
+from bbox_lark.numbers.usage import Totals, Usage
 from bbox_lark.syntax.correlate import FAMILIES
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import Document, Event
@@ -133,7 +127,7 @@ class CallCounts:
     #: Starts that nothing completes (the ``pending`` outcome).
     open: int = 0
     by_name: Tally = ()
-    #: Calls per outcome (:data:`bbox_lark.numbers.session.OUTCOMES` order).
+    #: Calls per outcome (:data:`bbox_lark.numbers.outcomes.OUTCOMES` order).
     outcomes: Outcomes = _NO_OUTCOMES
     #: Per name, the calls per outcome, in ``by_name`` order.
     by_tool: tuple[tuple[str, Outcomes], ...] = ()
@@ -272,7 +266,7 @@ class Stats:
     #: Every model named (header ``model:``, ``# model:``, ``model=``), first appearance first.
     models: tuple[str, ...] = ()
     time: TimeSpan = TimeSpan()
-    #: Calls per pairing (:data:`bbox_lark.numbers.session.PAIRINGS` order: id, order, ambiguous).
+    #: Calls per pairing (:data:`bbox_lark.numbers.outcomes.PAIRINGS` order: id, order, ambiguous).
     pairing: tuple[int, ...] = (0, 0, 0)
     #: Counted ``# metrics`` whose ``cached`` exceeds their ``prompt`` (W028).
     metrics_cached_over_prompt: int = 0

@@ -28,7 +28,8 @@ from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.errors import MissingExtraError
-from bbox_lark.numbers.session import PAIRINGS, CallRecord, SessionCounter, SessionTotals
+from bbox_lark.numbers.outcomes import PAIRINGS
+from bbox_lark.numbers.session import CallRecord, SessionCounter, SessionTotals
 from bbox_lark.syntax.nodes import Diagnostic, Event
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 

@@ -13,8 +13,8 @@ import re
 from datetime import timedelta
 from typing import Any, TextIO
 
+from bbox_lark.numbers.prices import format_usd
 from bbox_lark.numbers.review import Costs, session_costs
-from bbox_lark.numbers.session import format_usd
 from bbox_lark.report.assets import CSP, CSP_LIVE, SCRIPT, STYLE
 from bbox_lark.report.survey import Survey, has_bit
 from bbox_lark.syntax.grammar import vocabulary
@@ -87,7 +87,7 @@ def _severity_text(found: Survey) -> str:
 
 def _calls_text(found: Survey) -> str:
     """``304 (4 failed, 1 pending)``: the calls, and how many did not end well."""
-    from bbox_lark.numbers.session import OUTCOMES
+    from bbox_lark.numbers.outcomes import OUTCOMES
 
     totals = found.totals
     counts = dict(zip(OUTCOMES, totals.outcomes, strict=True)) if totals is not None else {}

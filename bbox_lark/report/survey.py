@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bbox_lark.numbers.review import Review, Reviewer, ReviewFeed, ReviewOptions
-from bbox_lark.numbers.session import CallRecord, Response, Responses, SessionCounter, SessionTotals
+from bbox_lark.numbers.session import CallRecord, SessionCounter, SessionTotals
+from bbox_lark.numbers.usage import Response, Responses
 from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Event
 from bbox_lark.syntax.parser import Head, NodeStream
 

@@ -14,7 +14,7 @@ from bbox_lark.convert.atif.tables import (
     VERSIONS,
 )
 from bbox_lark.convert.atif.writer import TrajectoryWriter, json_number
-from bbox_lark.numbers.session import Usage
+from bbox_lark.numbers.usage import Usage
 
 
 def response_metrics(writer: TrajectoryWriter) -> None:

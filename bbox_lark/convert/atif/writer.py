@@ -14,7 +14,8 @@ from bbox_lark.convert.atif.tables import (
     SCHEMA_HEADER,
 )
 from bbox_lark.convert.base import WriteContext
-from bbox_lark.numbers.session import Responses, SessionCounter, Usage, line_usage
+from bbox_lark.numbers.session import SessionCounter
+from bbox_lark.numbers.usage import Responses, Usage, line_usage
 from bbox_lark.syntax.nodes import BlankLine, Continuation, Event
 
 if TYPE_CHECKING:
@@ -453,7 +454,7 @@ class TrajectoryWriter:
     def set_metrics(
         self, step: dict[str, Any], nodes: Iterable[Any], found: dict[str, Any], line: int
     ) -> None:
-        from bbox_lark.numbers.session import METRIC_ALIASES
+        from bbox_lark.numbers.usage import METRIC_ALIASES
 
         if step["source"] != "agent" or step.get("llm_call_count") == 0:
             self.report.extra("metrics of a step that takes none", line)

@@ -31,7 +31,8 @@ from bbox_lark.convert.otlp.tables import (
     STATUS_ERROR,
     STATUS_UNSET,
 )
-from bbox_lark.numbers.session import Usage, call_outcome, line_usage, read_totals
+from bbox_lark.numbers.outcomes import call_outcome
+from bbox_lark.numbers.usage import Usage, line_usage, read_totals
 from bbox_lark.syntax.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key, is_start
 from bbox_lark.syntax.nodes import Continuation, Event
 from bbox_lark.syntax.values import parse_elapsed, parse_timestamp
@@ -699,7 +700,7 @@ class SpanBuilder:
 def _estimate(model: str, uncached: int | None, output: int | None, cached: int | None) -> Decimal | None:
     """The estimated cost of one request (the price table's lookups are slow: each request
     shape is priced once)."""
-    from bbox_lark.numbers.session import estimate_cost
+    from bbox_lark.numbers.prices import estimate_cost
 
     try:
         return estimate_cost([(model, Usage(uncached, output, cached))]).cost_usd

@@ -36,7 +36,7 @@ ROLES: dict[str, tuple[str, int, str]] = {
     "tool": ("execute_tool", KIND_INTERNAL, "TOOL"),
 }
 
-#: Outcome of a call (:data:`bbox_lark.numbers.session.OUTCOMES`) -> span status.
+#: Outcome of a call (:data:`bbox_lark.numbers.outcomes.OUTCOMES`) -> span status.
 OUTCOME_STATUS: dict[str, int] = {
     "ok": STATUS_OK,
     "error": STATUS_ERROR,
