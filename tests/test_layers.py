@@ -108,11 +108,65 @@ def test_the_tool_finds_function_local_imports(tmp_path: Path) -> None:
     assert found == [("syntax.nodes", True), ("syntax.parser", False)]
 
 
-#: Modules over the size limit (``tools/layers.py`` ``MAX_LINES``). The converters left this
-#: list when each format became a package of small modules (issue 16).
-KNOWN_LONG = {"cli.commands", "numbers.session"}
+#: Modules over the size limit (``tools/layers.py`` ``MAX_LINES``, 600 lines), each with why it
+#: stays for now (docs/design.md, "Layout by stage"). The list only shrinks.
+KNOWN_LONG = {
+    "write.writer": "the Writer's methods share its state; being reworked by the nodes-as-values change",
+    "convert.lightbox.chain": "the hash chain's canonical JSON and verification read best together",
+    "convert.base": "the converter interface: records, options, fidelity report",
+    "secrets.scanner": "the credential table is data; the scanner beside it",
+    "convert.otlp.spans": "the span mapping table and its builder",
+    "report.page": "the page's sections, streamed in order",
+    "numbers.session": "the session counter's one pass over the events",
+    "convert.files": "converting one file and many: split when the thin CLI takes its messages",
+    "numbers.stats": "the stats record and its JSON shape; being streamed",
+}
+
+#: Functions over ``MAX_FUNCTION_LINES`` (80), each with why it stays for now. Only shrinks.
+KNOWN_LONG_FUNCTIONS = {
+    "syntax.shape:event_node": "one dispatch over every line kind on the parse path (speed)",
+    "convert.files:convert_file": "one conversion's steps in order; to split with the thin CLI",
+    "cli.commands.converting:convert_command": "its messages move into the library (thin CLI)",
+    "cli.render:stats_renderables": "one table per section of stats",
+    "convert.atif.reader:_import_step": "one ATIF step's fields in order",
+    "report.page:_review": "the review section's parts in order",
+    "convert.lightbox.chain:verify_lines": "the chain's checks in one pass",
+    "write.writer:__init__": "the Writer's options, each checked at the call",
+    "cli.commands.reading:stats": "its JSON and exit code move into the library (thin CLI)",
+    "convert.lightbox.reader:read": "one Lightbox event's fields in order",
+    "cli.commands.reporting:report_command": "one page, many pages and --watch",
+    "syntax.transform:build_result": "every result kind's values checked",
+    "cli.commands.rewriting:fix_command": "its messages move into the library (thin CLI)",
+    "report.survey:survey": "the first pass over a session's lines",
+    "cli.commands.converting:send_command": "its messages move into the library (thin CLI)",
+    "convert.lightbox.reader:_build": "one Lightbox record into nodes",
+}
+
+
+def test_no_new_function_over_the_size_limit() -> None:
+    found = set(REPORT["long_functions"])
+    new = sorted(found - set(KNOWN_LONG_FUNCTIONS))
+    assert not new, f"functions over {layers.MAX_FUNCTION_LINES} lines: {new}"
+    gone = sorted(set(KNOWN_LONG_FUNCTIONS) - found)
+    assert not gone, f"no longer over the limit: take them off KNOWN_LONG_FUNCTIONS: {gone}"
+
+
+def test_imports_across_subpackages_go_the_allowed_way() -> None:
+    assert REPORT["package_arrows"] == [], (
+        "an import across subpackages that tools/layers.py PACKAGE_IMPORTS does not allow"
+        f" (move the code, or argue for an exception): {REPORT['package_arrows']}"
+    )
+    assert REPORT["unused_package_exceptions"] == [], "take these off PACKAGE_EXCEPTIONS"
+
+
+def test_the_package_check_can_fail() -> None:
+    graph = {"syntax.scan": {"checks.base"}, "checks.base": {"syntax.scan"}}
+    assert layers.package_arrows(graph) == [("syntax.scan", "checks.base")]
 
 
 def test_no_new_module_over_the_size_limit() -> None:
     found = set(REPORT["long_modules"])
-    assert found <= KNOWN_LONG, f"modules over {layers.MAX_LINES} lines: {sorted(found - KNOWN_LONG)}"
+    new = sorted(found - set(KNOWN_LONG))
+    assert not new, f"modules over {layers.MAX_LINES} lines: {new}"
+    gone = sorted(set(KNOWN_LONG) - found)
+    assert not gone, f"no longer over the limit: take them off KNOWN_LONG: {gone}"

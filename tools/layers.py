@@ -23,7 +23,62 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "bbox_lark"
 
 #: Lines above which a module is reported as too long.
-MAX_LINES = 800
+MAX_LINES = 600
+#: Lines above which a function (or method) is reported as too long.
+MAX_FUNCTION_LINES = 80
+
+#: The subpackages (one per stage, docs/design.md "Layout") and the top-level modules each may
+#: import. A top-level module (``api``, ``errors``, ``_classes``, ``dask``, ``testing``) is named
+#: as itself. Every subpackage may import itself.
+PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
+    "syntax": frozenset({"_classes", "errors"}),
+    "files": frozenset({"_classes", "errors", "syntax"}),
+    "secrets": frozenset({"_classes", "errors", "syntax", "files"}),
+    "checks": frozenset({"_classes", "errors", "syntax", "files", "secrets", "api"}),
+    "write": frozenset({"_classes", "errors", "syntax", "files", "secrets"}),
+    "fix": frozenset({"_classes", "errors", "syntax", "files", "secrets", "checks", "api"}),
+    "convert": frozenset({"_classes", "errors", "syntax", "files", "secrets", "checks", "api"}),
+    "numbers": frozenset({"_classes", "errors", "syntax", "files", "secrets", "checks", "convert", "api"}),
+    "report": frozenset(
+        {"_classes", "errors", "syntax", "files", "secrets", "checks", "convert", "numbers", "api"}
+    ),
+    "cli": frozenset(
+        {"_classes", "errors", "syntax", "files", "secrets", "checks", "convert", "numbers", "report"}
+        | {"fix", "write", "api"}
+    ),
+}
+
+#: Arrows between subpackages that the table above does not allow, each with its reason: a
+#: module (or every module under a name) and what it may import. The list only shrinks
+#: (``tests/test_layers.py``).
+PACKAGE_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("syntax.text", "files.blobs"): "text_of reads a blob's content when a line points to one",
+    ("files.config", "checks"): "a configuration's select/ignore codes are checked against the registry",
+    ("files.discover", "convert"): "discovery sniffs a file's format to count each session once",
+    (
+        "files.discover",
+        "convert.atif.lines",
+    ): "an ATIF continuation is counted in the trajectory that names it",
+    ("checks.usage", "numbers.usage"): "W027/W028 read a line's numbers by the rules stats counts with",
+    ("convert", "numbers.usage"): "a converter writes a response's usage as stats counts it (§13)",
+    ("convert", "numbers.session"): "ATIF final_metrics and OTLP session spans carry the session's totals",
+    ("convert", "numbers.outcomes"): "an OTLP span's status is its call's outcome",
+    ("convert", "numbers.prices"): "an OTLP span carries the estimated cost",
+}
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _excepted(module: str, target: str) -> bool:
+    return any(_under(module, a) and _under(target, b) for a, b in PACKAGE_EXCEPTIONS)
+
+
+def _used(graph: dict[str, set[str]], source: str, target: str) -> bool:
+    """Whether some import in ``graph`` is what the exception (source, target) allows."""
+    return any(_under(m, source) and any(_under(t, target) for t in ts) for m, ts in graph.items())
+
 
 #: The stages, lowest first; a module may import from its own stage and the ones below.
 #: A module is placed by its longest matching name (``convert.base`` before ``convert``).
@@ -352,6 +407,42 @@ def side_effects(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
     )
 
 
+def package_of(module: str) -> str:
+    """The subpackage ``module`` belongs to, or the module itself when it is top-level."""
+    top = module.split(".", 1)[0]
+    return top if top in PACKAGE_IMPORTS else module
+
+
+def package_arrows(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Imports from one subpackage into another that :data:`PACKAGE_IMPORTS` does not allow
+    and :data:`PACKAGE_EXCEPTIONS` does not list."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        source = package_of(module)
+        allowed = PACKAGE_IMPORTS.get(source)
+        if allowed is None:
+            continue  # a top-level module: its stage (LAYERS) decides
+        for target in sorted(targets):
+            into = package_of(target)
+            if into == source or into in allowed or _excepted(module, target):
+                continue
+            found.append((module, target))
+    return found
+
+
+def long_functions() -> dict[str, int]:
+    """``module:function`` -> lines, for every function over :data:`MAX_FUNCTION_LINES`."""
+    found: dict[str, int] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    found[f"{module_name(path)}:{node.name}"] = lines
+    return dict(sorted(found.items(), key=lambda item: -item[1]))
+
+
 def report() -> dict[str, object]:
     graph, top_level, local, sizes = import_graph()
     return {
@@ -367,6 +458,11 @@ def report() -> dict[str, object]:
         "side_effects": [list(arrow) for arrow in side_effects(graph)],
         "private_imports": private_imports(),
         "long_modules": {m: n for m, n in sorted(sizes.items(), key=lambda i: -i[1]) if n > MAX_LINES},
+        "long_functions": long_functions(),
+        "package_arrows": [list(arrow) for arrow in package_arrows(graph)],
+        "unused_package_exceptions": sorted(
+            f"{a} -> {b}" for a, b in PACKAGE_EXCEPTIONS if not _used(graph, a, b)
+        ),
         "unplaced": sorted(m for m in graph if layer_of(m) == len(LAYERS)),
     }
 
@@ -407,6 +503,16 @@ def main(argv: list[str]) -> int:
         print(f"  {line}")
     long_modules = found["long_modules"]
     assert isinstance(long_modules, dict)
+    arrows = found["package_arrows"]
+    assert isinstance(arrows, list)
+    print(f"{len(arrows)} import(s) across subpackages that PACKAGE_IMPORTS does not allow")
+    for source, target in arrows:
+        print(f"  {source} -> {target}")
+    functions = found["long_functions"]
+    assert isinstance(functions, dict)
+    print(f"{len(functions)} function(s) over {MAX_FUNCTION_LINES} lines")
+    for function, lines in functions.items():
+        print(f"  {function}: {lines}")
     print(f"{len(long_modules)} module(s) over {MAX_LINES} lines")
     for module, lines in long_modules.items():
         print(f"  {module}: {lines}")
