@@ -150,14 +150,21 @@ def convert_command(
                 raise fail_usage(problem)
     if output is not None:
         err.print(f"wrote {safe(str(output))} ({done.source} → {done.target})", markup=False)
+    _print_warnings(shown, done, force)
+    raise typer.Exit(done.exit_code)
+
+
+def _print_warnings(shown: str, done: Any, force: bool) -> None:
+    """What a written conversion still warns about, one ``!`` line each, never silenced by
+    ``--quiet``: errors it was written despite, records skipped, secrets met."""
+    verdict = done.verdict
     if verdict.refusing:
         what = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
         err.print(f"! {shown}: {len(verdict.refusing)} error(s); {what}", markup=False)
     if done.notes.skipped:
         err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
-    if done.notes.secrets:  # never silenced by --quiet: a secret must not leave unnoticed
+    if done.notes.secrets:  # a secret must not leave unnoticed
         err.print(f"! {shown}: {done.notes.secrets}", markup=False)
-    raise typer.Exit(done.exit_code)
 
 
 def _print_credentials(shown: str, done: Any) -> bool:
@@ -223,12 +230,7 @@ def _convert_many(
             continue
         if not quiet:
             _print_notes(shown, done.notes)
-        if verdict.refusing:
-            err.print(f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False)
-        if done.notes.skipped:
-            err.print(f"! {shown}: {len(done.notes.skipped)} record(s) skipped", markup=False)
-        if done.notes.secrets:  # never silenced by --quiet
-            err.print(f"! {shown}: {done.notes.secrets}", markup=False)
+        _print_warnings(shown, done, force)
         counts["written"] += 1
     summary = f"{counts['written']} file(s) converted to {safe(str(output))} ({to})"
     if counts["refused"]:
