@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from bbox_lark._classes import dataclass
+from bbox_lark._renamed import renamed
 from bbox_lark.checks import Checker
 from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
 from bbox_lark.syntax.parser import Head, NodeStream, iter_nodes
@@ -36,8 +37,9 @@ def checker_for(
     )
 
 
+@renamed(text="source")
 def parse(
-    text: Source,
+    source: Source,
     *,
     path: str | Path | None = None,
     blobs: str | Path | None = None,
@@ -49,14 +51,14 @@ def parse(
     """Parse a bbox/1 document. Never raises on bad input: the returned document carries
     its diagnostics in ``Document.diagnostics``.
 
-    ``text`` may be bytes (decoded as UTF-8 with ``surrogateescape``, so invalid bytes are
+    ``source`` may be bytes (decoded as UTF-8 with ``surrogateescape``, so invalid bytes are
     reported and still print back), or anything :func:`~bbox_lark.iter_nodes` reads (a file
     object, an iterable of lines). ``path`` locates the ``.bbox-blobs/`` folder beside the
     file; ``blobs`` names a blob folder explicitly and turns blob checking on.
     ``allowed_secrets`` (the ``allowed-secrets`` setting) are values the ``S`` checks keep quiet on.
     """
     checker = checker_for(path, blobs, select, ignore, allowed_secrets=allowed_secrets)
-    stream = iter_nodes(text, max_line=max_line)
+    stream = iter_nodes(source, max_line=max_line)
     nodes: list[Line] = []
     found = list(run(checker, stream, nodes))
     head = stream.head
@@ -146,31 +148,35 @@ def iter_check(
     max_line: int = DEFAULT_MAX_LINE,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
+    allowed_secrets: Iterable[str] = (),
 ) -> Iterator[Diagnostic]:
     """Check a document as it is read, yielding each finding as soon as it is known: a
     line's findings once that line has arrived (in column and code order), then at the end
     what only the whole file shows (a call never completed, ``@start`` without ``@end``,
     counts, unused suppressions). An ``ignore-file[...]`` suppression applies from its
     own line on. Nothing proportional to the document is kept but the findings' state
-    (see :class:`~bbox_lark.checks.Rule`)."""
-    checker = checker_for(path, blobs, select, ignore, stream=True)
+    (see :class:`~bbox_lark.checks.Rule`). The options are :func:`parse`'s."""
+    checker = checker_for(path, blobs, select, ignore, stream=True, allowed_secrets=allowed_secrets)
     return run(checker, iter_nodes(source, max_line=max_line, attach=False))
 
 
+@renamed(text="source")
 def check(
-    text: Source,
+    source: Source,
     *,
     path: str | Path | None = None,
     blobs: str | Path | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
+    allowed_secrets: Iterable[str] = (),
 ) -> list[Diagnostic]:
     """Every diagnostic for a bbox/1 document, sorted by line, column and code. The
-    document is read as a stream (``text`` may be a file object or an iterable of lines)
-    and its nodes are not kept."""
-    checker = checker_for(path, blobs, select, ignore)
-    return list(run(checker, iter_nodes(text, max_line=max_line, attach=False)))
+    document is read as a stream (``source`` may be a file object or an iterable of lines)
+    and its nodes are not kept. The options are :func:`parse`'s: ``check(x)`` gives
+    ``parse(x).diagnostics``."""
+    checker = checker_for(path, blobs, select, ignore, allowed_secrets=allowed_secrets)
+    return list(run(checker, iter_nodes(source, max_line=max_line, attach=False)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,3 +123,39 @@ def test_nothing_in_the_project_imports_an_old_module_path() -> None:
     # `from bbox_lark import build` is the public name (bbox_lark.build, in __all__), not the old path.
     found = [f for f in found if not f.endswith("from bbox_lark import build")]
     assert found == [], found
+
+
+def test_one_name_per_idea_across_the_public_functions() -> None:
+    """The document a function reads is ``source``; the values the secret checks keep quiet
+    on are ``allowed_secrets``, taken by every function that scans for secrets."""
+    import inspect
+
+    for name in ("parse", "check", "iter_check", "apply_fixes", "convert_text", "redact"):
+        first = next(iter(inspect.signature(getattr(bbox_lark, name)).parameters))
+        assert first == "source", name
+    for name in ("parse", "check", "iter_check", "apply_fixes", "find_secrets", "redact"):
+        assert "allowed_secrets" in inspect.signature(getattr(bbox_lark, name)).parameters, name
+
+
+def test_check_takes_allowed_secrets_as_parse_does() -> None:
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = f"u: my token is {key}\n"
+    assert any(d.code == "S001" for d in bbox_lark.check(text))
+    assert bbox_lark.check(text, allowed_secrets=[key]) == list(
+        bbox_lark.parse(text, allowed_secrets=[key]).diagnostics
+    )
+    assert not any(d.code == "S001" for d in bbox_lark.check(text, allowed_secrets=[key]))
+
+
+def test_the_old_keyword_names_still_work_and_warn() -> None:
+    import pytest
+
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    with pytest.warns(DeprecationWarning, match="allowed_secrets"):
+        assert bbox_lark.find_secrets(f"token {key}", allowed=[key]) == []
+    with pytest.warns(DeprecationWarning, match="source"):
+        assert bbox_lark.parse(text="u: hi\n").events[0].text == "hi"
+    with pytest.warns(DeprecationWarning, match="source"):
+        assert bbox_lark.redact(text="u: hi\n").text == "u: hi\n"
+    with pytest.raises(TypeError, match="both"), pytest.warns(DeprecationWarning):
+        bbox_lark.check(source="u: hi\n", text="u: hi\n")

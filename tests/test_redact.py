@@ -97,7 +97,7 @@ def test_crlf_bom_and_no_final_newline_are_kept() -> None:
 
 def test_allowed_values_are_kept() -> None:
     text = HEADER + "u: AKIAIOSFODNN7EXAMPLE\n"
-    assert bbox_lark.redact(text, allowed={"AKIAIOSFODNN7EXAMPLE"}).text == text
+    assert bbox_lark.redact(text, allowed_secrets={"AKIAIOSFODNN7EXAMPLE"}).text == text
     assert bbox_lark.redact(HEADER + "u: no secret here\n").text == HEADER + "u: no secret here\n"
 
 

@@ -74,7 +74,7 @@ def test_redaction_replaces_only_the_secret() -> None:
 def test_allowed_values_are_not_reported() -> None:
     text = "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"
     assert [m.kind for m in find_secrets(text)] == ["aws_access_key"]
-    assert find_secrets(text, allowed={"AKIAIOSFODNN7EXAMPLE"}) == []
+    assert find_secrets(text, allowed_secrets={"AKIAIOSFODNN7EXAMPLE"}) == []
 
 
 def test_mask_never_shows_a_short_secret() -> None:

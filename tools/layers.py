@@ -96,6 +96,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "_classes",
             "_moved",
+            "_renamed",
             "errors",
             "syntax",
             "syntax.grammar",
@@ -424,7 +425,8 @@ def package_arrows(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
             continue  # a top-level module: its stage (LAYERS) decides
         for target in sorted(targets):
             into = package_of(target)
-            if into == source or into in allowed or _excepted(module, target):
+            # The private helpers at the top (_classes, _renamed) are below every stage.
+            if into == source or into in allowed or into.startswith("_") or _excepted(module, target):
                 continue
             found.append((module, target))
     return found

@@ -94,7 +94,7 @@ class SecretRule(Rule):
         raw = node.raw
         starts: frozenset[int] = frozenset()
         if might_hold_secrets(raw):  # the prefilter alone first: most lines stop here
-            found = find_secrets(raw, allowed=ctx.allowed_secrets)
+            found = find_secrets(raw, allowed_secrets=ctx.allowed_secrets)
             if found:
                 self._report(found, raw, node.line, ctx)
                 starts = frozenset(secret.start for secret in found)
@@ -112,14 +112,14 @@ class SecretRule(Rule):
         text = f"{before[cut:]}\n{raw}"
         if not might_hold_secrets(text):
             return
-        for secret in find_secrets(text, allowed=ctx.allowed_secrets):
+        for secret in find_secrets(text, allowed_secrets=ctx.allowed_secrets):
             start = cut + secret.start
             if secret.start < len(before) - cut < secret.end and start not in starts:
                 ctx.report(code_of(secret), line, start + 1, message(secret))
 
     def _scan(self, text: str, line: int, ctx: Context) -> None:
         if might_hold_secrets(text):
-            found = find_secrets(text, allowed=ctx.allowed_secrets)
+            found = find_secrets(text, allowed_secrets=ctx.allowed_secrets)
             if found:
                 self._report(found, text, line, ctx)
 

@@ -27,6 +27,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from bbox_lark._renamed import renamed
 from bbox_lark.convert.base import (
     FATES,
     Conversion,
@@ -314,8 +315,9 @@ class _Null:
         return len(text)
 
 
+@renamed(data="source")
 def convert(
-    data: bytes | str,
+    source: bytes | str,
     from_: str | None = None,
     *,
     to: str,
@@ -324,11 +326,11 @@ def convert(
     output_path: str | Path | None = None,
     **options: Any,
 ) -> Conversion:
-    """Convert ``data`` (the input's bytes or text; ``path`` names it, for format detection
+    """Convert ``source`` (the input's bytes or text; ``path`` names it, for format detection
     and blob lookup) from format ``from_`` (detected when None) to format ``to``, in memory.
     ``options`` are the readers' and writers' options (``lossy=True`` for compact …).
 
-    A ``str`` ``data`` is read as the UTF-8 bytes it stands for (U+DC80–U+DCFF as the
+    A ``str`` ``source`` is read as the UTF-8 bytes it stands for (U+DC80–U+DCFF as the
     undecodable bytes ``surrogateescape`` made them); one holding any other surrogate code
     point (a lone ``"\\udfff"``, or an emoji as two UTF-16 code units) has no such bytes and
     no round trip could give it back, so it is refused with a :class:`RefusedInputError`
@@ -340,7 +342,7 @@ def convert(
     import io
 
     buffer = io.StringIO(newline="")
-    source_input = Input(path, data if data is not None else b"")
+    source_input = Input(path, source if source is not None else b"")
     if path is not None and is_dir(path):
         source_input = Input(path)
     result = convert_stream(

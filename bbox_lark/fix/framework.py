@@ -29,6 +29,7 @@ from dataclasses import field, replace
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
+from bbox_lark._renamed import renamed
 from bbox_lark.api import parse
 from bbox_lark.errors import WriteError
 from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
@@ -164,8 +165,9 @@ class FixOutcome:
         return sum(1 for d in self.document.diagnostics if d.severity == "error")
 
 
+@renamed(data="source")
 def apply_fixes(
-    data: str | bytes,
+    source: str | bytes,
     fixers: Iterable[Fixer],
     *,
     path: str | Path | None = None,
@@ -189,8 +191,8 @@ def apply_fixes(
 
         allowed_secrets = redact_file_settings(Path(path) if path is not None else None)
     allowed = frozenset(allowed_secrets)
-    document = parse(data, path=path, max_line=max_line, allowed_secrets=allowed)
-    old_text = decode(data)
+    document = parse(source, path=path, max_line=max_line, allowed_secrets=allowed)
+    old_text = decode(source)
     edits: list[Edit] = []
     changes: dict[str, int] = {}
     notes: list[Note] = []

@@ -21,7 +21,7 @@ class Redact(TextFixer):
     ) -> tuple[str, FixResult]:
         from bbox_lark.secrets.redaction import line_kinds, locate, redact
 
-        done = redact(text, allowed=allowed_secrets)
+        done = redact(text, allowed_secrets=allowed_secrets)
         if not done.changed:
             return text, FixResult()
         if line_kinds(done.text) != line_kinds(text):

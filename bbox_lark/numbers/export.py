@@ -260,7 +260,7 @@ def _bbox_rows(
             if found:
                 return _refused(path, found)
         else:
-            done = redact(text, allowed=allowed)
+            done = redact(text, allowed_secrets=allowed)
             if done.changed:
                 data = done.text.encode("utf-8", "surrogateescape")
     return session_rows(path, data, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed)
@@ -276,7 +276,7 @@ def _credentials(chunks: Iterable[bytes | str], allowed: Any) -> tuple[str, ...]
     for number, chunk in enumerate(chunks):
         text = chunk if isinstance(chunk, str) else chunk.decode("utf-8", "surrogateescape")
         if might_hold_secrets(text):
-            secrets = [s for s in find_secrets(text, allowed=allowed) if s.severity == ERROR]
+            secrets = [s for s in find_secrets(text, allowed_secrets=allowed) if s.severity == ERROR]
             found += [f"{number + line}:{col}: S001 {s.kind}" for line, col, s in locate(text, secrets)]
     return tuple(found)
 

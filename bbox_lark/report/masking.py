@@ -33,7 +33,7 @@ def masked_copy(path: Path, allowed: tuple[str, ...] = ()) -> Iterator[tuple[Pat
         yield path, []
         return
     text = path.read_bytes().decode("utf-8", "surrogateescape")
-    found = find_secrets(text, allowed=allowed)
+    found = find_secrets(text, allowed_secrets=allowed)
     if not found:
         yield path, []
         return

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bbox_lark._classes import dataclass
+from bbox_lark._renamed import renamed
 from bbox_lark.secrets.scanner import (
     SecretMatch,
     count_kinds,
@@ -58,15 +59,16 @@ class Redacted:
         return bool(self.secrets)
 
 
-def redact(text: str, *, allowed: Collection[str] = ()) -> Redacted:
-    """``text`` (a bbox/1 document) with every secret replaced by ``[redacted:KIND]`` and
-    ``# redactions=N`` kept true (see the module's notes); values in ``allowed`` (the
+@renamed(text="source", allowed="allowed_secrets")
+def redact(source: str, *, allowed_secrets: Collection[str] = ()) -> Redacted:
+    """``source`` (a bbox/1 document) with every secret replaced by ``[redacted:KIND]`` and
+    ``# redactions=N`` kept true (see the module's notes); values in ``allowed_secrets`` (the
     ``allowed-secrets`` setting) are kept. Never raises on text; a text without secrets comes
     back unchanged. Redacting again changes nothing."""
-    found = find_secrets(text, allowed=allowed)
+    found = find_secrets(source, allowed_secrets=allowed_secrets)
     if not found:
-        return Redacted(text)
-    return Redacted(_keep_count_true(_replace(text, found, _body_offset(text))), tuple(found))
+        return Redacted(source)
+    return Redacted(_keep_count_true(_replace(source, found, _body_offset(source))), tuple(found))
 
 
 def _body_offset(text: str) -> int:
@@ -180,7 +182,7 @@ def listing(data: str | bytes, shown: str, *, allowed: Collection[str] = ()) -> 
     from bbox_lark.syntax.source import decode
 
     text = decode(data)
-    found = find_secrets(text, allowed=allowed)
+    found = find_secrets(text, allowed_secrets=allowed)
     lines = [f"{shown}:{line}:{col}: {s.kind} {s.masked}" for line, col, s in locate(text, found)]
     kinds = ", ".join(f"{kind} {count}" for kind, count in count_kinds(found).items())
     lines.append(f"{shown}: {len(found)} secret(s)" + (f": {kinds}" if kinds else ""))
@@ -300,7 +302,7 @@ class StreamScan:
         if not might_hold_secrets(text):
             return before, line
         join = len(raw) - cut
-        for secret in find_secrets(text, allowed=self.allowed):
+        for secret in find_secrets(text, allowed_secrets=self.allowed):
             if not secret.start < join < secret.end or secret.kind == "private_key":
                 continue
             self.found.append(secret)
@@ -325,7 +327,7 @@ class StreamScan:
             self.report.kept(f"secrets ({secret.kind}; convert --redact replaces them)", line)
 
     def _scan(self, text: str, line: int) -> tuple[str, list[SecretMatch]]:
-        found = find_secrets(text, allowed=self.allowed)
+        found = find_secrets(text, allowed_secrets=self.allowed)
         if not found:
             return text, found
         for secret in found:
@@ -340,7 +342,7 @@ class StreamScan:
 
     def _head(self, head: Head) -> Head:
         text = "".join(line.raw + line.eol for line in head.header_lines)
-        found = find_secrets(text, allowed=self.allowed)
+        found = find_secrets(text, allowed_secrets=self.allowed)
         if not found:
             return head
         for line, col, secret in locate(text, found):
@@ -367,7 +369,7 @@ class StreamScan:
         for line in lines[:-1]:
             starts.append(starts[-1] + len(line.raw) + 1)
         wrapped = []
-        for secret in find_secrets(block, allowed=self.allowed):
+        for secret in find_secrets(block, allowed_secrets=self.allowed):
             first = bisect.bisect_right(starts, secret.start) - 1
             last = bisect.bisect_right(starts, secret.end - 1) - 1
             if first != last and secret.kind != "private_key":

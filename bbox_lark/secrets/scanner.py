@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Iterable
 from functools import cache
 
 from bbox_lark._classes import dataclass
+from bbox_lark._renamed import renamed
 from bbox_lark.secrets.decoded import HIDING as _HIDING
 from bbox_lark.secrets.decoded import JOIN as _JOIN
 from bbox_lark.secrets.decoded import joined as _joined
@@ -469,14 +470,16 @@ def _boundary(chars: str) -> re.Pattern[str]:
     return re.compile(f"[{chars}]")
 
 
-def find_secrets(text: str, *, allowed: Collection[str] = ()) -> list[SecretMatch]:
+@renamed(allowed="allowed_secrets")
+def find_secrets(text: str, *, allowed_secrets: Collection[str] = ()) -> list[SecretMatch]:
     """Every secret in ``text``, in order of position, judged on what a reader gets back
     (docs/reference.md#secrets): the text as written, the text with its escapes resolved (written text,
     JSON, YAML, URL percent-encoding) and the text with a key wrapped over continuation lines
     joined. Offsets are into ``text``: a secret written with escapes spans them (it is
     replaced whole). Where two shapes overlap, the provider-specific one (earlier in
-    :data:`PATTERNS`) wins, then the longer. Values in ``allowed`` (a config's
+    :data:`PATTERNS`) wins, then the longer. Values in ``allowed_secrets`` (a config's
     ``allowed-secrets``) are not reported."""
+    allowed = allowed_secrets
     found: list[_Candidate] = []
     for view, back, joins in _views(text):
         lowered = view.lower()
@@ -617,7 +620,7 @@ def redact_secrets(
     """``text`` with each secret replaced by ``[redacted:KIND]``, and the secrets replaced
     (offsets into the original ``text``). ``keep`` may spare some (a suppressed finding).
     The one call for redacting a plain string (a message, an attribute, a field value)."""
-    matches = find_secrets(text, allowed=allowed)
+    matches = find_secrets(text, allowed_secrets=allowed)
     if keep is not None:
         matches = [m for m in matches if not keep(m)]
     if not matches:
