@@ -185,6 +185,29 @@ def test_what_does_not_read_as_a_name(value: str) -> None:
     assert not is_identifier(value)
 
 
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ("secret-store123", True),  # up to three digits after a word
+        ("secret-store1234", False),
+        ("AbCdefg", True),  # two humps: seven letters at least
+        ("AbCdef", False),
+        ("credentials-store-a1b2c3d4e5", True),  # a suffix of ten characters at most
+        ("credentials-store-a1b2c3d4e5f", False),
+        ("secret-a1b2c3", True),  # words: half of it at least
+        ("abcd-a1b2c3", False),
+        ("ab-DbX", False),  # a hump of one letter is no word, even last
+    ],
+)
+def test_the_limits_of_a_name(value: str, name: bool) -> None:
+    assert is_identifier(value) is name
+
+
+def test_lower_case_words_are_a_name_up_to_eleven_characters_each() -> None:
+    assert not looks_random("a1b2c3d4e5f-g7h8i9j0k1m")
+    assert looks_random("a1b2c3d4e5f6-g7h8i9j0k1m")
+
+
 # -- the scan --------------------------------------------------------------------------------
 
 
@@ -287,6 +310,8 @@ def test_a_wrapped_key_keeps_its_line_break_a_key_block_does_not() -> None:
     text = f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\n"
     assert redact_secrets(text)[0] == "t:cat → [ok]\n  x [redacted:github_token]\n   y\n"
     assert redact_secrets(f"k {BLOCK} z")[0] == "k [redacted:private_key] z"
+    text += "  more\n  and more\n"  # the line breaks after the key are not its own
+    assert redact_secrets(text)[0] == "t:cat → [ok]\n  x [redacted:github_token]\n   y\n  more\n  and more\n"
 
 
 def test_mask_secrets_puts_each_masked_form_in_place() -> None:
