@@ -230,6 +230,15 @@ def test_a_private_key_shows_its_begin_line_and_no_tail() -> None:
     ]
 
 
+def test_the_second_shape_of_a_row_shows_its_prefix_too() -> None:
+    pat = "github" + U + "pat" + U + "A" * 22 + U + "b" * 30 + "c1d2e3f4g5h6i7j8k9l0m1n2o3p4q"
+    hook = "https://hooks.slack.com/services/T" + "ABCDEF123/B" + "ABCDEF123/aB3dE5gH7jK9mN1pQ3sT5vW7"
+    assert [m.masked for m in find_secrets(f"{pat} {hook}")] == [
+        "github_pat_…4q",
+        "https://hooks.slack.com/services/…W7",
+    ]
+
+
 def test_a_url_password_shows_nothing() -> None:
     text = "postgres://app:Fake0Passw0rd9x@db/x"
     assert [(m.kind, text[m.start : m.end], m.masked) for m in find_secrets(text)] == [
@@ -274,6 +283,7 @@ def test_a_generic_secret_never_reaches_over_a_line_break() -> None:
 
 def test_the_prefilter_sees_a_hint_hidden_by_an_escape_or_a_wrap() -> None:
     assert not might_hold_secrets("plain words, no hint\n  at all")
+    assert not might_hold_secrets("plain words\nno continuation")
     assert might_hold_secrets("sk\\u002dant")
     assert might_hold_secrets("x\n  g\n  hp_x")
     assert might_hold_secrets("TOKEN=1")
