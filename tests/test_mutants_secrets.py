@@ -257,6 +257,37 @@ def test_overlapping_shapes_keep_the_provider_and_the_first_start() -> None:
     assert [(m.kind, m.start) for m in find_secrets(text)] == [("github_token", 6)]
 
 
+GH2 = "gh" + "p" + U + "OTHERfake0123456789notARealTokenAB99"
+
+
+def spans(text: str, **options: object) -> list[tuple[str, str]]:
+    return [(m.kind, text[m.start : m.end]) for m in find_secrets(text, **options)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"x{GH} {GH2}", [("github_token", GH2)]),  # after a letter, then after a space
+        (f"ghp_{'x' * 36} {GH}", [("github_token", GH)]),  # a placeholder, then a key
+        (f"password={'a' * 20} password={RANDOM}", [("generic_secret", RANDOM)]),  # not random, then random
+        (
+            "password=Fk9q2LmZ7vXw4RtY8pQX!",
+            [("generic_secret", "Fk9q2LmZ7vXw4RtY8pQX")],
+        ),  # only punctuation cut
+        (f"api_key={GH}-extra", [("github_token", GH)]),  # the provider wins over a longer generic
+        ("-----BEGIN RSA PRIVATE KEY-----", [("private_key", "-----BEGIN RSA PRIVATE KEY-----")]),
+        ("x ak" + "ia" + "fake0123456789ab", []),  # a provider's shape is case-sensitive
+        ("\u0130 API_KEY=" + RANDOM, [("generic_secret", RANDOM)]),  # lower-casing changes the length
+    ],
+)
+def test_each_match_of_a_row_is_judged_alone(text: str, expected: list[tuple[str, str]]) -> None:
+    assert spans(text) == expected
+
+
+def test_an_allowed_key_leaves_the_next_one_of_its_row() -> None:
+    assert spans(f"{GH} {GH2}", allowed={GH}) == [("github_token", GH2)]
+
+
 def test_a_key_right_after_a_letter_is_no_key() -> None:
     assert find_secrets("x" + GH) == []
     assert find_secrets("X" + AWS) == []
