@@ -278,6 +278,24 @@ def spans(text: str, **options: object) -> list[tuple[str, str]]:
         ("-----BEGIN RSA PRIVATE KEY-----", [("private_key", "-----BEGIN RSA PRIVATE KEY-----")]),
         ("x ak" + "ia" + "fake0123456789ab", []),  # a provider's shape is case-sensitive
         ("\u0130 API_KEY=" + RANDOM, [("generic_secret", RANDOM)]),  # lower-casing changes the length
+        # a key inside a longer one of an earlier row, then another: the outer one, and the other
+        (
+            "gh" + "p_AIza" + "FAKEfake0123456789notARealKey012345 Bearer " + RANDOM,
+            [
+                ("github_token", "gh" + "p_AIza" + "FAKEfake0123456789notARealKey012345"),
+                ("generic_secret", RANDOM),
+            ],
+        ),
+        (f"token={GH} Authorization: Bearer {RANDOM}", [("github_token", GH), ("generic_secret", RANDOM)]),
+        # decoded longer than as written: the longer
+        (GH + "\\u0041BC", [("github_token", GH + "\\u0041BC")]),
+        # wrapped from the start of a continuation line, after a line ending in a letter
+        (f"u: abc\n  {GH[:20]}\n  {GH[20:]} y", [("github_token", f"{GH[:20]}\n  {GH[20:]}")]),
+        # a key within a line, then one wrapped over the next
+        (
+            f"u: {GH2} x {GH[:20]}\n  {GH[20:]} y",
+            [("github_token", GH2), ("github_token", f"{GH[:20]}\n  {GH[20:]}")],
+        ),
     ],
 )
 def test_each_match_of_a_row_is_judged_alone(text: str, expected: list[tuple[str, str]]) -> None:
@@ -298,7 +316,7 @@ def test_an_escaped_key_is_replaced_whole() -> None:
     written = GH.replace("_", "\\u005f")
     text = f'"k": "{written}"'
     (found,) = find_secrets(text)
-    assert (found.kind, text[found.start : found.end]) == ("github_token", written)
+    assert (found.kind, text[found.start : found.end], found.masked) == ("github_token", written, "ghp_…12")
 
 
 def test_a_key_wrapped_over_continuation_lines_spans_both() -> None:
