@@ -302,6 +302,19 @@ def test_each_match_of_a_row_is_judged_alone(text: str, expected: list[tuple[str
     assert spans(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("max_tokens=" + RANDOM, []),  # the name only holds the hint
+        ("tokens_out=" + RANDOM, []),
+        ("tokens_in=9 token=" + RANDOM, ["generic_secret"]),  # the hint is left beside the name
+        ("max_tokens=1 secret=" + RANDOM, ["generic_secret"]),  # another hint is left
+    ],
+)
+def test_the_names_that_only_hold_a_hint_do_not_count_as_it(text: str, kinds: list[str]) -> None:
+    assert [m.kind for m in find_secrets(text)] == kinds
+
+
 def test_an_allowed_key_leaves_the_next_one_of_its_row() -> None:
     assert spans(f"{GH} {GH2}", allowed={GH}) == [("github_token", GH2)]
 
