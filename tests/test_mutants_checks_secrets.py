@@ -46,6 +46,11 @@ def test_a_key_block_without_its_end_ends_at_the_next_event() -> None:
     assert secrets(body) == [KEY_BLOCK, ("S001", 10, 4, "github_token ghp_…12")]
 
 
+def test_a_key_block_ended_by_an_event_leaves_its_continuations_scanned() -> None:
+    body = f"t:read k → {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\nu: hi\n  {GH}\n"
+    assert secrets(body) == [KEY_BLOCK, ("S001", 10, 3, "github_token ghp_…12")]
+
+
 def test_a_key_block_ended_on_its_own_line_leaves_the_next_lines_scanned() -> None:
     body = f"t:read k → {BEGIN}\\n{END}\n  {GH}\n"
     assert secrets(body) == [KEY_BLOCK, ("S001", 8, 3, "github_token ghp_…12")]
@@ -86,15 +91,16 @@ def test_a_key_on_the_next_line_alone_is_reported_there() -> None:
     assert secrets(f"t:cat → [ok]\n  x\n  {GH}\n") == [("S001", 9, 3, "github_token ghp_…12")]
 
 
-def test_an_allowed_wrapped_key_is_not_reported(tmp_path: Path) -> None:
+def test_an_allowed_key_is_not_reported_on_a_line_or_wrapped(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from bbox_lark.cli import app
 
     log = tmp_path / "session.bbox"
-    log.write_text(HEAD + f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\n", encoding="utf-8")
+    log.write_text(HEAD + f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\nu: {GH}\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["check", str(log)])
-    assert result.exit_code == 1 and "8:5" in result.output and "S001 github_token ghp_…12" in result.output
+    assert result.exit_code == 1, result.output
+    assert "8:5" in result.output and "10:4" in result.output and "S001 github_token ghp_…12" in result.output
     (tmp_path / "bbox-lark.toml").write_text(f'allowed-secrets = ["{GH}"]\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["check", str(log)])
     assert result.exit_code == 0, result.output
