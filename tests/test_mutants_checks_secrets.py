@@ -36,6 +36,15 @@ def test_a_header_value_is_reported_at_its_line_and_column() -> None:
     assert secrets("u: hi\n", head) == [("S001", 6, 10, "github_token ghp_…12")]
 
 
+def test_a_continuation_line_first_in_the_body_is_scanned() -> None:
+    assert secrets(f"  {GH}\n") == [("S001", 7, 3, "github_token ghp_…12")]
+
+
+def test_a_key_block_in_the_header_is_reported_there() -> None:
+    head = HEAD.replace("runner: local\n", f"runner: local\nextra.k: {BEGIN}\n")
+    assert secrets("u: hi\n", head) == [("S001", 6, 10, f"private_key {BEGIN}…")]
+
+
 def test_the_scan_resumes_after_a_key_blocks_end_line() -> None:
     body = f"t:read k → {BEGIN}\n  MIIEFAKEkeyFORtestsONLY{GH}\n  {END}\n  again {GH}\n"
     assert secrets(body) == [KEY_BLOCK, ("S001", 10, 9, "github_token ghp_…12")]
@@ -91,16 +100,22 @@ def test_a_key_on_the_next_line_alone_is_reported_there() -> None:
     assert secrets(f"t:cat → [ok]\n  x\n  {GH}\n") == [("S001", 9, 3, "github_token ghp_…12")]
 
 
-def test_an_allowed_key_is_not_reported_on_a_line_or_wrapped(tmp_path: Path) -> None:
+def test_an_allowed_key_is_not_reported_in_the_header_on_a_line_or_wrapped(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from bbox_lark.cli import app
 
     log = tmp_path / "session.bbox"
-    log.write_text(HEAD + f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\nu: {GH}\n", encoding="utf-8")
+    head = HEAD.replace("runner: local\n", f"runner: local\nextra.k: {GH}\n")
+    log.write_text(head + f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\nu: {GH}\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["check", str(log)])
     assert result.exit_code == 1, result.output
-    assert "8:5" in result.output and "10:4" in result.output and "S001 github_token ghp_…12" in result.output
+    assert (
+        "6:10" in result.output
+        and "9:5" in result.output
+        and "11:4" in result.output
+        and "S001 github_token ghp_…12" in result.output
+    )
     (tmp_path / "bbox-lark.toml").write_text(f'allowed-secrets = ["{GH}"]\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["check", str(log)])
     assert result.exit_code == 0, result.output
