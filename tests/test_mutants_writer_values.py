@@ -153,12 +153,21 @@ def test_a_lines_values_are_scanned_together() -> None:
     assert wv.scanned([("", f"{GH} and {GH}")]) == ["[redacted:github_token] and [redacted:github_token]"]
 
 
+def test_a_key_block_over_an_empty_part_leaves_that_part_empty() -> None:
+    begin = "-----BEGIN RSA PRIVATE KEY-----"
+    assert wv.scanned([("", f"{begin} MIIEFAKE"), ("", ""), ("", "KEYFORtests")]) == [
+        "[redacted:private_key]",
+        "",
+        "[redacted:private_key]",
+    ]
+
+
 def test_resume_reads_what_an_appended_file_holds(tmp_path: Path) -> None:
     path = tmp_path / "s.bbox"
     path.write_text(
-        "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\n---\n@start id=s\n# t=00:01:30\n"
+        "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\n---\n@start id=s\n# t=00:01:30 after the build\n"
         "t:bash 'x' id=call_7 step=4 → [ok]\nu: [redacted:a] [redacted:b]\n  [redacted:c]\n"
-        "# t=00:00:10\na: step=2 cut",
+        "# t=00:00:10\n# t=00:01:00 later\na: step=2 cut",
         encoding="utf-8",
     )
     found = wv.resume(path)
@@ -170,7 +179,11 @@ def test_resume_reads_what_an_appended_file_holds(tmp_path: Path) -> None:
         90,
         True,
     )
-    path.write_text("---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\n---\nu: hi\n", encoding="utf-8")
+    path.write_text(
+        "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\n---\nu: hi\n# t=\n# t=00:00:00\n# xx99:00:00\n"
+        "t:elapsed 'x' → [ok]\n@end\n",
+        encoding="utf-8",
+    )
     found = wv.resume(path)
     assert (found.ids, found.step, found.started, found.markers, found.last_mark, found.cut) == (
         set(),
