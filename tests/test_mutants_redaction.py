@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from bbox_lark.convert import convert
-from bbox_lark.redaction import line_kinds, listing, locate, redact, redact_file_settings
+from bbox_lark.convert.base import Fidelity
+from bbox_lark.parser import Head, iter_nodes
+from bbox_lark.redaction import StreamScan, line_kinds, listing, locate, redact, redact_file_settings
 from bbox_lark.secrets import find_secrets
 
 HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
@@ -171,3 +173,89 @@ def test_a_converted_header_secret_is_quoted() -> None:
         {"github_token": 1},
         [dropped("github_token", 6)],
     )
+
+
+# -- the stream scan of lines read one by one (a reader that does not attach continuations) --
+
+
+def scan_lines(
+    text: str, redact: bool = True
+) -> tuple[str, dict[str, int], list[tuple[int, int]], list[str]]:
+    """``text`` through a :class:`StreamScan` that keeps the count true, its lines read one by
+    one: the text written, the kinds, where each secret is, and the report's rows."""
+    report = Fidelity()
+    scan = StreamScan(report, redact=redact, keep_count=True)
+    out = []
+    for item in scan.items(iter_nodes(text, attach=False)):
+        if isinstance(item, Head):
+            out.append("".join(line.raw + line.eol for line in item.header_lines))
+        else:
+            out.append(item.raw + item.eol)  # type: ignore[union-attr]
+    rows = [f"{entry.action} {entry.what} {entry.lines}" for entry in report.entries]
+    return "".join(out)[len(HEAD) :], scan.kinds, [(line, col) for line, col, _ in scan.located], rows
+
+
+REPLACED = "dropped secrets (github_token), replaced by [redacted:github_token]"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "where"),
+    [
+        (f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\n", f"t:cat → [ok]\n  x {MARK}\n   y\n", (8, 5)),
+        (f"t:cat → [ok]\n\tx {GH[:20]}\n\t{GH[20:]} y\n", f"t:cat → [ok]\n\tx {MARK}\n\t y\n", (8, 4)),
+        (f"u: x {GH[:20]}\n  {GH[20:]} y\n", f"u: x {MARK}\n   y\n", (7, 6)),
+        (f"u: x {GH[:20]}\n  {GH[20:]}\n", f"u: x {MARK}\n  \n", (7, 6)),
+        (f"u: {'a ' * 400}{GH[:20]}\n  {GH[20:]} y\n", f"u: {'a ' * 400}{MARK}\n   y\n", (7, 804)),
+    ],
+    ids=["continuation", "tab", "event", "to-the-end", "long-line"],
+)
+def test_a_key_wrapped_onto_a_line_read_alone_is_replaced_where_it_starts(
+    body: str, expected: str, where: tuple[int, int]
+) -> None:
+    assert scan_lines(HEAD + body) == (
+        expected + "# redactions=1\n",
+        {"github_token": 1},
+        [where],
+        [f"{REPLACED} ({where[0]},)"],
+    )
+
+
+def test_a_key_wrapped_onto_a_line_read_alone_is_noted_when_kept() -> None:
+    body = f"u: x {GH[:20]}\n  {GH[20:]} y\n"
+    assert scan_lines(HEAD + body, redact=False) == (
+        body,
+        {"github_token": 1},
+        [(7, 6)],
+        ["kept secrets (github_token; convert --redact replaces them) (7,)"],
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"u: x {GH[:20]} \n  {GH[20:]} y\n",  # the line ends with a space
+        f"u: x {GH[:20]}\n   {GH[20:]} y\n",  # the next starts with one more
+        f"u: {GH[:20]}\n# c\n  {GH[20:]} y\n",  # a comment between them
+    ],
+)
+def test_what_is_no_key_wrapped_onto_a_line_read_alone(body: str) -> None:
+    assert scan_lines(HEAD + body) == (body, {}, [], [])
+
+
+def test_a_key_block_read_line_by_line_is_one_marker() -> None:
+    body = f"u: {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}\n  and {GH}\n"
+    text, kinds, where, _ = scan_lines(HEAD + body)
+    assert (text, kinds, where) == (
+        f"u: [redacted:private_key]\n  and {MARK}\n# redactions=2\n",
+        {"github_token": 1, "private_key": 1},
+        [(7, 4), (10, 7)],
+    )
+
+
+def test_an_allowed_wrapped_key_read_alone_is_kept() -> None:
+    report = Fidelity()
+    scan = StreamScan(report, redact=True, allowed=[GH])
+    body = f"u: x {GH[:20]}\n  {GH[20:]} y\n"
+    items = list(scan.items(iter_nodes(HEAD + body, attach=False)))
+    assert "".join(item.raw + item.eol for item in items[1:]) == body  # type: ignore[union-attr]
+    assert scan.found == [] and report.entries == ()
