@@ -190,7 +190,7 @@ def scan_lines(
         if isinstance(item, Head):
             out.append("".join(line.raw + line.eol for line in item.header_lines))
         else:
-            out.append(item.raw + item.eol)  # type: ignore[union-attr]
+            out.append(item.raw + item.eol)
     rows = [f"{entry.action} {entry.what} {entry.lines}" for entry in report.entries]
     return "".join(out)[len(HEAD) :], scan.kinds, [(line, col) for line, col, _ in scan.located], rows
 
