@@ -1,0 +1,261 @@
+"""Redacting a bbox/1 text (``bbox_lark/redaction.py``): ``redact``, ``redact --list``'s lines
+and the conversions' stream scan, pinned down where mutation testing found nothing holding
+them: a header value's quoted marker, the count kept true or added (line ending, byte order
+mark, no final newline), the line and column of each secret, the listing's words, and a key
+wrapped over lines or in a key block as it passes through a conversion (docs/testing.md,
+"Mutation testing").
+
+Keys are joined from pieces at run time: no line of this file holds one whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bbox_lark.convert import convert
+from bbox_lark.convert.base import Fidelity
+from bbox_lark.parser import Head, iter_nodes
+from bbox_lark.redaction import StreamScan, line_kinds, listing, locate, redact, redact_file_settings
+from bbox_lark.secrets import find_secrets
+
+HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
+GH = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"
+AWS = "AK" + "IA" + "FAKE0123456789AB"
+BEGIN = "-----BEGIN RSA PRIVATE KEY-----"
+END = "-----END RSA PRIVATE KEY-----"
+MARK = "[redacted:github_token]"
+
+
+def with_header(extra: str) -> str:
+    return HEAD.replace("runner: local\n", f"runner: local\n{extra}")
+
+
+# -- redact ----------------------------------------------------------------------------------
+
+
+def test_a_secret_that_starts_a_header_value_becomes_a_quoted_marker() -> None:
+    text = with_header(f"extra.k: {GH}\ncwd: /home/{GH}\ntags:\n  - {GH}\n") + "u: hi\n"
+    done = redact(text)
+    assert done.text == with_header(f'extra.k: "{MARK}"\ncwd: /home/{MARK}\ntags:\n  - "{MARK}"\n') + (
+        "# redactions=0\nu: hi\n"
+    )
+    assert done.kinds == {"github_token": 3} and done.changed
+
+
+def test_a_text_without_secrets_comes_back_unchanged() -> None:
+    done = redact(HEAD + "u: hi\n")
+    assert (done.text, done.secrets, done.kinds, done.changed) == (HEAD + "u: hi\n", (), {}, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (HEAD + f"u: {GH}\n", HEAD + f"# redactions=1\nu: {MARK}\n"),
+        (
+            HEAD.replace("\n", "\r\n") + f"u: {GH}\r\n",
+            HEAD.replace("\n", "\r\n") + f"# redactions=1\r\nu: {MARK}\r\n",
+        ),
+        ("\ufeff" + HEAD + f"u: {GH}\n", "\ufeff" + HEAD + f"# redactions=1\nu: {MARK}\n"),
+        (with_header(f"extra.k: {GH}\n")[:-1], with_header(f'extra.k: "{MARK}"\n') + "# redactions=0\n"),
+        (with_header(f"extra.k: {GH}\n"), with_header(f'extra.k: "{MARK}"\n') + "# redactions=0\n"),
+    ],
+    ids=["lf", "crlf", "bom", "no-final-newline", "header-only"],
+)
+def test_a_count_line_is_added_first_in_the_body(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+def test_every_stated_count_becomes_the_number_of_body_markers() -> None:
+    text = HEAD + f"# redactions=0\nu: {GH} [redacted:x]\n  {AWS}\n# tokens=1 redactions=17\n"
+    assert redact(text).text == HEAD + (
+        f"# redactions=3\nu: {MARK} [redacted:x]\n  [redacted:aws_access_key]\n# tokens=1 redactions=3\n"
+    )
+
+
+def test_a_count_is_read_on_every_line_past_a_bom() -> None:
+    text = "\ufeff" + HEAD + f"u: {GH}\n# redactions=12345\n"
+    assert redact(text).text == "\ufeff" + HEAD + f"u: {MARK}\n# redactions=1\n"
+
+
+def test_the_kinds_of_the_body_lines_leave_out_the_count_lines() -> None:
+    text = HEAD + "u: a\n  c\n# redactions=1\n# x\n# tokens=1 redactions=1\n@end\n"
+    assert line_kinds(text) == ["user", "comment", "lifecycle"]
+
+
+# -- where each secret is, and redact --list ------------------------------------------------
+
+
+def test_locate_counts_lines_and_columns_as_the_parser_does() -> None:
+    text = f"\ufeffx {GH}\n  {GH}\r\n\n{AWS}"
+    assert [(line, col, s.kind) for line, col, s in locate(text, find_secrets(text))] == [
+        (1, 3, "github_token"),  # the byte order mark is no column
+        (2, 3, "github_token"),
+        (4, 1, "aws_access_key"),
+    ]
+
+
+def test_the_listing_names_each_secret_then_the_count_per_kind() -> None:
+    data = HEAD + f"u: {GH} {GH} {AWS}\n"
+    assert listing(data.encode(), "p") == [
+        "p:7:4: github_token ghp_…12",
+        "p:7:45: github_token ghp_…12",
+        "p:7:86: aws_access_key AKIA…AB",
+        "p: 3 secret(s): aws_access_key 1, github_token 2",
+    ]
+    assert listing(HEAD, "log.bbox") == ["log.bbox: 0 secret(s)"]
+    assert listing(data, "p", allowed={GH}) == [
+        "p:7:86: aws_access_key AKIA…AB",
+        "p: 1 secret(s): aws_access_key 1",
+    ]
+
+
+def test_the_allowed_secrets_of_a_files_configuration(tmp_path: Path) -> None:
+    log = tmp_path / "s.bbox"
+    assert redact_file_settings(None) == ()
+    assert redact_file_settings(log) == ()
+    (tmp_path / "bbox-lark.toml").write_text('allowed-secrets = ["a", "b"]\n', encoding="utf-8")
+    assert redact_file_settings(log) == ("a", "b")
+    (tmp_path / "bbox-lark.toml").write_text("allowed-secrets = [\n", encoding="utf-8")
+    assert redact_file_settings(log) == ()  # a configuration that cannot be read
+
+
+# -- the stream scan of a conversion ---------------------------------------------------------
+
+
+def rows(text: str, redact: bool) -> tuple[str, dict[str, int], list[tuple[str, str, tuple[int, ...]]]]:
+    done = convert(text, "bbox", to="bbox", redact=redact)
+    return done.text, done.secrets, [(r.action, r.what, r.lines) for r in done.report]
+
+
+def dropped(kind: str, line: int) -> tuple[str, str, tuple[int, ...]]:
+    return ("dropped", f"secrets ({kind}), replaced by [redacted:{kind}]", (line,))
+
+
+def test_a_converted_key_is_replaced_and_reported_at_its_line() -> None:
+    assert rows(HEAD + f"u: {GH}\n", True) == (
+        HEAD + f"u: {MARK}\n# redactions=1\n",
+        {"github_token": 1},
+        [dropped("github_token", 7)],
+    )
+    assert rows(HEAD + f"u: {GH}\n", False) == (HEAD + f"u: {GH}\n", {"github_token": 1}, [])
+
+
+def test_a_converted_wrapped_key_leaves_its_lines() -> None:
+    text = HEAD + f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\n"
+    assert rows(text, True) == (
+        HEAD + f"t:cat → [ok]\n  x {MARK}\n   y\n# redactions=1\n",
+        {"github_token": 1},
+        [dropped("github_token", 8)],
+    )
+    assert rows(text, False)[:2] == (text, {"github_token": 1})
+
+
+def test_a_converted_key_block_is_one_marker_and_the_scan_goes_on_after_it() -> None:
+    text = HEAD + f"t:read k → {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}\n  again {GH}\nu: hi"
+    assert rows(text, True) == (
+        HEAD + f"t:read k → [redacted:private_key]\n  again {MARK}\nu: hi\n# redactions=2\n",
+        {"github_token": 1, "private_key": 1},
+        [dropped("private_key", 7), dropped("github_token", 10)],
+    )
+    assert rows(text, False)[:2] == (text, {"github_token": 1, "private_key": 1})
+
+
+def test_a_converted_count_is_kept_true_where_it_is_stated() -> None:
+    text = HEAD + f"# redactions=5\nu: {GH}\n# tokens=1 redactions=0\nu: bye\n"
+    assert rows(text, True)[0] == HEAD + f"# redactions=1\nu: {MARK}\n# tokens=1 redactions=1\nu: bye\n"
+
+
+def test_a_converted_header_secret_is_quoted() -> None:
+    text = with_header(f"extra.k: {GH}\n") + "u: hi\n"
+    assert rows(text, True) == (
+        with_header(f'extra.k: "{MARK}"\n') + "u: hi\n# redactions=0\n",
+        {"github_token": 1},
+        [dropped("github_token", 6)],
+    )
+
+
+# -- the stream scan of lines read one by one (a reader that does not attach continuations) --
+
+
+def scan_lines(
+    text: str, redact: bool = True
+) -> tuple[str, dict[str, int], list[tuple[int, int]], list[str]]:
+    """``text`` through a :class:`StreamScan` that keeps the count true, its lines read one by
+    one: the text written, the kinds, where each secret is, and the report's rows."""
+    report = Fidelity()
+    scan = StreamScan(report, redact=redact, keep_count=True)
+    out = []
+    for item in scan.items(iter_nodes(text, attach=False)):
+        if isinstance(item, Head):
+            out.append("".join(line.raw + line.eol for line in item.header_lines))
+        else:
+            out.append(item.raw + item.eol)
+    rows = [f"{entry.action} {entry.what} {entry.lines}" for entry in report.entries]
+    return "".join(out)[len(HEAD) :], scan.kinds, [(line, col) for line, col, _ in scan.located], rows
+
+
+REPLACED = "dropped secrets (github_token), replaced by [redacted:github_token]"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "where"),
+    [
+        (f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\n", f"t:cat → [ok]\n  x {MARK}\n   y\n", (8, 5)),
+        (f"t:cat → [ok]\n\tx {GH[:20]}\n\t{GH[20:]} y\n", f"t:cat → [ok]\n\tx {MARK}\n\t y\n", (8, 4)),
+        (f"u: x {GH[:20]}\n  {GH[20:]} y\n", f"u: x {MARK}\n   y\n", (7, 6)),
+        (f"u: x {GH[:20]}\n  {GH[20:]}\n", f"u: x {MARK}\n  \n", (7, 6)),
+        (f"u: {'a ' * 400}{GH[:20]}\n  {GH[20:]} y\n", f"u: {'a ' * 400}{MARK}\n   y\n", (7, 804)),
+    ],
+    ids=["continuation", "tab", "event", "to-the-end", "long-line"],
+)
+def test_a_key_wrapped_onto_a_line_read_alone_is_replaced_where_it_starts(
+    body: str, expected: str, where: tuple[int, int]
+) -> None:
+    assert scan_lines(HEAD + body) == (
+        expected + "# redactions=1\n",
+        {"github_token": 1},
+        [where],
+        [f"{REPLACED} ({where[0]},)"],
+    )
+
+
+def test_a_key_wrapped_onto_a_line_read_alone_is_noted_when_kept() -> None:
+    body = f"u: x {GH[:20]}\n  {GH[20:]} y\n"
+    assert scan_lines(HEAD + body, redact=False) == (
+        body,
+        {"github_token": 1},
+        [(7, 6)],
+        ["kept secrets (github_token; convert --redact replaces them) (7,)"],
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"u: x {GH[:20]} \n  {GH[20:]} y\n",  # the line ends with a space
+        f"u: x {GH[:20]}\n   {GH[20:]} y\n",  # the next starts with one more
+        f"u: {GH[:20]}\n# c\n  {GH[20:]} y\n",  # a comment between them
+    ],
+)
+def test_what_is_no_key_wrapped_onto_a_line_read_alone(body: str) -> None:
+    assert scan_lines(HEAD + body) == (body, {}, [], [])
+
+
+def test_a_key_block_read_line_by_line_is_one_marker() -> None:
+    body = f"u: {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}\n  and {GH}\n"
+    text, kinds, where, _ = scan_lines(HEAD + body)
+    assert (text, kinds, where) == (
+        f"u: [redacted:private_key]\n  and {MARK}\n# redactions=2\n",
+        {"github_token": 1, "private_key": 1},
+        [(7, 4), (10, 7)],
+    )
+
+
+def test_an_allowed_wrapped_key_read_alone_is_kept() -> None:
+    report = Fidelity()
+    scan = StreamScan(report, redact=True, allowed=[GH])
+    body = f"u: x {GH[:20]}\n  {GH[20:]} y\n"
+    items = list(scan.items(iter_nodes(HEAD + body, attach=False)))
+    assert "".join(item.raw + item.eol for item in items[1:]) == body  # type: ignore[union-attr]
+    assert scan.found == [] and report.entries == ()
