@@ -1,4 +1,4 @@
-"""Redacting a bbox/1 text (``bbox_lark/redaction.py``): ``redact``, ``redact --list``'s lines
+"""Redacting a bbox/1 text (``bbox_lark/secrets/redaction.py``): ``redact``, ``redact --list``'s lines
 and the conversions' stream scan, pinned down where mutation testing found nothing holding
 them: a header value's quoted marker, the count kept true or added (line ending, byte order
 mark, no final newline), the line and column of each secret, the listing's words, and a key
@@ -15,9 +15,9 @@ import pytest
 
 from bbox_lark.convert import convert
 from bbox_lark.convert.base import Fidelity
-from bbox_lark.parser import Head, iter_nodes
-from bbox_lark.redaction import StreamScan, line_kinds, listing, locate, redact, redact_file_settings
-from bbox_lark.secrets import find_secrets
+from bbox_lark.secrets.redaction import StreamScan, line_kinds, listing, locate, redact, redact_file_settings
+from bbox_lark.secrets.scanner import find_secrets
+from bbox_lark.syntax.parser import Head, iter_nodes
 
 HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
 GH = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"

@@ -1,4 +1,4 @@
-"""The secret scanner's public helpers (``bbox_lark/secrets.py``), pinned down where mutation
+"""The secret scanner's public helpers (``bbox_lark/secrets/scanner.py``), pinned down where mutation
 testing found nothing holding them: the masked form, what is a placeholder, what looks
 random, what reads as a name, the prefilter, and each way of replacing a secret (masking,
 starring, redacting, a replacement of the caller's) (docs/testing.md, "Mutation testing").
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from bbox_lark.secrets import (
+from bbox_lark.secrets.scanner import (
     _CASED,
     _CASED_HINTS,
     _FOLDED,
@@ -247,8 +247,8 @@ def test_a_url_password_shows_nothing() -> None:
 
 
 def test_an_allowed_value_inside_a_longer_match_is_not_reported() -> None:
-    assert find_secrets(f"token: {RANDOM}@host", allowed={RANDOM}) == []
-    assert [m.kind for m in find_secrets(f"x {GH} {AWS}", allowed={AWS})] == ["github_token"]
+    assert find_secrets(f"token: {RANDOM}@host", allowed_secrets={RANDOM}) == []
+    assert [m.kind for m in find_secrets(f"x {GH} {AWS}", allowed_secrets={AWS})] == ["github_token"]
 
 
 def test_overlapping_shapes_keep_the_provider_and_the_first_start() -> None:
@@ -316,7 +316,7 @@ def test_the_names_that_only_hold_a_hint_do_not_count_as_it(text: str, kinds: li
 
 
 def test_an_allowed_key_leaves_the_next_one_of_its_row() -> None:
-    assert spans(f"{GH} {GH2}", allowed={GH}) == [("github_token", GH2)]
+    assert spans(f"{GH} {GH2}", allowed_secrets={GH}) == [("github_token", GH2)]
 
 
 def test_a_key_right_after_a_letter_is_no_key() -> None:

@@ -1,4 +1,4 @@
-"""The values the Writer writes (``bbox_lark/writer_values.py``), pinned down where mutation
+"""The values the Writer writes (``bbox_lark/write/values.py``), pinned down where mutation
 testing found nothing holding them: each value type's text, the messages naming the argument
 at fault, which streams take bytes, names' length, blob pointers, markers, plain comments, a
 line's values scanned together for secrets, and what an appended file already holds
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bbox_lark import writer_values as wv
-from bbox_lark.writer import Writer
+from bbox_lark.write import values as wv
+from bbox_lark.write.writer import Writer
 
 GH = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"
 RANDOM = "Fk9q2LmZ7vXw4RtY8pQs"
