@@ -608,7 +608,10 @@ def harbor_python(given: str | None) -> tuple[str | None, str]:
             " pydantic platformdirs jinja2)"
         )
     probe = "import harbor.agents.installed.claude_code, importlib.metadata as m; print(m.version('harbor'))"
-    done = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    except OSError as error:
+        return None, f"{python}: cannot run: {error.strerror or error}"
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["?"])[-1]
         return None, f"{python} cannot import harbor's Claude Code agent: {last}"
