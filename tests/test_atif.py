@@ -760,3 +760,59 @@ def test_one_agent_step_per_model_response() -> None:
         {"prompt_tokens": 110, "completion_tokens": 7, "cached_tokens": 100},
         {"prompt_tokens": 122, "completion_tokens": 3, "cached_tokens": 110},
     ]
+
+
+# -- the JSON text: jsontext writes exactly what json.dumps(indent=2) writes -------------------
+
+_JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
+)
+_JSON_KEYS = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
+_JSON_VALUES = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(_JSON_KEYS, inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(_JSON_VALUES, st.booleans())
+def test_jsontext_is_json_dumps_indent_2(value: Any, ascii_only: bool) -> None:
+    from bbox_lark.convert.atif.jsontext import dumps, pieces
+
+    expected = json.dumps(value, indent=2, ensure_ascii=ascii_only)
+    assert dumps(value, ensure_ascii=ascii_only) == expected
+    assert "".join(pieces(value, ensure_ascii=ascii_only)) == expected
+
+
+def test_jsontext_refuses_what_json_refuses() -> None:
+    from bbox_lark.convert.atif.jsontext import dumps
+
+    with pytest.raises(TypeError):
+        dumps({"a": [object()]})
+    with pytest.raises(TypeError):
+        dumps({("tuple", "key"): 1})
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        dumps({"a": loop})
+
+
+def test_jsontext_one_piece_per_step() -> None:
+    from bbox_lark.convert.atif.jsontext import pieces
+
+    trajectory = {
+        "schema_version": "ATIF-v1.7",
+        "steps": [{"step_id": n, "extra": {"x": [n]}} for n in (1, 2, 3)],
+    }
+    parts = pieces(trajectory)
+    assert "".join(parts) == json.dumps(trajectory, indent=2)
+    steps = [part for part in parts if part.lstrip().startswith("{") and '"step_id"' in part]
+    assert len(steps) == 3 and all(
+        json.loads(part)["extra"] == {"x": [json.loads(part)["step_id"]]} for part in steps
+    )

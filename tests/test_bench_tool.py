@@ -154,3 +154,24 @@ def test_a_small_commands_run_prints_every_command(capsys: pytest.CaptureFixture
     assert "peak memory per command" in shown and "failed" not in shown
     for name in bench.COMMANDS:
         assert f"  {name}" in shown
+
+
+def test_harbor_row_is_skipped_with_a_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    python, why = bench.harbor_python(str(tmp_path / "no-python"))
+    assert python is None and "cannot run" in why
+    bench.harbor(tmp_path, [10], 1, str(tmp_path / "no-python"))
+    assert "skipped:" in capsys.readouterr().out
+
+
+def test_ours_usage_in_harbors_terms() -> None:
+    stats = {
+        "files": [
+            {
+                "usage": {"tokens_in": 10, "tokens_out": 3, "tokens_cached": 90},
+                "calls": {"tool": {"total": 4}, "mcp": {"total": 1}, "subagent": {"total": 2}},
+            }
+        ]
+    }
+    import json
+
+    assert bench.ours_usage(json.dumps(stats)) == {"calls": 7, "prompt": 100, "completion": 3, "cached": 90}

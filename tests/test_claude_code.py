@@ -560,3 +560,66 @@ def test_a_subagent_log_of_another_session_is_skipped(tmp_path: Path) -> None:
     result = convert_path(session)
     assert not [e for e in events(result.text) if e.tid == "a1"]
     assert any("another session" in s.message for s in result.skipped)
+
+
+# -- generated sessions (tools/gen_claude_code.py) and harbor's converter ----------------------
+
+
+def test_generated_session_is_realistic_and_seeded() -> None:
+    import gen_claude_code
+
+    text = gen_claude_code.generate(400, seed=3)
+    assert text == gen_claude_code.generate(400, seed=3)
+    assert text != gen_claude_code.generate(400, seed=4)
+    records = [json.loads(line) for line in text.splitlines()]
+    assert len(records) == 400
+    by_message: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        if record["type"] == "assistant":
+            by_message.setdefault(record["message"]["id"], []).append(record)
+    split = [group for group in by_message.values() if len(group) > 1]
+    assert split, "responses split over records sharing message.id"
+    for group in split:  # the usage restated, output growing as it streams
+        outputs = [record["message"]["usage"]["output_tokens"] for record in group]
+        assert outputs == sorted(outputs)
+    parallel = [
+        g for g in by_message.values() if sum(r["message"]["content"][0]["type"] == "tool_use" for r in g) > 1
+    ]
+    assert parallel, "parallel tool calls"
+    assert max(len(line) for line in text.splitlines()) > 50_000, "a large output"
+    converted = convert(text.encode(), "claude-code", to="bbox")
+    assert not converted.skipped and not converted.secrets
+
+
+def _harbor_python() -> str:
+    import bench
+
+    python, why = bench.harbor_python(None)
+    if python is None:
+        pytest.skip(why)
+    return python
+
+
+def test_calls_and_tokens_agree_with_harbor(tmp_path: Path) -> None:
+    """harbor 0.25's own Claude Code → ATIF converter and ``stats --json`` count the same
+    calls and tokens (skipped where harbor is not installed: tools/bench.py says how)."""
+    import subprocess
+
+    import bench
+    import gen_claude_code
+
+    python = _harbor_python()
+    project = tmp_path / "logs" / "sessions" / "projects" / "-home-dev-project"
+    project.mkdir(parents=True)
+    session = project / "session.jsonl"
+    gen_claude_code.write(session, 600, seed=11)
+    done = subprocess.run(
+        [python, "-c", bench._HARBOR_DRIVER, str(tmp_path / "logs"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    result = CliRunner().invoke(app, ["stats", "--json", str(session)])
+    assert result.exit_code in (0, 1), result.output
+    assert bench.ours_usage(result.stdout) == theirs

@@ -27,6 +27,13 @@ across changes; the machine is noisy, so read the ordering, not the third digit.
   process on a generated session of each ``--command-lines`` size (default 10,000 and
   1,000,000 lines), its ratio to ``check``'s peak on the same file, and its growth from the
   smallest size to the largest (a streaming command's stays near 1).
+* **Against harbor** (``--only harbor``, issue "Core v4"): Claude Code → ATIF (``convert
+  --to atif``) and usage (``stats --json``) against harbor 0.25.0's own converter
+  (``ClaudeCode.convert_trajectory``, the trajectory written as harbor writes it; usage:
+  its ``final_metrics``), whole commands on generated sessions (``tools/gen_claude_code.py``,
+  ``--harbor-records``, default 10,000 and 50,000 records), interleaved: best wall and CPU
+  seconds, peak RSS, and whether both count the same calls and tokens. Skipped, with the
+  reason, where harbor is not installed (``--harbor-python``; default ``/tmp/harbor-venv``).
 * **Start-up**: CPU time of ``bbox-lark check`` on a 10-line file against
   ``python -c "import lark, yaml"``, many runs each (interleaved), min and median, and the
   ratio (goal <= 1.5). Bytecode caches are warm: ``PYTHONDONTWRITEBYTECODE`` is removed
@@ -44,6 +51,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
     python tools/bench.py --corpus DIR --lines 200000 --repeat 5
     python tools/bench.py --only export --export-sessions 3000
     python tools/bench.py --only commands      # peak RSS per command at 10k and 1M lines
+    python tools/bench.py --only harbor --harbor-records 10000,50000
 """
 
 from __future__ import annotations
@@ -71,7 +79,7 @@ except ImportError:  # run with a Python that does not have the project installe
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
-SECTIONS = ("throughput", "stages", "memory", "commands", "startup", "export")
+SECTIONS = ("throughput", "stages", "memory", "commands", "startup", "export", "harbor")
 GOAL_ONE, GOAL_ALL, GOAL_STARTUP = 0.5, 1.0, 1.5
 
 _LINE = re.compile(r"(t!|t~|th|td|[uatosmprxcq]):(\S*)(.*)")
@@ -552,6 +560,159 @@ def export(folder: Path, sessions: int, lines: int, jobs: int) -> None:
         print(f"    export, {label:16} {total / wall:12,.0f} lines/s   peak {peak:7,.1f} MiB{failed}")
 
 
+# -- Claude Code → ATIF and usage against harbor ---------------------------------------------
+
+#: harbor's own Claude Code → ATIF conversion, as its ``populate_context_post_run`` does it:
+#: ``ClaudeCode.convert_trajectory(logs)``, then (argument ``write``) the trajectory written
+#: with ``json.dump(indent=2, ensure_ascii=False)``; prints the calls and tokens as JSON.
+_HARBOR_DRIVER = """
+import json, sys
+from pathlib import Path
+from harbor.agents.installed.claude_code import ClaudeCode
+logs, out = Path(sys.argv[1]), sys.argv[2]
+trajectory = ClaudeCode(logs_dir=logs).convert_trajectory(logs)
+if out != "-":
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump(trajectory.to_json_dict(), handle, indent=2, ensure_ascii=False)
+m = trajectory.final_metrics
+calls = sum(len(step.tool_calls or ()) for step in trajectory.steps)
+print(json.dumps({"calls": calls, "prompt": m.total_prompt_tokens,
+                  "completion": m.total_completion_tokens, "cached": m.total_cached_tokens}))
+"""
+
+#: Runs its arguments as a command; prints its exit code, peak RSS (KiB), CPU and wall
+#: seconds, then the command's own standard output.
+_MEASURED = (
+    "import resource, subprocess, sys, time\n"
+    "start = time.perf_counter()\n"
+    "done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
+    "wall = time.perf_counter() - start\n"
+    "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(done.returncode, use.ru_maxrss, use.ru_utime + use.ru_stime, wall)\n"
+    "sys.stdout.write(done.stdout.decode())\n"
+)
+
+HARBOR_VENV = Path("/tmp/harbor-venv/bin/python")
+
+
+def harbor_python(given: str | None) -> tuple[str | None, str]:
+    """The Python that has harbor 0.25 installed (``--harbor-python``, ``$BBOX_HARBOR_PYTHON``,
+    else ``/tmp/harbor-venv``), or None and why not."""
+    python = (
+        given or os.environ.get("BBOX_HARBOR_PYTHON") or (str(HARBOR_VENV) if HARBOR_VENV.exists() else None)
+    )
+    if python is None:
+        return None, (
+            "harbor not found: give --harbor-python (harbor 0.25.0 needs Python >= 3.12: python3.12 -m venv"
+            " /tmp/harbor-venv; pip install --no-deps harbor==0.25.0; pip install toml tenacity shortuuid"
+            " pydantic platformdirs jinja2)"
+        )
+    probe = "import harbor.agents.installed.claude_code, importlib.metadata as m; print(m.version('harbor'))"
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    except OSError as error:
+        return None, f"{python}: cannot run: {error.strerror or error}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["?"])[-1]
+        return None, f"{python} cannot import harbor's Claude Code agent: {last}"
+    return python, done.stdout.strip()
+
+
+def measured(command: Sequence[str]) -> tuple[int, float, float, float, str]:
+    """Run ``command`` in a fresh process: exit code, peak RSS (MiB), CPU and wall seconds,
+    and its standard output."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *command],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        check=True,
+    )
+    first, _, output = done.stdout.partition("\n")
+    code, peak, cpu, wall = first.split()
+    return int(code), int(peak) / 1024, float(cpu), float(wall), output
+
+
+def ours_usage(stats_json: str) -> dict[str, int]:
+    """Calls and tokens from ``bbox-lark stats --json`` in harbor's terms (ATIF's
+    ``prompt_tokens`` include cache reads: DECISIONS §13)."""
+    import json
+
+    entry = json.loads(stats_json)["files"][0]
+    usage = entry["usage"]
+    calls = sum(entry["calls"][family]["total"] for family in ("tool", "mcp", "subagent"))
+    return {
+        "calls": calls,
+        "prompt": usage["tokens_in"] + usage["tokens_cached"],
+        "completion": usage["tokens_out"],
+        "cached": usage["tokens_cached"],
+    }
+
+
+def harbor(folder: Path, sizes: Sequence[int], runs: int, given: str | None) -> None:
+    """Claude Code → ATIF and usage, ours against harbor's converter, on generated sessions
+    (``tools/gen_claude_code.py``), whole commands, interleaved run by run: the best wall
+    and CPU seconds of ``runs`` and the peak RSS of each; and whether calls and tokens agree."""
+    import json
+
+    from gen_claude_code import write as write_session
+
+    python, why = harbor_python(given)
+    if python is None:
+        print(f"  skipped: {why}")
+        return
+    print(f"  harbor {why} ({python}); best of {runs}, interleaved")
+    ours = bbox_lark_command()
+    for size in sizes:
+        logs = folder / f"harbor-{size}"
+        project = logs / "sessions" / "projects" / "-home-dev-project"
+        project.mkdir(parents=True)
+        session = project / "session.jsonl"
+        megabytes = write_session(session, size) / 1e6
+        out = folder / f"out-{size}"
+        out.mkdir()
+        commands = {
+            "harbor → ATIF": [python, "-c", _HARBOR_DRIVER, str(logs), str(out / "harbor.json")],
+            "ours → ATIF": [
+                *ours,
+                "convert",
+                str(session),
+                "--to",
+                "atif",
+                "-o",
+                str(out / "ours.json"),
+                "-q",
+            ],
+            "harbor usage": [python, "-c", _HARBOR_DRIVER, str(logs), "-"],
+            "ours usage": [*ours, "stats", "--json", str(session)],
+        }
+        results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
+        outputs: dict[str, str] = {}
+        for _ in range(max(1, runs)):
+            for name, command in commands.items():
+                code, peak, cpu, wall, output = measured(command)
+                if code not in (0, 1):
+                    print(f"  {name}: exit {code}")
+                results[name].append((wall, cpu, peak))
+                outputs[name] = output
+        print(f"  {size:,} records ({megabytes:.0f} MB):")
+        for name, rows in results.items():
+            wall = min(row[0] for row in rows)
+            cpu = min(row[1] for row in rows)
+            peak = max(row[2] for row in rows)
+            print(f"    {name:14} wall {wall:7.2f} s   CPU {cpu:7.2f} s   peak {peak:8,.0f} MiB")
+        for what in ("→ ATIF", "usage"):
+            ratio = min(r[1] for r in results[f"ours {what}"]) / min(r[1] for r in results[f"harbor {what}"])
+            print(f"    ours / harbor {what}: CPU x{ratio:.2f} (goal <= 1)")
+        theirs = json.loads(outputs["harbor usage"].strip().splitlines()[-1])
+        mine = ours_usage(outputs["ours usage"])
+        same = "agree" if mine == theirs else f"DIFFER: ours {mine}, harbor {theirs}"
+        print(f"    calls and tokens: {same}")
+        session.unlink()
+        for produced in out.iterdir():
+            produced.unlink()
+
+
 # -- the run ---------------------------------------------------------------------------------
 
 
@@ -588,6 +749,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--export-sessions", type=int, help="sessions for export (default 3000)")
     parser.add_argument("--export-lines", type=int, default=300, help="lines per export session")
+    parser.add_argument(
+        "--harbor-records", help="comma-separated Claude Code session sizes for harbor (default 10000,50000)"
+    )
+    parser.add_argument("--harbor-runs", type=int, default=3, help="interleaved runs per harbor figure")
+    parser.add_argument(
+        "--harbor-python", help="a Python with harbor 0.25 installed (default /tmp/harbor-venv)"
+    )
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only this section")
     parser.add_argument(
         "--quick", action="store_true", help="100k lines, fewer runs, memory up to 100k: under a minute"
@@ -653,6 +821,11 @@ def main(argv: list[str] | None = None) -> int:
                 export(folder, sessions, args.export_lines, jobs)
             except subprocess.CalledProcessError as error:
                 print(f"  export failed (is the scale extra installed?): {error.stderr.strip()[:200]}")
+        if "harbor" in sections:
+            default_records = "3000" if args.quick else "10000,50000"
+            records = [int(size) for size in (args.harbor_records or default_records).split(",") if size]
+            print("\nClaude Code → ATIF and usage: ours against harbor's converter (whole commands)")
+            harbor(folder, records, args.harbor_runs, args.harbor_python)
     return 0
 
 

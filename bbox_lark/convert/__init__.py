@@ -237,10 +237,15 @@ def convert_stream(
     max_line: int = DEFAULT_MAX_LINE,
     output_path: Path | None = None,
     check: bool = True,
+    scan: bool = True,
     **options: Any,
 ) -> Conversion:
     """Convert ``source_input`` to format ``to``, writing to ``out`` as it reads (a folder
     format writes to ``output_path`` instead). The returned conversion's ``text`` is empty.
+    ``scan=False`` leaves out the secret scanner (no ``redact``, no secrets counted): only
+    for a bbox form made to be parsed, with every check, right after
+    (:func:`bbox_lark.convert.files.bbox_file`: ``stats``, ``report`` and ``export`` of a
+    foreign file).
 
     Raises :class:`ConvertError` for a usage problem (unknown format, undetectable input,
     an option that does not apply) and :class:`RefusedInputError` for an input refused as a
@@ -274,9 +279,11 @@ def convert_stream(
     from bbox_lark.syntax.transform import refusing_text
 
     keep_count = target.name in ("bbox", "compact")  # outputs that state # redactions=N
-    scan = StreamScan(fidelity, redact=redact, allowed=allowed, keep_count=keep_count)
+    if redact and not scan:
+        raise ConvertError("redact needs the secret scanner (scan=True)")
+    scanner = StreamScan(fidelity, redact=redact, allowed=allowed, keep_count=keep_count)
     staged = _staged(with_overflow(source.read(source_input, read_ctx), read_ctx), fidelity)
-    items = scan.items(staged)
+    items = scanner.items(staged) if scan else staged
     sink = cast(TextIO, WritableText(out, fidelity)) if out is not None else cast(TextIO, _Null())
     try:
         with refusing_text():  # the importers' own fallbacks for awkward text (transform)
@@ -290,9 +297,9 @@ def convert_stream(
     fidelity.stage = "write"
     diagnostics = tuple(_at_source(d, fidelity) for d in read_ctx.diagnostics)
     credentials = tuple(
-        (line, col, secret.kind) for line, col, secret in scan.located if secret.severity == "error"
+        (line, col, secret.kind) for line, col, secret in scanner.located if secret.severity == "error"
     )
-    return Conversion("", fidelity, diagnostics, source.name, target.name, scan.kinds, redact, credentials)
+    return Conversion("", fidelity, diagnostics, source.name, target.name, scanner.kinds, redact, credentials)
 
 
 def _staged(items: Iterator[Item], fidelity: Fidelity) -> Iterator[Item]:

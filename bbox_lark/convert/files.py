@@ -586,8 +586,10 @@ def bbox_file(
                     raw.write(chunk)
             else:
                 text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
+                # Every caller parses the file with every check (the secrets' too): the
+                # conversion's own scan would only count them a second time.
                 conversion = convert_stream(
-                    source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False
+                    source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False, scan=False
                 )
                 text.flush()
                 text.detach()

@@ -271,6 +271,13 @@ class StreamScan:
         if isinstance(item, Event):
             self._in_key_block = False
             originals = item.continuation
+            if originals and not might_hold_secrets("\n".join([item.raw, *(c.raw for c in originals)])):
+                # No hint in the event's lines joined (a long tool output, most often): none in
+                # any of them alone either (each is a piece of the joined text between line
+                # breaks, which no hint or escape holds), so only the event line is scanned.
+                self._attached = {id(old): (old, old) for old in originals}
+                self._attached_seen = set(self._attached)
+                return self._event(item)
             event = self._event(self._wrapped(item) if originals else item)
             self._attached = {
                 id(old): (old, self._continuation(c))
@@ -419,6 +426,8 @@ class StreamScan:
             if "-----END" in line.raw:
                 self._in_key_block = False
             return None if self.redact else line
+        if not might_hold_secrets(line.raw):  # the prefilter alone: most lines hold no hint
+            return line
         new_raw, found = self._scan(line.raw, line.line)
         return replace(line, raw=new_raw) if found and self.redact else line
 

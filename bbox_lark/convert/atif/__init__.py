@@ -2,11 +2,11 @@
 trajectory. The full description, with the decisions where the RFC is silent, is
 ``docs/formats/atif.md``; the mapping tables in :mod:`.tables` are the ones the docs render.
 
-ATIF is one JSON object, so the writer collects the whole stream (:func:`collect`) before it
-writes, and the reader loads the whole file. Nothing here needs the ``atif`` package: the
-structure is checked by :func:`trajectory_problems` and :func:`step_problems` (the package's
-Pydantic models are the judge in the tests only; :mod:`.schema` says why it is not a JSON
-Schema).
+ATIF is one JSON object, so the writer builds the whole trajectory (placing each line as it
+comes) before it writes it, step by step, and the reader loads the whole file. Nothing here
+needs the ``atif`` package: the structure is checked by :func:`trajectory_problems` and
+:func:`step_problems` (the package's Pydantic models are the judge in the tests only;
+:mod:`.schema` says why it is not a JSON Schema).
 
 Two directions, two ways of keeping what the other side cannot hold:
 
@@ -34,12 +34,12 @@ kind) and :mod:`.document` (the trajectory's root, totals and embedded subagents
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from bbox_lark.convert.atif.document import finish
+from bbox_lark.convert.atif.jsontext import pieces
 from bbox_lark.convert.atif.reader import read, sniff
 from bbox_lark.convert.atif.records import attachment, read_attachments, record, restore, text_lines
 from bbox_lark.convert.atif.schema import step_problems, trajectory_problems
@@ -54,10 +54,11 @@ from bbox_lark.convert.atif.tables import (
 
 # The one writer class, under the name the package's write() looks up when it runs.
 from bbox_lark.convert.atif.writer import TrajectoryWriter as _Writer
-from bbox_lark.convert.base import REPO_SHA, Format, Option, WriteContext, collect, flatten
+from bbox_lark.convert.base import REPO_SHA, Format, Option, WriteContext, flatten
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Item
+    from bbox_lark.syntax.parser import Head
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -86,23 +87,27 @@ _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
-    """The stream as one ATIF trajectory (the whole document is collected first)."""
-    head, body = collect(flatten(items))
-    writer = _Writer(head, ctx)
-    for node in body:
+    """The stream as one ATIF trajectory: each line is placed as it comes (the nodes are not
+    held), the JSON text is written step by step (:mod:`.jsontext`)."""
+    stream = iter(flatten(items))
+    writer = _Writer(cast("Head", next(stream)), ctx)  # a stream starts with its head
+    for node in stream:
         writer.feed(node)
     trajectory = finish(writer)
-    text = json.dumps(trajectory, indent=2, ensure_ascii=False)
-    pairs = len(_PAIR.findall(text))
+    parts = pieces(trajectory, ensure_ascii=False)
+    pairs = sum(len(_PAIR.findall(part)) for part in parts)
     if pairs:
         # A str given to the API may hold an emoji as two UTF-16 code units; in JSON they are
         # one escaped pair, which every JSON reader reads as the one character it encodes.
         ctx.report.dropped("surrogate pairs as two code units (read back as one character)", 0, pairs)
-    if _SURROGATE.search(text):
+    if any(_SURROGATE.search(part) for part in parts):
         # Bytes that were not UTF-8 in the bbox file (kept as lone surrogates): JSON escapes.
-        text = json.dumps(trajectory, indent=2, ensure_ascii=True)
+        parts = pieces(trajectory, ensure_ascii=True)
         ctx.report.extra("undecodable bytes (as \\udcXX escapes)", 0)
-    out.write(text + "\n")
+    parts.append("\n")
+    parts.reverse()
+    while parts:
+        out.write(parts.pop())
 
 
 def _sniff(text: str) -> int:

@@ -21,6 +21,8 @@ UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029\ud800-\udfff\ufeff]
 
 
 _JSON_LINE = 4096
+#: How the two forms of continuation lines start.
+_MARKS = (ATTACH_MARK, TEXT_MARK)
 
 
 # -- attachments: text and JSON values in continuation lines ----------------------------
@@ -55,6 +57,10 @@ def text_lines(text: str, key: str = "text") -> list[str]:
 def read_attachments(continuation: Iterable[Continuation]) -> tuple[str | None, dict[str, Any]]:
     """The text of ``| …`` lines (None when there are none) and the attachments. Continuation
     lines that follow neither form are text lines as they are."""
+    plain = [line.text for line in continuation]
+    joined = "\n".join(plain)
+    if not (joined.startswith(_MARKS) or f"\n{ATTACH_MARK}" in joined or f"\n{TEXT_MARK}" in joined):
+        return (joined if plain else None), {}  # no line in either form (a bbox document's output)
     texts: list[str] = []
     found: dict[str, Any] = {}
     key: str | None = None
@@ -67,8 +73,7 @@ def read_attachments(continuation: Iterable[Continuation]) -> tuple[str | None, 
             except ValueError:
                 texts.append("\n".join(pending))
 
-    for line in continuation:
-        text = line.text
+    for text in plain:
         if text.startswith(ATTACH_MARK + " ") and key is not None:
             pending.append(text[2:])
             continue

@@ -135,10 +135,22 @@ class TrajectoryWriter:
     # -- lines ---------------------------------------------------------------------------
 
     def feed(self, node: Any) -> None:
-        if isinstance(node, Continuation) and self.seen_event and not self.native:
-            return  # its event carries it
+        if isinstance(node, Continuation):
+            if not self.native:
+                if self.seen_event:
+                    return  # its event carries it
+                self.sequence += 1
+                self.report.dropped("continuation lines", node.line)
+                return
+            # Most lines of a long tool output: recorded as record() records them.
+            self.sequence += 1
+            rec = {"n": self.sequence, "kind": "continuation", "text": node.text}
+            step = self.current
+            (self.pending if step is None else self.lines_of(step)).append(rec)
+            self.report.extra("continuation lines", node.line)
+            return
         self.sequence += 1
-        if isinstance(node, BlankLine | Continuation):
+        if isinstance(node, BlankLine):
             if self.native:
                 self.keep(node, None)
                 self.report.extra(f"{node.kind} lines", node.line)

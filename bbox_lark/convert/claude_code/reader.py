@@ -220,10 +220,13 @@ class ClaudeCodeReader:
         return out
 
     @staticmethod
-    def continuation(lines: list[str]) -> list[str | Continuation]:
-        # An empty line of the text is an empty line of the file; the lines after it still
-        # belong to the event (docs/reference.md#continuations).
-        return [line if line.strip() else Continuation(0, "", "\n") for line in lines]
+    def continuation(lines: list[str]) -> list[Continuation]:
+        """The continuation lines of :meth:`text_lines`' lines, built here: each is one line
+        (split at line breaks, carriage returns gone, :meth:`clean`), so it is what the
+        builders would make of it, without their per-line checks. An empty line of the text
+        is an empty line of the file; the lines after it still belong to the event
+        (docs/reference.md#continuations)."""
+        return [Continuation(0, "  " + line if line.strip() else "", "\n") for line in lines]
 
     # -- text lines --------------------------------------------------------------------
 
