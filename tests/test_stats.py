@@ -485,3 +485,20 @@ def test_records_a_conversion_skipped_are_named_and_exit_1(tmp_path: Path) -> No
     assert "skipped: not a JSON record" in done.stderr
     assert "1 record(s) skipped (not counted)" in done.stderr
     assert "Traceback" not in done.output
+
+
+def test_each_inputs_exit_code_is_decided_by_the_library() -> None:
+    """The thin CLI: ``stats`` takes each input's exit code from :class:`FileStats`."""
+    from bbox_lark.numbers.stats import compute_stats
+    from bbox_lark.numbers.stats_run import FileStats
+    from bbox_lark.syntax.nodes import Diagnostic
+
+    clean = compute_stats(bbox_lark.parse("u: hi\n"))
+    error = Diagnostic("E001", "error", 1, 1, "bad")
+    warning = Diagnostic("W003", "warning", 1, 1, "odd")
+    assert FileStats("a", clean).exit_code == 0
+    assert FileStats("a", clean, errors=(warning,)).exit_code == 0
+    assert FileStats("a", clean, errors=(error,)).exit_code == 1
+    assert FileStats("a", clean, skipped=("a:1: skipped: x",)).exit_code == 1
+    assert FileStats("a", problem="a: cannot read").exit_code == 2
+    assert FileStats("a", counted_in="b").exit_code == 0

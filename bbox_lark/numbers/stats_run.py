@@ -36,6 +36,19 @@ class FileStats:
     counted_in: str | None = None
     counted_why: str | None = None
 
+    @property
+    def exit_code(self) -> int:
+        """``stats``'s exit code for this input (docs/reference.md#exit-codes): 2 unreadable,
+        1 records skipped or errors found (as ``check`` would), else 0 (an input counted in
+        another included)."""
+        if self.counted_in is not None:
+            return 0
+        if self.stats is None:
+            return 2
+        if self.skipped or any(d.severity == "error" for d in self.errors):
+            return 1
+        return 0
+
 
 def file_stats(item: FoundInput) -> FileStats:
     """Read, parse and count one input (in a worker process with ``--jobs``). A file in

@@ -10,7 +10,6 @@ from bbox_lark.cli.console import (
     CHECK_OPTIONS,
     EXIT_FINDINGS,
     EXIT_OK,
-    EXIT_USAGE,
     ProgressBar,
     err,
     errors_exit,
@@ -169,7 +168,7 @@ def stats(
                 raise fail_usage(problem)
             print_error(problem)
             unreadable.append({"path": shown, "error": safe(problem)})
-            code = EXIT_USAGE
+            code = max(code, item.exit_code)
             continue
         results.append((shown, item.stats))
         if item.read_as is not None:  # as report says it: counted through its bbox form
@@ -178,12 +177,12 @@ def stats(
             err.print(safe(record), markup=False)
         if item.skipped:
             err.print(f"! {shown}: {len(item.skipped)} record(s) skipped (not counted)", markup=False)
-            code = max(code, EXIT_FINDINGS)
         if not as_json:
             if len(results) > 1:
                 out.print()
             out.print(stats_group(item.stats, shown))
-        code = max(code, errors_exit(item.errors, shown))
+        errors_exit(item.errors, shown)  # the note on stderr
+        code = max(code, item.exit_code)
     if as_json:  # one shape for one file or many (docs/schema/stats.schema.json)
         write_json(stats_run_json(results, unreadable, merged))
     elif results and not one_file:
