@@ -171,3 +171,12 @@ def test_no_new_module_over_the_size_limit() -> None:
     assert not new, f"modules over {layers.MAX_LINES} lines: {new}"
     gone = sorted(set(KNOWN_LONG) - found)
     assert not gone, f"no longer over the limit: take them off KNOWN_LONG: {gone}"
+
+
+def test_every_subpackage_says_what_it_may_import() -> None:
+    import ast as python_ast
+
+    for name in layers.PACKAGE_IMPORTS:
+        init = layers.PACKAGE / name / "__init__.py"
+        doc = python_ast.get_docstring(python_ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert "May import" in doc or "may import" in doc, f"bbox_lark/{name}/__init__.py"

@@ -17,6 +17,10 @@ The registry
 drives ``docs/checks.md``, the ``explain`` command, the ``full``, SARIF and JUnit outputs of
 ``check``, and the tests that run every example and that require an ``corpus/invalid`` file
 for every code.
+
+May import :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`, :mod:`bbox_lark.secrets` and
+:mod:`bbox_lark.api` (``tools/layers.py``, ``PACKAGE_IMPORTS``); ``checks.usage`` also reads
+:mod:`bbox_lark.numbers.usage`, the rules ``stats`` counts by (a listed exception).
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ Typer (:func:`check_arguments`); it writes the same bytes and exits with the sam
 through Typer (``tests/test_startup.py`` compares both over a table of command lines).
 The options it knows are the ``check`` command's own (:data:`bbox_lark.cli.console.CHECK_OPTIONS`,
 from which the Typer command is declared too).
+
+May import every subpackage; nothing imports it (``tools/layers.py``). It declares and
+renders: the work is the library's, and an error of the library's spine becomes one line and
+its exit code in one place (:class:`bbox_lark.cli.options.Group`).
 """
 
 import contextlib

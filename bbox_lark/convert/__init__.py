@@ -16,6 +16,11 @@ secrets carried over are counted per kind (:attr:`Conversion.secrets`, a fidelit
 row), and with the shared option ``redact`` (:data:`SHARED_OPTIONS`) each is replaced by
 ``[redacted:KIND]`` before any writer sees it, so a writer that hashes what it writes
 (Lightbox) chains the redacted events.
+
+May import :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`, :mod:`bbox_lark.secrets`,
+:mod:`bbox_lark.checks` and :mod:`bbox_lark.api`, and the rules of :mod:`bbox_lark.numbers`
+(``usage``, ``session``, ``outcomes``, ``prices``: a converter writes the numbers ``stats``
+counts; listed exceptions in ``tools/layers.py``), never the report or the CLI.
 """
 
 from __future__ import annotations

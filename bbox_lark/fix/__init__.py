@@ -9,6 +9,10 @@ shared machinery (edits, notes, :func:`apply_fixes`, the diff) is in
 >>> outcome = apply_fixes("a: one step=5\\n# metrics step=5 cost=1\\n", [FIXERS["renumber-steps"]])
 >>> outcome.new_text, outcome.changes
 ('a: one step=1\\n# metrics step=1 cost=1\\n', {'renumber-steps': 2})
+
+May import :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`, :mod:`bbox_lark.secrets`,
+:mod:`bbox_lark.checks` and :mod:`bbox_lark.api` (``tools/layers.py``); ``fix.rewrite`` is what
+``fmt`` and ``fix`` do over files.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ trajectory …), so the line numbers are those of that form.
 The input is read twice (:mod:`bbox_lark.report.survey`, then :mod:`bbox_lark.report.page`)
 and the page is written as the second pass reads: memory holds small per-line facts (a call's
 outcome, a far observation's preview, the diagnostics), never the document or the page.
+
+May import everything below the CLI: :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`,
+:mod:`bbox_lark.secrets`, :mod:`bbox_lark.checks`, :mod:`bbox_lark.convert` and
+:mod:`bbox_lark.numbers` (``tools/layers.py``).
 """
 
 from __future__ import annotations
