@@ -140,7 +140,7 @@ KNOWN_LONG_FUNCTIONS = {
     "report.survey:survey": "the first pass over a session's lines",
     "cli.commands.converting:send_command": "its messages move into the library (thin CLI)",
     "convert.lightbox.reader:_build": "one Lightbox record into nodes",
-    "convert.atif.jsontext:pieces": "the JSON encoder's one recursive function: a call per value is its speed",
+    "convert.atif.jsontext:pieces": "the JSON encoder, one recursive function: a call per value is its speed",
 }
 
 

@@ -32,7 +32,6 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from bbox_lark.errors import ConversionError
 from bbox_lark.files.inputs import is_dir
-from bbox_lark.syntax import build
 from bbox_lark.syntax.nodes import Diagnostic
 from bbox_lark.syntax.values import json_type as json_type  # the converters take it from here
 
@@ -240,6 +239,8 @@ def importer_header(ctx: ReadContext, session_id: str | None, **fields: Any) -> 
             _overflow(ctx, key, value)
         else:
             values[key] = value
+    from bbox_lark.syntax import build  # here: importing the converters' base costs no parser
+
     return build.head(values)
 
 
@@ -265,6 +266,8 @@ def _overflow(ctx: ReadContext, key: str, value: str) -> None:
     on its continuation lines; the reader's stream carries it right after the head."""
     text = json.dumps(value)
     pieces = [text[i : i + _OVERFLOW_PIECE] for i in range(0, len(text), _OVERFLOW_PIECE)]
+    from bbox_lark.syntax import build
+
     ctx.overflow.append(build.comment(f"notes: header {key} (a JSON string)", continuation=pieces))
     ctx.report.note("extra", f"header values too long or not one line (as # notes: header lines): {key}", 0)
 

@@ -52,22 +52,7 @@ timestamp helpers both directions share), :mod:`.reader` and :mod:`.writer`.
 
 from __future__ import annotations
 
-from bbox_lark.convert.base import REPO_SHA, Format
-from bbox_lark.convert.lightbox.reader import read, sniff
-from bbox_lark.convert.lightbox.tables import (
-    EPOCH,
-    EXPORT_MAPPING,
-    EXTENSIONS,
-    HEADER_KEY,
-    HEADER_TIMES,
-    IMPORT_MAPPING,
-    INLINE_LIMIT,
-    OWN_FIELDS,
-    PLAIN_FIELDS,
-    PREFIXED_KINDS,
-    STATUSES,
-)
-from bbox_lark.convert.lightbox.writer import write
+from typing import Any
 
 __all__ = [
     "EPOCH",
@@ -87,21 +72,50 @@ __all__ = [
     "write",
 ]
 
-FORMAT = Format(
-    name="lightbox",
-    description="Lightbox sessions: hash-chained events.jsonl + meta.json (a folder)",
-    extensions=EXTENSIONS,
-    sniff=sniff,
-    read=read,
-    write=write,
-    fidelity=(
-        "calls only (names, ids, arguments, fields, results, timing); messages, comments and"
-        " lifecycle lines are dropped and reported"
-    ),
-    lossless=False,
-    options=(REPO_SHA,),
-    output="folder",
-    reads_folders=True,
-    export_mapping=EXPORT_MAPPING,
-    import_mapping=IMPORT_MAPPING,
-)
+
+def __getattr__(name: str) -> Any:
+    """The format's names, loaded on first use: the hash chain (``lightbox verify``,
+    :mod:`bbox_lark.convert.lightbox.chain`) needs neither the mapping tables (which read the
+    grammar) nor the reader and writer (which parse)."""
+    if name == "FORMAT":
+        value: Any = _format()
+    elif name in ("read", "sniff"):
+        from bbox_lark.convert.lightbox import reader
+
+        value = getattr(reader, name)
+    elif name == "write":
+        from bbox_lark.convert.lightbox.writer import write as value
+    elif name in __all__:
+        from bbox_lark.convert.lightbox import tables
+
+        value = getattr(tables, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def _format() -> Any:
+    from bbox_lark.convert.base import REPO_SHA, Format
+    from bbox_lark.convert.lightbox.reader import read, sniff
+    from bbox_lark.convert.lightbox.tables import EXPORT_MAPPING, EXTENSIONS, IMPORT_MAPPING
+    from bbox_lark.convert.lightbox.writer import write
+
+    return Format(
+        name="lightbox",
+        description="Lightbox sessions: hash-chained events.jsonl + meta.json (a folder)",
+        extensions=EXTENSIONS,
+        sniff=sniff,
+        read=read,
+        write=write,
+        fidelity=(
+            "calls only (names, ids, arguments, fields, results, timing); messages, comments and"
+            " lifecycle lines are dropped and reported"
+        ),
+        lossless=False,
+        options=(REPO_SHA,),
+        output="folder",
+        reads_folders=True,
+        export_mapping=EXPORT_MAPPING,
+        import_mapping=IMPORT_MAPPING,
+    )
