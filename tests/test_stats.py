@@ -483,3 +483,24 @@ def test_records_a_conversion_skipped_are_named_and_exit_1(tmp_path: Path) -> No
     assert "skipped: not a JSON record" in done.stderr
     assert "1 record(s) skipped (not counted)" in done.stderr
     assert "Traceback" not in done.output
+
+
+def test_distinct_counts_exactly_past_its_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Call ids are counted in bounded memory (sorted runs on disk, merged): the count is
+    exact whatever the values hold (a separator, an escape, a control, a lone surrogate)
+    and however duplicates fall across the runs."""
+    import random
+
+    from bbox_lark.stats import Distinct
+
+    monkeypatch.setattr(Distinct, "LIMIT", 3)
+    rng = random.Random(5)
+    alphabet = ["a", "b", "\n", "\\", "\\n", "\x01", "\udced", "é", "𝄞", ""]
+    for _ in range(200):
+        values = [
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(0, 40))
+        ]
+        counter = Distinct()
+        for value in values:
+            counter.add(value)
+        assert counter.count() == len(set(values)), values
