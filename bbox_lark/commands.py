@@ -38,6 +38,7 @@ from bbox_lark.console import (
     ISOLATED,
     MAX_LINE,
     CommandOption,
+    copy_bytes_out,
     err,
     errors_exit,
     out,
@@ -46,7 +47,6 @@ from bbox_lark.console import (
     print_marked,
     run_check,
     safe,
-    write_bytes_out,
     write_diff,
     write_json,
     write_out,
@@ -439,7 +439,7 @@ def fmt_command(
             )
         counts["changed" if done.changed else "unchanged"] += 1
         if done.output is not None:
-            write_bytes_out(done.output)  # stdout, byte for byte
+            copy_bytes_out(done.output)  # stdout, byte for byte
         elif done.write_error is not None:
             print_error(done.write_error)
         elif done.wrote:
