@@ -85,8 +85,8 @@ def fmt_inputs(
     ``<(…)``: it cannot be rewritten in place), are handed back in :attr:`Formatting.output`,
     for standard output.
 
-    Every input is read as a stream, line by line (docs/performance.md#memory): ``check``
-    keeps nothing; a rewrite spools the formatted bytes (in memory up to 1 MiB, then in a
+    Every input is read as a stream, line by line (docs/design.md, "Memory per command"):
+    ``check`` keeps nothing; a rewrite spools the formatted bytes (in memory up to 1 MiB, then in a
     temporary file) until the write policy has seen the whole file. Only ``diff`` holds the
     whole input and its canonical form (a diff needs both)."""
     from bbox_lark.api import format_text

@@ -434,19 +434,20 @@ class Distinct:
 class StatsCounter:
     """:func:`compute_stats` as a stream: :meth:`append` each body node in file order (a
     document's lines, or :func:`bbox_lark.parser.iter_nodes`' nodes with continuations
-    attached), then :meth:`finish`. What it keeps grows with the distinct values it counts
-    (steps, call ids, spans, blob digests) and the calls still open, never with the lines
-    (docs/performance.md#memory). It is a :class:`bbox_lark.api.Keeper`: ``run(checker,
-    stream, counter)`` checks and counts in one pass."""
+    attached), then :meth:`finish`. It keeps the calls still open, the models and tools
+    named, the blob digests and at most :attr:`Distinct.LIMIT` distinct steps, call ids and
+    spans in memory (more go to disk), never the lines (docs/design.md, "Memory per
+    command"). It is a :class:`bbox_lark.api.Keeper`: ``run(checker, stream, counter)``
+    checks and counts in one pass."""
 
     def __init__(self, header: Mapping[str, Any]) -> None:
         self._header = header
-        self._numbers = SessionCounter(header)
+        self._numbers = SessionCounter(header, steps=False)
         self._classes: Counter[str] = Counter()
         self._body = 0
         self._kinds: Counter[str] = Counter()
         self._lifecycle: Counter[str] = Counter()
-        self._step_values: set[int] = set()
+        self._step_values = Distinct()
         self._step_min: int | None = None
         self._step_max: int | None = None
         self._step_lines = 0
@@ -479,7 +480,7 @@ class StatsCounter:
             self._lifecycle[node.name or ""] += 1
         if kind not in ("comment", "unknown") and (step := node.step) is not None:
             self._step_lines += 1
-            self._step_values.add(step)
+            self._step_values.add(str(step))
             if self._step_min is None or step < self._step_min:
                 self._step_min = step
             if self._step_max is None or step > self._step_max:
@@ -516,7 +517,7 @@ class StatsCounter:
             ),
             events=tuple((kind, self._kinds[kind]) for kind in vocabulary().event_kinds),
             lifecycle=_tally(self._lifecycle),
-            steps=StepRange(self._step_min, self._step_max, len(self._step_values), self._step_lines),
+            steps=StepRange(self._step_min, self._step_max, self._step_values.count(), self._step_lines),
             timestamps=self._timestamps,
             tools=_calls(numbers, "tool"),
             mcp=_calls(numbers, "mcp"),

@@ -627,8 +627,8 @@ def _found(path: Path) -> object:
 
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.id)
 def test_streamed_fmt_and_stats_agree_with_the_document(case: CorpusFile, tmp_path: Path) -> None:
-    """``fmt`` formats and ``stats`` counts each line as it is read (docs/performance.md#memory):
-    the bytes, the change, the findings and every figure are those of the parsed document
+    """``fmt`` formats and ``stats`` counts each line as it is read (docs/design.md, "Memory
+    per command"): the bytes, the change, the findings and every figure are those of the parsed document
     (:func:`bbox_lark.printer.format_document`, :func:`bbox_lark.stats.compute_stats`)."""
     from bbox_lark.printer import format_document
     from bbox_lark.rewrite import fmt_inputs
