@@ -385,7 +385,7 @@ class Distinct:
     of a million calls counts its call ids in the memory of :attr:`LIMIT` of them."""
 
     #: Values held in memory before a run is written out.
-    LIMIT = 50_000
+    LIMIT = 20_000
 
     def __init__(self) -> None:
         self._held: set[str] = set()
