@@ -318,7 +318,7 @@ def test_a_bug_in_any_command_is_one_line_and_exit_2(tmp_path: Path) -> None:
     script = (
         "import sys, bbox_lark.api\n"
         "def boom(*a, **k): raise KeyError('boom')\n"
-        "bbox_lark.api.parse = boom\n"
+        "bbox_lark.api.run = boom\n"
         "from bbox_lark import cli\n"
         "sys.argv = ['bbox-lark', 'stats', sys.argv[1]]\n"
         "cli.main()\n"
