@@ -502,3 +502,24 @@ def test_each_inputs_exit_code_is_decided_by_the_library() -> None:
     assert FileStats("a", clean, skipped=("a:1: skipped: x",)).exit_code == 1
     assert FileStats("a", problem="a: cannot read").exit_code == 2
     assert FileStats("a", counted_in="b").exit_code == 0
+
+
+def test_distinct_counts_exactly_past_its_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Call ids are counted in bounded memory (sorted runs on disk, merged): the count is
+    exact whatever the values hold (a separator, an escape, a control, a lone surrogate)
+    and however duplicates fall across the runs."""
+    import random
+
+    from bbox_lark.numbers.stats import Distinct
+
+    monkeypatch.setattr(Distinct, "LIMIT", 3)
+    rng = random.Random(5)
+    alphabet = ["a", "b", "\n", "\\", "\\n", "\x01", "\udced", "é", "𝄞", ""]
+    for _ in range(200):
+        values = [
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(0, 40))
+        ]
+        counter = Distinct()
+        for value in values:
+            counter.add(value)
+        assert counter.count() == len(set(values)), values

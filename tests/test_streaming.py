@@ -615,3 +615,45 @@ def test_check_jobs_splits_a_large_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert planned and planned[0] > 5
     assert one.stdout_bytes == two.stdout_bytes and one.exit_code == two.exit_code
     assert one.stdout.count("\n") > 100
+
+
+# -- fmt and stats as streams agree with the whole-document paths ---------------------------
+
+
+def _found(path: Path) -> object:
+    from bbox_lark.files.config import Settings
+    from bbox_lark.files.discover import FoundInput
+
+    return FoundInput(str(path), Settings())
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.id)
+def test_streamed_fmt_and_stats_agree_with_the_document(case: CorpusFile, tmp_path: Path) -> None:
+    """``fmt`` formats and ``stats`` counts each line as it is read (docs/design.md, "Memory
+    per command"): the bytes, the change, the findings and every figure are those of the parsed document
+    (:func:`bbox_lark.syntax.printer.format_document`, :func:`bbox_lark.numbers.stats.compute_stats`)."""
+    from bbox_lark.syntax.printer import format_document
+    from bbox_lark.fix.rewrite import fmt_inputs
+    from bbox_lark.syntax.source import decode, encode
+    from bbox_lark.numbers.stats import compute_stats
+    from bbox_lark.numbers.stats_run import file_stats
+
+    data = case.path.read_bytes()
+    copy = tmp_path / case.path.name
+    copy.write_bytes(data)
+    document = bbox_lark.parse(data, path=copy)
+    expected = format_document(document)
+
+    [checked] = fmt_inputs([_found(copy)], check=True)  # type: ignore[list-item]
+    assert checked.changed == (expected != decode(data))
+    [done] = fmt_inputs([_found(copy)])  # type: ignore[list-item]
+    assert done.verdict is not None
+    errors = [d for d in document.diagnostics if d.severity == "error"]
+    assert list(done.verdict.errors) == errors
+    if not done.verdict.refused:
+        assert copy.read_bytes() == encode(expected)
+
+    copy.write_bytes(data)
+    counted = file_stats(_found(copy))  # type: ignore[arg-type]
+    assert counted.stats == compute_stats(document)
+    assert list(counted.errors) == errors

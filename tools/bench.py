@@ -424,18 +424,25 @@ def run_child(command: Sequence[str], env: dict[str, str] | None = None) -> tupl
 _PEAK_RSS = (
     "import resource, subprocess, sys\n"
     "code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(code, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)\n"
 )
 
 
 def peak_memory_mib(path: Path, arguments: Sequence[str] = ("check", "--quiet")) -> float:
     """The RSS high-water mark, in MiB, of a fresh ``bbox-lark ARGUMENTS PATH`` process."""
+    return peak_and_cpu(path, arguments)[0]
+
+
+def peak_and_cpu(path: Path, arguments: Sequence[str] = ("check", "--quiet")) -> tuple[float, float]:
+    """The RSS high-water mark, in MiB, and the CPU time (user + system), in seconds, of a
+    fresh ``bbox-lark ARGUMENTS PATH`` process."""
     command = [sys.executable, "-c", _PEAK_RSS, *bbox_lark_command(), *arguments, str(path)]
     done = subprocess.run(command, capture_output=True, text=True, env=child_env(), check=True)
-    code, peak_kib = (int(word) for word in done.stdout.split())
-    if code not in (0, 1):
+    code, peak_kib, cpu = done.stdout.split()
+    if int(code) not in (0, 1):
         raise RuntimeError(f"bbox-lark {' '.join(arguments)} {path} exited {code}")
-    return peak_kib / 1024
+    return int(peak_kib) / 1024, float(cpu)
 
 
 #: The commands whose peak memory ``--only commands`` measures, each in a form that reads
@@ -444,20 +451,25 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "check": ("check", "--quiet"),
     "stats --json": ("stats", "--json"),
     "fmt --check": ("fmt", "--check"),
+    "fmt": ("fmt",),
     "fix --arrows": ("fix", "--arrows", "--isolated", "-o", "{out}/fixed.bbox"),
     "redact --list": ("redact", "--list"),
     "convert jsonl": ("convert", "--to", "jsonl", "-o", "{out}/out.jsonl"),
+    "convert compact": ("convert", "--to", "compact", "-o", "{out}/out.bbox"),
+    "convert atif": ("convert", "--to", "atif", "-o", "{out}/out.json"),
     "report": ("report", "-o", "{out}/page.html"),
     "export csv": ("export", "--format", "csv", "-j", "1", "-o", "{out}/tables"),
 }
 
 
 def command_memory(folder: Path, sizes: Sequence[int], names: Sequence[str] | None = None) -> None:
-    """Peak RSS of each command of :data:`COMMANDS` on a generated session of each size,
-    and its ratio to ``check``'s peak on the same file (the goal: a streaming command stays
-    within twice ``check``'s peak) and between the largest and smallest size."""
+    """Peak RSS and speed of each command of :data:`COMMANDS` on a generated session of each
+    size: its ratio to ``check``'s peak on the same file (the goal: a streaming command stays
+    within twice ``check``'s peak), between the largest and smallest size (a streaming
+    command's stays near 1), and its lines/s of CPU time on the largest."""
     chosen = [name for name in COMMANDS if names is None or name in names]
     peaks: dict[str, list[float]] = {name: [] for name in chosen}
+    rates: dict[str, float] = {}
     checks: list[float] = []
     for size in sizes:
         path = folder / f"commands-{size}.bbox"
@@ -467,19 +479,21 @@ def command_memory(folder: Path, sizes: Sequence[int], names: Sequence[str] | No
             out = Path(tempfile.mkdtemp(dir=folder))
             arguments = [argument.format(out=out) for argument in COMMANDS[name]]
             try:
-                peaks[name].append(peak_memory_mib(path, arguments))
+                peak, cpu = peak_and_cpu(path, arguments)
             except (RuntimeError, subprocess.CalledProcessError) as error:
                 print(f"  {name}: failed ({str(error)[:120]})")
-                peaks[name].append(float("nan"))
+                peak, cpu = float("nan"), float("nan")
+            peaks[name].append(peak)
+            rates[name] = size / cpu if cpu > 0 else float("nan")
         path.unlink()
     header = "".join(f"{size:>12,}" for size in sizes)
-    print(f"  {'command':16}{header} lines (MiB)   x check   x size")
+    print(f"  {'command':16}{header} lines (MiB)   x check   x size   lines/s (CPU, {sizes[-1]:,})")
     for name in chosen:
         values = peaks[name]
         cells = "".join(f"{value:12,.1f}" for value in values)
         to_check = values[-1] / checks[-1]
         growth = values[-1] / values[0] if len(values) > 1 else 1.0
-        print(f"  {name:16}{cells}          {to_check:6.2f}   {growth:6.2f}")
+        print(f"  {name:16}{cells}          {to_check:6.2f}   {growth:6.2f}   {rates[name]:12,.0f}")
 
 
 def startup_times(commands: dict[str, list[str]], runs: int, warm: int = 3) -> dict[str, list[float]]:

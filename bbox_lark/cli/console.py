@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.checks.workflow import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
@@ -466,6 +466,21 @@ def write_bytes_out(text: str) -> None:
         sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     else:
         stream.write(encode(text))
+        stream.flush()
+
+
+def copy_bytes_out(source: IO[bytes]) -> None:
+    """A binary stream's bytes on stdout, as they are (:func:`write_bytes_out` for bytes
+    spooled to a file: nothing is held whole)."""
+    import shutil
+
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # a text-only stream (tests capturing stdout)
+        for chunk in iter(lambda: source.read(1 << 20), b""):
+            sys.stdout.write(chunk.decode("utf-8", "backslashreplace"))
+    else:
+        shutil.copyfileobj(source, stream, 1 << 20)
         stream.flush()
 
 

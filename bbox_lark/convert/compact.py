@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bbox_lark.api import parse
 from bbox_lark.convert.base import (
@@ -206,22 +206,26 @@ def write_compact(document: Document, *, lossy: bool = False, report: Report | N
     if lossy:
         out.extend(_lossy_lines(document, lines, report))
         return "".join(out)
-    for group in _groups(lines):
-        head = group[0]
-        parts = [escape(_head_text(head))]
-        for node in group[1:]:
-            if isinstance(node, Continuation):
-                indented = node.raw if node.raw.startswith("\t") else node.raw[1:]
-                parts.append(SEPARATOR + escape(indented))
-            else:
-                parts.append(SEPARATOR)
-        ending = group[-1].eol
-        if any(node.raw.endswith("\r") for node in group[:-1]):
-            # A line ending in a carriage return (before its own CRLF) followed by "\n"
-            # would read as a CRLF: the line would lose its CR, and `---\r` become a fence.
-            ending = "\r\n"
-        out.append("".join(parts) + ending)
+    out.extend(_group_text(group) for group in _groups(lines))
     return "".join(out)
+
+
+def _group_text(group: list[Line]) -> str:
+    """One compact line: an event (or the lines before the first) with the continuation
+    and blank lines after it."""
+    parts = [escape(_head_text(group[0]))]
+    for node in group[1:]:
+        if isinstance(node, Continuation):
+            indented = node.raw if node.raw.startswith("\t") else node.raw[1:]
+            parts.append(SEPARATOR + escape(indented))
+        else:
+            parts.append(SEPARATOR)
+    ending = group[-1].eol
+    if any(node.raw.endswith("\r") for node in group[:-1]):
+        # A line ending in a carriage return (before its own CRLF) followed by "\n"
+        # would read as a CRLF: the line would lose its CR, and `---\r` become a fence.
+        ending = "\r\n"
+    return "".join(parts) + ending
 
 
 def _head_text(node: Line) -> str:
@@ -453,13 +457,35 @@ def _read(source: Input, ctx: ReadContext) -> Iterator[Item]:
 
 
 def _write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
-    head, body = collect(flatten(items))
-    lossy = bool(ctx.options.get("lossy"))
-    if not lossy:
-        for node in body:
-            ctx.report.kept(f"{node.kind} lines", node.line)
-    document = Document(head.bom, head.header_lines, head.header_info, tuple(body))
-    out.write(write_compact(document, lossy=lossy, report=ctx.report))
+    """Compact is written as the nodes come (:func:`write_compact` line for line): one
+    compact line is held at a time, and the last node until the end (a whitespace-only last
+    line without a line ending is dropped). ``lossy`` needs the whole document (the line
+    ending it writes is the file's first)."""
+    if ctx.options.get("lossy"):
+        head, body = collect(flatten(items))
+        document = Document(head.bom, head.header_lines, head.header_info, tuple(body))
+        out.write(write_compact(document, lossy=True, report=ctx.report))
+        return
+    iterator: Iterator[Any] = iter(flatten(items))
+    head = next(iterator)
+    out.write("".join([BOM] if head.bom else []) + "".join(escape(h.raw) + h.eol for h in head.header_lines))
+    group: list[Line] = []
+    held: Line | None = None
+    for node in iterator:
+        ctx.report.kept(f"{node.kind} lines", node.line)
+        if held is not None:
+            if isinstance(held, Event) and group:
+                out.write(_group_text(group))
+                group = []
+            group.append(held)
+        held = node
+    if held is not None and not (isinstance(held, BlankLine) and not held.eol):
+        if isinstance(held, Event) and group:
+            out.write(_group_text(group))
+            group = []
+        group.append(held)
+    if group:
+        out.write(_group_text(group))
 
 
 def _docstring_rows() -> tuple[MappingRow, ...]:

@@ -9,17 +9,23 @@ is done; the command renders each (:mod:`bbox_lark.cli.commands`) and picks the 
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 from bbox_lark._classes import dataclass
-from bbox_lark.api import Formatted
 from bbox_lark.checks.workflow import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, read_inputs, write_file
 from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.inputs import is_regular
 from bbox_lark.files.writepolicy import WriteVerdict, write_verdict
 from bbox_lark.fix.framework import Fixer, FixOutcome
-from bbox_lark.syntax.source import encode, shown_text
+from bbox_lark.syntax.nodes import Diagnostic, Line
+from bbox_lark.syntax.parser import Head, NodeStream
+from bbox_lark.syntax.printer import format_line
+from bbox_lark.syntax.source import BOM, encode, shown_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +56,13 @@ class Rewriting:
 class Formatting(Rewriting):
     """What ``fmt`` did with one input (no verdict with ``--check``/``--diff``)."""
 
-    #: The input formatted (None when it could not be read).
-    formatted: Formatted | None = None
+    #: The canonical form differs from the input.
+    changed: bool = False
     #: The unified diff (``--diff`` only; "" when nothing changed).
     diff: str = ""
-    #: The formatted text for standard output (an input read from standard input).
-    output: str | None = None
-
-    @property
-    def changed(self) -> bool:
-        return self.formatted is not None and self.formatted.changed
+    #: The formatted bytes for standard output (an input read from standard input or a
+    #: pipe), at their start; open until the next result is asked for.
+    output: IO[bytes] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -78,38 +81,144 @@ def fmt_inputs(
 
     ``check`` or ``diff``: write nothing (``diff`` gives each change as a unified diff).
     Otherwise a file is rewritten in place when it changed and the write policy allows it
-    (``force`` writes a refused one); the text of standard input, or of a pipe (a FIFO,
-    ``<(…)``: it cannot be rewritten in place), is handed back in :attr:`Formatting.output`,
-    for standard output."""
+    (``force`` writes a refused one); the bytes of standard input, or of a pipe (a FIFO,
+    ``<(…)``: it cannot be rewritten in place), are handed back in :attr:`Formatting.output`,
+    for standard output.
+
+    Every input is read as a stream, line by line (docs/design.md, "Memory per command"):
+    ``check`` keeps nothing; a rewrite spools the formatted bytes (in memory up to 1 MiB, then in a
+    temporary file) until the write policy has seen the whole file. Only ``diff`` holds the
+    whole input and its canonical form (a diff needs both)."""
     from bbox_lark.api import format_text
     from bbox_lark.fix.framework import unified_diff
 
-    for read in read_inputs(inputs):
-        item = read.item
-        if read.error is not None:
-            yield Formatting(item, read_error=read.error)
-            continue
-        formatted = format_text(read.data, path=read.path, max_line=item.settings.max_line)
-        if check or diff:
-            shown = diff and formatted.changed
+    if diff:
+        for read in read_inputs(inputs):
+            item = read.item
+            if read.error is not None:
+                yield Formatting(item, read_error=read.error)
+                continue
+            formatted = format_text(read.data, path=read.path, max_line=item.settings.max_line)
+            shown = formatted.changed
             text = unified_diff(formatted.old, formatted.new, shown_text(item.shown)) if shown else ""
-            yield Formatting(item, formatted=formatted, diff=text)
+            yield Formatting(item, changed=formatted.changed, diff=text)
+        return
+    for item in inputs:
+        if item.problem is not None:
+            yield Formatting(item, read_error=item.problem)
             continue
-        settings = item.settings
-        verdict = write_verdict(
-            formatted.document.diagnostics, settings=settings, path=read.path, force=force
-        )
-        if verdict.refused:
-            yield Formatting(item, formatted=formatted, verdict=verdict)
-        elif item.stdin or not is_regular(item.path):  # a pipe cannot be rewritten in place
-            yield Formatting(item, formatted=formatted, verdict=verdict, output=formatted.new)
-        elif formatted.changed:
-            problem = write_file(item.path, encode(formatted.new))
-            yield Formatting(
-                item, formatted=formatted, verdict=verdict, wrote=problem is None, write_error=problem
-            )
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL) as spool:
+            yield _fmt_one(item, None if check else spool, force)
+
+
+#: Bytes of formatted output ``fmt`` holds in memory before it spools them to a temporary file.
+SPOOL = 1 << 20
+
+
+def _fmt_one(item: FoundInput, spool: IO[bytes] | None, force: bool) -> Formatting:
+    """Format one input as it is read; with ``spool`` (not ``--check``), decide and write."""
+    from bbox_lark.api import checker_for, run
+    from bbox_lark.files.inputs import InputError, open_input, problem
+    from bbox_lark.syntax.parser import iter_nodes
+
+    try:
+        file = open_input(item.path)
+    except InputError as error:
+        return Formatting(item, read_error=str(error))
+    path = None if item.stdin else Path(item.path)
+    stream = iter_nodes(file, max_line=item.settings.max_line)
+    sink = FormatSink(stream, spool)
+    try:
+        if spool is None:  # --check: only whether a line changes; no finding is wanted
+            for node in stream:
+                if not isinstance(node, Head):
+                    sink.append(node)
+            diagnostics: tuple[Diagnostic, ...] = ()
         else:
-            yield Formatting(item, formatted=formatted, verdict=verdict)
+            diagnostics = tuple(run(checker_for(path, None, None, None), stream, sink))
+        sink.close()
+    except OSError as error:
+        return Formatting(item, read_error=problem(item.path, error))
+    finally:
+        if file is not sys.stdin.buffer:
+            file.close()
+    if spool is None:
+        return Formatting(item, changed=sink.changed)
+    spool.seek(0)
+    verdict = write_verdict(diagnostics, settings=item.settings, path=path, force=force)
+    if verdict.refused:
+        return Formatting(item, changed=sink.changed, verdict=verdict)
+    if item.stdin or not is_regular(item.path):  # a pipe cannot be rewritten in place
+        return Formatting(item, changed=sink.changed, verdict=verdict, output=spool)
+    if not sink.changed:
+        return Formatting(item, verdict=verdict)
+    problem_text = copy_atomic(item.path, spool)
+    return Formatting(
+        item, changed=True, verdict=verdict, wrote=problem_text is None, write_error=problem_text
+    )
+
+
+def copy_atomic(target: str | Path, source: IO[bytes]) -> str | None:
+    """Copy ``source`` (from where it stands) to ``target`` atomically; the message to show
+    when it cannot be written, else None (:func:`bbox_lark.checks.workflow.write_file` for a stream)."""
+    from bbox_lark.checks.workflow import cannot_write
+    from bbox_lark.files.atomic import AtomicWriter
+
+    try:
+        with AtomicWriter(target) as writer:
+            shutil.copyfileobj(source, writer.stream, 1 << 20)
+            writer.commit()
+    except OSError as error:
+        return cannot_write(target, error)
+    return None
+
+
+class FormatSink:
+    """The keeper :func:`bbox_lark.api.run` hands each node to, for ``fmt``: each body line
+    in canonical form (what :func:`bbox_lark.syntax.printer.format_document` writes for it), the
+    BOM and header as read, written to ``out`` (when given) as the lines pass, and whether
+    any line changed. :meth:`close` once the stream has ended."""
+
+    #: Formatted lines gathered before one write.
+    BATCH = 512
+
+    def __init__(self, stream: NodeStream, out: IO[bytes] | None) -> None:
+        self._stream = stream
+        self._out = out
+        self._parts: list[str] = []
+        self._started = False
+        self.changed = False
+
+    def _start(self) -> None:
+        self._started = True
+        head = self._stream.head
+        assert head is not None
+        if head.bom:
+            self._parts.append(BOM)
+        self._parts.extend(line.raw + line.eol for line in head.header_lines)
+
+    def append(self, node: Line, /) -> None:
+        if not self._started:
+            self._start()
+        text = format_line(node)
+        eol = node.eol
+        if text != node.raw:
+            self.changed = True
+        if not text and not eol:
+            return
+        if self._out is not None:
+            parts = self._parts
+            parts.append(text + eol)
+            if len(parts) >= self.BATCH:
+                self._out.write(encode("".join(parts)))
+                parts.clear()
+
+    def close(self) -> None:
+        if not self._started:
+            self._start()
+        if self._out is not None and self._parts:
+            self._out.write(encode("".join(self._parts)))
+        self._parts.clear()
 
 
 @dataclass(frozen=True, slots=True)

@@ -293,11 +293,19 @@ class SessionCounter:
     still open (``pending``), the steps and the totals.
 
     ``header`` is the document's header fields (for the session id, the model and the
-    stated totals); ``session_id`` overrides the header's ``id``."""
+    stated totals); ``session_id`` overrides the header's ``id``. Without ``steps`` no
+    record is kept per step (``stats`` reads none: its memory then does not grow with the
+    steps), and :meth:`finish` gives no steps and counts none."""
 
     def __init__(
-        self, header: Mapping[str, Any] | None = None, *, session_id: str | None = None, estimate: bool = True
+        self,
+        header: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+        estimate: bool = True,
+        steps: bool = True,
     ) -> None:
+        self._keep_steps = steps
         fields = dict(header or {})
         header_id = fields.get("id")
         self.session_id = (
@@ -344,7 +352,9 @@ class SessionCounter:
         """The step's record (made at ``line`` when new); its lines are those of its events."""
         record = self._steps.get(step)
         if record is None:
-            record = self._steps[step] = _Step(line, line)
+            record = _Step(line, line)
+            if self._keep_steps:
+                self._steps[step] = record
         return record
 
     def _response_ended(self, response: Response) -> None:
@@ -431,6 +441,7 @@ class SessionCounter:
                     pass
 
         step = event.step if kind not in ("comment", "unknown") else None
+        record = None
         if step is not None:
             record = self._step(step, event.line)
             if record.events == 0:
@@ -444,8 +455,8 @@ class SessionCounter:
 
         outcome = self._pairer.feed(event)
         if outcome in (CALL, AMBIGUOUS):
-            if step is not None:
-                self._steps[step].calls += 1
+            if record is not None:
+                record.calls += 1
             if is_start(event):
                 self._open[event.line] = (event, response)
                 self._hold(event)

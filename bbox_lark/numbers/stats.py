@@ -38,19 +38,21 @@ What is counted, and how:
 
 from __future__ import annotations
 
+import heapq
+import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import IO, Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.numbers.outcomes import OUTCOMES, PAIRINGS
-from bbox_lark.numbers.session import SessionCounter, SessionTotals, document_numbers
+from bbox_lark.numbers.session import SessionCounter, SessionTotals
 from bbox_lark.numbers.usage import Totals, Usage
 from bbox_lark.syntax.correlate import FAMILIES
 from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import Document, Event
-from bbox_lark.syntax.scan import iter_blobs, iter_redactions
+from bbox_lark.syntax.nodes import Document, Event, HeaderLine, Line
+from bbox_lark.syntax.scan import find_blobs, line_redactions
 
 STATS_VERSION = 1
 
@@ -331,29 +333,6 @@ def _metrics_of(totals: SessionTotals) -> MetricsTotals:
 # -- the statistics ---------------------------------------------------------------------
 
 
-def _line_counts(document: Document) -> LineCounts:
-    header = len(document.header_lines)
-    header_blank = sum(1 for h in document.header_lines if not h.raw.strip())
-    classes = Counter(
-        node.kind if node.kind in ("blank", "continuation", "comment", "unknown") else "content"
-        for node in document.lines
-    )
-    body = len(document.lines)
-    blank = header_blank + classes["blank"]
-    comment = classes["comment"]
-    total = header + body
-    return LineCounts(
-        total=total,
-        header=header,
-        body=body,
-        content=total - blank - comment,
-        blank=blank,
-        comment=comment,
-        continuation=classes["continuation"],
-        unknown=classes["unknown"],
-    )
-
-
 def _calls(totals: SessionTotals, family: str) -> CallCounts:
     tools = [tool for tool in totals.tools if tool.family == family]
     names = Counter({tool.tool: tool.calls for tool in tools})
@@ -387,64 +366,177 @@ def _header_scalars(fields: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def compute_stats(document: Document) -> Stats:
-    """The statistics of a parsed document."""
-    events = document.events
-    kinds = Counter(event.kind for event in events)
-    lifecycle = Counter(event.name or "" for event in events if event.kind == "lifecycle")
+    """The statistics of a parsed document (:class:`StatsCounter` over its lines)."""
+    counter = StatsCounter(document.header)
+    for node in document.lines:
+        counter.append(node)
+    return counter.finish(document.header_lines)
 
-    steps = [step for e in events if e.kind not in ("comment", "unknown") and (step := e.step) is not None]
-    step_range = StepRange(
-        min(steps) if steps else None, max(steps) if steps else None, len(set(steps)), len(steps)
-    )
 
-    numbers = document_numbers(document, on_call=lambda _: None).totals
-    ids: set[str] = set()
-    spans: set[str] = set()
-    for event in events:
-        if event.kind in CALL_ID_KINDS:
-            if event.id:
-                ids.add(event.id)
-            if event.span:
-                spans.add(event.span)
+class Distinct:
+    """How many distinct strings were :meth:`add` ed, exactly, in bounded memory: up to
+    :attr:`LIMIT` are held in a set; past that, the set is written to a temporary file as one
+    sorted run and emptied, and :meth:`count` merges the runs (an external sort). A session
+    of a million calls counts its call ids in the memory of :attr:`LIMIT` of them."""
 
-    redaction_kinds = Counter(r.kind for r in iter_redactions(document))
-    blob_list = list(iter_blobs(document))
-    blobs = Blobs(
-        count=len(blob_list),
-        bytes=sum(b.size_int or 0 for b in blob_list),
-        distinct=len({b.sha256.lower() for b in blob_list if b.sha256}),
-    )
+    #: Values held in memory before a run is written out.
+    LIMIT = 20_000
 
-    return Stats(
-        header=_header_scalars(document.header),
-        lines=_line_counts(document),
-        events=tuple((kind, kinds[kind]) for kind in vocabulary().event_kinds),
-        lifecycle=_tally(lifecycle),
-        steps=step_range,
-        timestamps=sum(1 for event in events if event.ts is not None),
-        tools=_calls(numbers, "tool"),
-        mcp=_calls(numbers, "mcp"),
-        subagents=_calls(numbers, "subagent"),
-        call_ids=len(ids),
-        spans=len(spans),
-        redactions=Redactions(sum(redaction_kinds.values()), _tally(redaction_kinds)),
-        blobs=blobs,
-        metrics=_metrics_of(numbers),
-        header_totals=numbers.header_totals,
-        end_totals=numbers.end_totals,
-        summary_totals=numbers.summary_totals,
-        usage=_usage(numbers),
-        cost=Cost(
-            numbers.stated_cost_usd,
-            numbers.estimated_cost_usd,
-            numbers.estimate_note,
-            numbers.estimate_lower_bound,
-        ),
-        models=numbers.models,
-        time=TimeSpan(numbers.first_ts, numbers.last_ts, numbers.duration_ms),
-        pairing=numbers.pairing,
-        metrics_cached_over_prompt=numbers.metrics_cached_over_prompt,
-    )
+    def __init__(self) -> None:
+        self._held: set[str] = set()
+        self._runs: list[IO[bytes]] = []
+
+    def add(self, value: str) -> None:
+        held = self._held
+        held.add(value)
+        if len(held) > self.LIMIT:
+            self._spill()
+
+    def _spill(self) -> None:
+        run = tempfile.TemporaryFile()  # noqa: SIM115 (closed by count())
+        # Escaped so that no value holds the separator; runs are sorted as the bytes they
+        # are written as, the order heapq.merge compares them in.
+        run.writelines(
+            sorted(
+                value.encode("utf-8", "surrogatepass").replace(b"\\", b"\\\\").replace(b"\n", b"\\n") + b"\n"
+                for value in self._held
+            )
+        )
+        run.seek(0)
+        self._runs.append(run)
+        self._held = set()
+
+    def count(self) -> int:
+        """The number of distinct values added (then the runs are gone: call it once)."""
+        if not self._runs:
+            return len(self._held)
+        if self._held:
+            self._spill()
+        count = 0
+        last: bytes | None = None
+        try:
+            for value in heapq.merge(*self._runs):
+                if value != last:
+                    count += 1
+                    last = value
+        finally:
+            for run in self._runs:
+                run.close()
+            self._runs = []
+        return count
+
+
+class StatsCounter:
+    """:func:`compute_stats` as a stream: :meth:`append` each body node in file order (a
+    document's lines, or :func:`bbox_lark.syntax.parser.iter_nodes`' nodes with continuations
+    attached), then :meth:`finish`. It keeps the calls still open, the models and tools
+    named, the blob digests and at most :attr:`Distinct.LIMIT` distinct steps, call ids and
+    spans in memory (more go to disk), never the lines (docs/design.md, "Memory per
+    command"). It is a :class:`bbox_lark.api.Keeper`: ``run(checker, stream, counter)``
+    checks and counts in one pass."""
+
+    def __init__(self, header: Mapping[str, Any]) -> None:
+        self._header = header
+        self._numbers = SessionCounter(header, steps=False)
+        self._classes: Counter[str] = Counter()
+        self._body = 0
+        self._kinds: Counter[str] = Counter()
+        self._lifecycle: Counter[str] = Counter()
+        self._step_values = Distinct()
+        self._step_min: int | None = None
+        self._step_max: int | None = None
+        self._step_lines = 0
+        self._timestamps = 0
+        self._ids = Distinct()
+        self._spans = Distinct()
+        self._redactions: Counter[str] = Counter()
+        self._blob_count = 0
+        self._blob_bytes = 0
+        self._blob_digests: set[str] = set()
+
+    def append(self, node: Line, /) -> None:
+        """Count one body node (an event, a continuation or a blank line)."""
+        self._body += 1
+        kind = node.kind
+        self._classes[kind if kind in ("blank", "continuation", "comment", "unknown") else "content"] += 1
+        if "[redacted:" in node.raw:
+            for redaction in line_redactions(node):
+                self._redactions[redaction.kind] += 1
+        if "@blob" in node.raw:
+            for blob in find_blobs(node.raw, node.line):
+                self._blob_count += 1
+                self._blob_bytes += blob.size_int or 0
+                if blob.sha256:
+                    self._blob_digests.add(blob.sha256.lower())
+        if not isinstance(node, Event):
+            return
+        self._kinds[kind] += 1
+        if kind == "lifecycle":
+            self._lifecycle[node.name or ""] += 1
+        if kind not in ("comment", "unknown") and (step := node.step) is not None:
+            self._step_lines += 1
+            self._step_values.add(str(step))
+            if self._step_min is None or step < self._step_min:
+                self._step_min = step
+            if self._step_max is None or step > self._step_max:
+                self._step_max = step
+        if node.ts is not None:
+            self._timestamps += 1
+        if kind in CALL_ID_KINDS:
+            if node.id:
+                self._ids.add(node.id)
+            if node.span:
+                self._spans.add(node.span)
+        self._numbers.feed(node)
+
+    def finish(self, header_lines: Sequence[HeaderLine]) -> Stats:
+        """The statistics of everything appended (``header_lines``: the document's)."""
+        numbers = self._numbers.finish()[2]
+        classes = self._classes
+        header = len(header_lines)
+        blank = sum(1 for h in header_lines if not h.raw.strip()) + classes["blank"]
+        comment = classes["comment"]
+        total = header + self._body
+        redactions = self._redactions
+        return Stats(
+            header=_header_scalars(self._header),
+            lines=LineCounts(
+                total=total,
+                header=header,
+                body=self._body,
+                content=total - blank - comment,
+                blank=blank,
+                comment=comment,
+                continuation=classes["continuation"],
+                unknown=classes["unknown"],
+            ),
+            events=tuple((kind, self._kinds[kind]) for kind in vocabulary().event_kinds),
+            lifecycle=_tally(self._lifecycle),
+            steps=StepRange(self._step_min, self._step_max, self._step_values.count(), self._step_lines),
+            timestamps=self._timestamps,
+            tools=_calls(numbers, "tool"),
+            mcp=_calls(numbers, "mcp"),
+            subagents=_calls(numbers, "subagent"),
+            call_ids=self._ids.count(),
+            spans=self._spans.count(),
+            redactions=Redactions(sum(redactions.values()), _tally(redactions)),
+            blobs=Blobs(count=self._blob_count, bytes=self._blob_bytes, distinct=len(self._blob_digests)),
+            metrics=_metrics_of(numbers),
+            header_totals=numbers.header_totals,
+            end_totals=numbers.end_totals,
+            summary_totals=numbers.summary_totals,
+            usage=_usage(numbers),
+            cost=Cost(
+                numbers.stated_cost_usd,
+                numbers.estimated_cost_usd,
+                numbers.estimate_note,
+                numbers.estimate_lower_bound,
+            ),
+            models=numbers.models,
+            time=TimeSpan(numbers.first_ts, numbers.last_ts, numbers.duration_ms),
+            pairing=numbers.pairing,
+            metrics_cached_over_prompt=numbers.metrics_cached_over_prompt,
+        )
 
 
 # -- several files ----------------------------------------------------------------------

@@ -4,15 +4,17 @@ large enough, through the one runner (:func:`bbox_lark.files.runner.run_each`)."
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
 from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.runner import Job, Jobs, Progress, file_size, run_each
-from bbox_lark.numbers.stats import Stats, compute_stats
-from bbox_lark.syntax.nodes import Diagnostic
+from bbox_lark.numbers.stats import Stats, StatsCounter
+from bbox_lark.syntax.nodes import Diagnostic, Line
+from bbox_lark.syntax.parser import Head, NodeStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,25 +98,61 @@ def _file_stats(item: FoundInput, source: str) -> FileStats:
 
 
 def _counted(item: FoundInput, source: str) -> FileStats:
-    from bbox_lark.api import parse
-    from bbox_lark.files.inputs import InputError, read_input
+    from bbox_lark.files.inputs import InputError
+
+    """Check and count ``source`` (a bbox file, ``-``) in one pass as it is read: no document
+    is built, so memory is bounded by the longest line and what the counts keep
+    (:class:`~bbox_lark.numbers.stats.StatsCounter`), not by the file."""
+    from bbox_lark.api import checker_for, run
+    from bbox_lark.files.inputs import open_input, problem
+    from bbox_lark.syntax.parser import iter_nodes
 
     try:
-        data = read_input(source)
+        file = open_input(source)
     except InputError as error:
         return FileStats(item.path, problem=str(error))
     path = None if item.stdin else Path(item.path)
     settings = item.settings
-    document = parse(
-        data,
-        path=path,
-        max_line=settings.max_line,
-        select=settings.select,
-        ignore=settings.ignore_for(path),
+    checker = checker_for(
+        path,
+        None,
+        settings.select,
+        settings.ignore_for(path),
         allowed_secrets=settings.allowed_secrets,
     )
-    errors = tuple(d for d in document.diagnostics if d.severity == "error")
-    return FileStats(item.path, compute_stats(document), errors)
+    stream = iter_nodes(file, max_line=settings.max_line)
+    counting = _Counting(stream)
+    try:
+        errors = tuple(d for d in run(checker, stream, counting) if d.severity == "error")
+    except OSError as error:
+        return FileStats(item.path, problem=problem(item.path, error))
+    finally:
+        if file is not sys.stdin.buffer:
+            file.close()
+    head = stream.head
+    assert head is not None
+    return FileStats(item.path, counting.counter(head).finish(head.header_lines), errors)
+
+
+class _Counting:
+    """The keeper :func:`bbox_lark.api.run` hands each node to: a
+    :class:`~bbox_lark.numbers.stats.StatsCounter`, made once the stream's header is known."""
+
+    def __init__(self, stream: NodeStream) -> None:
+        self._stream = stream
+        self._counter: StatsCounter | None = None
+        self.append: Callable[[Line], None] = self._first
+
+    def _first(self, node: Line, /) -> None:
+        head = self._stream.head
+        assert head is not None
+        self.counter(head).append(node)
+
+    def counter(self, head: Head) -> StatsCounter:
+        if self._counter is None:
+            self._counter = StatsCounter(head.header_info.fields if head.header_info is not None else {})
+            self.append = self._counter.append
+        return self._counter
 
 
 def stats_inputs(

@@ -10,13 +10,13 @@ from bbox_lark.cli.console import (
     EXIT_OK,
     EXIT_USAGE,
     CommandOption,
+    copy_bytes_out,
     err,
     out,
     print_error,
     print_findings,
     print_marked,
     safe,
-    write_bytes_out,
     write_diff,
 )
 from bbox_lark.cli.options import (
@@ -98,7 +98,7 @@ def fmt_command(
             )
         counts["changed" if done.changed else "unchanged"] += 1
         if done.output is not None:
-            write_bytes_out(done.output)  # stdout, byte for byte
+            copy_bytes_out(done.output)  # stdout, byte for byte
         elif done.write_error is not None:
             print_error(done.write_error)
         elif done.wrote:
