@@ -36,7 +36,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from bbox_lark._classes import dataclass
-from bbox_lark.ast import BlankLine, Continuation, Diagnostic, Event, Field, Line, Result, SourceFault
+from bbox_lark.ast import (
+    BlankLine,
+    Continuation,
+    Diagnostic,
+    Event,
+    Field,
+    Line,
+    Result,
+    SourceFault,
+    frozen_fields,
+)
 from bbox_lark.checks import Checker, Context, Dispatch, Rule
 from bbox_lark.checks.base import SUPPRESSION_MARKER, PairsInParts
 from bbox_lark.correlate import FAMILIES, Key, RecentKeys, call_key
@@ -234,7 +244,7 @@ def _unslim(slim: Slim) -> Line:
         name=name,
         text=text,
         text_col=text_col,
-        fields=fields,
+        fields=frozen_fields(fields),
         field_nodes=field_nodes,
         result=Result(result[0], "", result[1]) if result is not None else None,
     )

@@ -293,6 +293,8 @@ class Layout:
     result: int | None
     #: Offset of each metrics item.
     metrics: tuple[int, ...]
+    #: Offset of the whitespace that starts the trailing ``# metrics`` comment, or None.
+    metrics_at: int | None = None
 
 
 def _starts_metrics(text: str) -> bool:
@@ -324,13 +326,15 @@ def layout_line(
             result_at = len(out)
             out += result
     metric_offsets: list[int] = []
+    metrics_at = None
     if metrics is not None:
+        metrics_at = len(out)
         out += " " + _METRICS
         for item in metrics:
             out += " "
             metric_offsets.append(len(out))
             out += item
-    return Layout(out, tuple(offsets), arrow, result_at, tuple(metric_offsets))
+    return Layout(out, tuple(offsets), arrow, result_at, tuple(metric_offsets), metrics_at)
 
 
 def field_text(node: Field, *, arrow: bool = True) -> str:

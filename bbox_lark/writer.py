@@ -34,6 +34,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -627,11 +628,7 @@ class Writer:
     def _key(self, key: Any, taken: Mapping[str, Any]) -> str:
         """A field key the grammar reads (a secret in it redacted, other characters replaced
         by ``_``), not yet taken."""
-        (key,) = self._scan([("", need_str(key, "a field key"))])
-        safe = KEY_UNSAFE.sub("_", key) or "_"
-        if not (safe[0].isalpha() or safe[0] == "_"):
-            safe = "_" + safe
-        check_name(safe, "a field key")
+        safe = _safe_key(need_str(key, "a field key"), self.redact)
         unique, n = safe, 2
         while unique in taken:
             unique, n = f"{safe}_{n}", n + 1
@@ -724,7 +721,8 @@ class Writer:
                 stacklevel=4,
             )
             node, markers = build.comment(f"writer: a line could not be built: {type(error).__name__}"), 0
-        text = emit(node)
+        # The line its builder printed (a built node's raw), never printed again.
+        text = node.raw if not node.continuation else emit(node)
         if len(text) > DEFAULT_MAX_LINE and not self._warned_long:
             self._warned_long = True
             warnings.warn(
@@ -795,3 +793,17 @@ class Writer:
 
 
 # -- helpers ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def _safe_key(key: str, redact: bool) -> str:
+    """A field key as the grammar reads it: a secret in it redacted, other characters
+    replaced by ``_``, a leading ``_`` where it starts with neither a letter nor ``_``
+    (ValueError when too long). Keys repeat on every line: each is worked out once."""
+    if redact:
+        (key,) = scanned([("", key)])
+    safe = KEY_UNSAFE.sub("_", key) or "_"
+    if not (safe[0].isalpha() or safe[0] == "_"):
+        safe = "_" + safe
+    check_name(safe, "a field key")
+    return safe

@@ -513,7 +513,7 @@ def test_build_document_prints_and_parses_back_with_its_line_numbers() -> None:
     assert [(e.kind, e.line) for e in back.events] == [(e.kind, e.line) for e in document.events]
     assert [(e.kind, e.line) for e in back.events] == [("user", 10), ("tool", 11), ("agent", 15)]
     assert [e.values() for e in back.events] == [e.values() for e in document.events]
-    assert back.events[1].fields == {"ok": "true", "l": ["1", "2"]}
+    assert back.events[1].fields == {"ok": "true", "l": ("1", "2")}
     assert [c.owner for c in document.events[1].continuation] == [11, 11]
     assert not [d for d in back.diagnostics if d.severity == "error"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bbox_lark.ast import BlankLine, Continuation, Event
+from bbox_lark.ast import NO_FIELDS, BlankLine, Continuation, Event
 from bbox_lark.convert.atif.records import read_attachments, record
 from bbox_lark.convert.atif.schema import is_iso
 from bbox_lark.convert.atif.tables import (
@@ -438,7 +438,7 @@ class TrajectoryWriter:
     def metrics_comment(self, event: Event) -> Any:
         from bbox_lark.values import parse_int
 
-        values = event.metrics or {}
+        values = event.metrics or NO_FIELDS
         # The typed step (W014's reading: ASCII digits within range), never int() of the text.
         step_value = parse_int(values.get("step"))
         target = self.by_step.get(step_value) if step_value is not None else None
