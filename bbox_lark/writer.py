@@ -34,7 +34,6 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -65,6 +64,7 @@ from bbox_lark.writer_values import (  # noqa: F401 (MAX_NAME: documented here)
     parts_of,
     plain_comment,
     resume,
+    safe_key,
     scalar,
     scanned,
     typename,
@@ -628,7 +628,7 @@ class Writer:
     def _key(self, key: Any, taken: Mapping[str, Any]) -> str:
         """A field key the grammar reads (a secret in it redacted, other characters replaced
         by ``_``), not yet taken."""
-        safe = _safe_key(need_str(key, "a field key"), self.redact)
+        safe = safe_key(need_str(key, "a field key"), self.redact)
         unique, n = safe, 2
         while unique in taken:
             unique, n = f"{safe}_{n}", n + 1
@@ -790,20 +790,3 @@ class Writer:
             WriterWarning,
             stacklevel=4,
         )
-
-
-# -- helpers ---------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4096)
-def _safe_key(key: str, redact: bool) -> str:
-    """A field key as the grammar reads it: a secret in it redacted, other characters
-    replaced by ``_``, a leading ``_`` where it starts with neither a letter nor ``_``
-    (ValueError when too long). Keys repeat on every line: each is worked out once."""
-    if redact:
-        (key,) = scanned([("", key)])
-    safe = KEY_UNSAFE.sub("_", key) or "_"
-    if not (safe[0].isalpha() or safe[0] == "_"):
-        safe = "_" + safe
-    check_name(safe, "a field key")
-    return safe
