@@ -128,7 +128,7 @@ def test_external_v2_context_event_and_snapshot() -> None:
     write = next(e for e in events(text) if e.kind == "tool")
     assert (write.name, write.args, write.fields["version"]) == ("write", ("math.cs",), "abcd1234")
     snapshot = next(e for e in events(text) if e.name == "file-snapshot")
-    assert snapshot.fields["files"] == ["src/math.cs@a1b2c3d4", "src/utils.cs:10-50@11223344"]
+    assert snapshot.fields["files"] == ("src/math.cs@a1b2c3d4", "src/utils.cs:10-50@11223344")
 
 
 # -- migration (bb7-spec.md: legacy content → parts) ----------------------------------------
@@ -223,7 +223,7 @@ def test_parts_fixture_mapping() -> None:
     assistant = data["messages"][1]
     thinking = found[2]
     # The message's first line carries output_files, reasoning_effort and usage as metrics.
-    assert thinking.fields["output_files"] == assistant["output_files"]
+    assert thinking.fields["output_files"] == tuple(assistant["output_files"])
     assert thinking.fields["extra.reasoning_effort"] == "medium"
     assert thinking.metrics == {
         "prompt_tokens": "1200",
@@ -254,8 +254,8 @@ def test_parts_fixture_mapping() -> None:
     assert (found[7].args, found[7].fields["version"]) == (("src/main.go",), "1f2e3d4c")
     assert (found[8].args, found[8].fields["added"]) == (("docs/new file.md",), "true")
     context = found[9]
-    assert context.fields["readonly"] == ["/usr/include/math.h", "src/util.go:3-9"]
-    assert context.fields["external"] == ["/usr/include/math.h"]
+    assert context.fields["readonly"] == ("/usr/include/math.h", "src/util.go:3-9")
+    assert context.fields["external"] == ("/usr/include/math.h",)
     assert conts(found[10]) == data["draft"].split("\n")
     header = doc.header
     assert (header["id"], header["model"], header["extra.reasoning_effort"]) == (

@@ -513,7 +513,7 @@ def test_build_document_prints_and_parses_back_with_its_line_numbers() -> None:
     assert [(e.kind, e.line) for e in back.events] == [(e.kind, e.line) for e in document.events]
     assert [(e.kind, e.line) for e in back.events] == [("user", 10), ("tool", 11), ("agent", 15)]
     assert [e.values() for e in back.events] == [e.values() for e in document.events]
-    assert back.events[1].fields == {"ok": "true", "l": ["1", "2"]}
+    assert back.events[1].fields == {"ok": "true", "l": ("1", "2")}
     assert [c.owner for c in document.events[1].continuation] == [11, 11]
     assert not [d for d in back.diagnostics if d.severity == "error"]
 
@@ -591,3 +591,53 @@ def test_a_value_with_a_quote_after_an_opener_is_written_quoted() -> None:
     node = build.call("tool", "x", [], fields=fields)
     assert node.raw == 't:x attempt="=\\"" attempt="→" k="a,\\"b" j={"a":1,"b":[2]}'
     assert parse_line(node.raw).same_as(node)
+
+
+# -- nodes are values (Core v4) ----------------------------------------------------------
+
+
+def test_nodes_are_values_hashed_and_compared_by_value() -> None:
+    text = HEADER + "t:read a.rs tags=[a, b] id=c1 → [ok] # metrics cost_usd=0.1\n"
+    one, two = parse_document(text), parse_document(text)
+    assert one == two and hash(one) == hash(two)
+    assert hash(one.header_info) == hash(two.header_info)
+    event = one.events[0]
+    assert event.fields == {"tags": ("a", "b"), "id": "c1"}
+    assert {event, two.events[0]} == {event}
+    built = build.call("tool", "read", ["a.rs"], fields={"tags": ["a", "b"], "id": "c1"})
+    assert hash(built) == hash(build.call("tool", "read", ["a.rs"], fields={"tags": ["a", "b"], "id": "c1"}))
+    assert built.fields["tags"] == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.__setitem__("id", "x"),
+        lambda d: d.__delitem__("id"),
+        lambda d: d.update(id="x"),
+        lambda d: d.pop("id"),
+        lambda d: d.popitem(),
+        lambda d: d.setdefault("new", "x"),
+        lambda d: d.clear(),
+    ],
+)
+def test_keyed_values_are_read_only(change: Any) -> None:
+    document = parse_document(HEADER + "t:read id=c1 # metrics a=1\n")
+    event = document.events[0]
+    for mapping in (event.fields, event.metrics, document.header, document.header_info.key_lines):  # type: ignore[union-attr]
+        with pytest.raises(TypeError, match="read-only"):
+            change(mapping)
+    assert event.id == "c1" and event.raw == "t:read id=c1 # metrics a=1"
+    # A copy to change, and an edit that makes a new node.
+    assert {**event.fields, "id": "x"} == {"id": "x"}
+    assert build.edited(event, fields={"id": "x"}).raw == "t:read id=x # metrics a=1"
+
+
+def test_read_only_mappings_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    event = parse_document(HEADER + "t:read tags=[a] # metrics a=1\n").events[0]
+    for again in (pickle.loads(pickle.dumps(event)), copy.deepcopy(event), copy.copy(event)):
+        assert again == event and hash(again) == hash(event)
+        assert type(again.fields) is type(event.fields)

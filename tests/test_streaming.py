@@ -632,11 +632,11 @@ def test_streamed_fmt_and_stats_agree_with_the_document(case: CorpusFile, tmp_pa
     """``fmt`` formats and ``stats`` counts each line as it is read (docs/design.md, "Memory
     per command"): the bytes, the change, the findings and every figure are those of the parsed document
     (:func:`bbox_lark.syntax.printer.format_document`, :func:`bbox_lark.numbers.stats.compute_stats`)."""
-    from bbox_lark.syntax.printer import format_document
     from bbox_lark.fix.rewrite import fmt_inputs
-    from bbox_lark.syntax.source import decode, encode
     from bbox_lark.numbers.stats import compute_stats
     from bbox_lark.numbers.stats_run import file_stats
+    from bbox_lark.syntax.printer import format_document
+    from bbox_lark.syntax.source import decode, encode
 
     data = case.path.read_bytes()
     copy = tmp_path / case.path.name

@@ -331,7 +331,9 @@ def _field_text(value: Any) -> Any:
 
 
 def _read(value: Any, blobs: Path) -> Any:
-    return [_read(v, blobs) for v in value] if isinstance(value, list) else text_of(value, blobs=blobs)
+    return (
+        [_read(v, blobs) for v in value] if isinstance(value, list | tuple) else text_of(value, blobs=blobs)
+    )
 
 
 def _check_fields(event: Event, given: dict[str, Any], blobs: Path, *, skip: tuple[str, ...] = ()) -> None:

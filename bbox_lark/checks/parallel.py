@@ -49,6 +49,7 @@ from bbox_lark.syntax.nodes import (
     Line,
     Result,
     SourceFault,
+    frozen_fields,
 )
 from bbox_lark.syntax.parser import Head, NodeStream, iter_nodes
 from bbox_lark.syntax.scan import UNWRITABLE
@@ -244,7 +245,7 @@ def _unslim(slim: Slim) -> Line:
         name=name,
         text=text,
         text_col=text_col,
-        fields=fields,
+        fields=frozen_fields(fields),
         field_nodes=field_nodes,
         result=Result(result[0], "", result[1]) if result is not None else None,
     )

@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from bbox_lark.syntax.nodes import Header
+from bbox_lark.syntax.nodes import NO_FIELDS, FrozenDict, Header
 
 #: Largest header the reader accepts, in bytes of UTF-8 (docs/reference.md#header).
 MAX_HEADER_BYTES = 64 * 1024
@@ -167,7 +167,7 @@ def read_header(yaml_text: str, first_line: int, open_line: int | None, close_li
                 f"header is {size} bytes, over the limit of {MAX_HEADER_BYTES}",
             )
         )
-        return Header({}, {}, open_line, close_line, frozenset(), tuple(faults))
+        return Header(NO_FIELDS, FrozenDict(), open_line, close_line, frozenset(), tuple(faults))
     fields: dict[str, Any] = {}
     key_lines: dict[str, int] = {}
     nulls: set[str] = set()
@@ -179,7 +179,7 @@ def read_header(yaml_text: str, first_line: int, open_line: int | None, close_li
         line, col = lines.at(offset)
         message = f"header nesting goes {depth} levels deep here, over the limit of {limit}; not read"
         faults.append(("E017", line, col, message))
-        return Header({}, {}, open_line, close_line, frozenset(), tuple(faults))
+        return Header(NO_FIELDS, FrozenDict(), open_line, close_line, frozenset(), tuple(faults))
     try:
         events = _events(yaml_text)
         value = _build(events, lines, fields, key_lines, nulls, duplicates)
@@ -200,7 +200,9 @@ def read_header(yaml_text: str, first_line: int, open_line: int | None, close_li
     except yaml.YAMLError as error:  # pragma: no cover - every other PyYAML error is marked
         faults.append(("E006", first_line, 1, f"header YAML: {str(error).splitlines()[0]}"))
     faults.extend(duplicates)
-    return Header(fields, key_lines, open_line, close_line, frozenset(nulls), tuple(faults))
+    return Header(
+        FrozenDict(fields), FrozenDict(key_lines), open_line, close_line, frozenset(nulls), tuple(faults)
+    )
 
 
 def _check_event(event: Any, lines: _Lines) -> None:

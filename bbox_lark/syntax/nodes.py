@@ -26,13 +26,76 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import field
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from bbox_lark._classes import dataclass
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.values import parse_attempt, parse_int, parse_timestamp
 
 FieldValue = str | tuple[str, ...]
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _read_only(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+    raise TypeError(
+        "a node's values are read-only: make a new node with bbox_lark.syntax.build.edited(node, ...)"
+        " (or dict(mapping) for a copy to change)"
+    )
+
+
+def _frozen_value(value: Any) -> Any:
+    """A hashable form of a value held in a :class:`FrozenDict` (a header's nested lists and
+    maps are hashed as tuples and sorted item tuples)."""
+    if isinstance(value, list | tuple):
+        return tuple(_frozen_value(item) for item in value)
+    if isinstance(value, dict):
+        return frozenset((key, _frozen_value(item)) for key, item in value.items())
+    return value
+
+
+class FrozenDict(dict[_K, _V]):
+    """The read-only mapping a node holds its keyed values in (``Event.fields``,
+    ``Event.metrics``, ``Header.fields``, ``Header.key_lines``): a ``dict`` for every reader
+    (``json.dumps``, ``isinstance(x, dict)``, ``.get`` at C speed), but every method that
+    would change it raises TypeError, and it hashes by value, so that a node is a value
+    (``==`` and ``hash``). An edit makes a new node (:func:`bbox_lark.syntax.build.edited`); a list
+    value of an event is a tuple."""
+
+    __slots__ = ()
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset((key, _frozen_value(value)) for key, value in self.items()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> FrozenDict[_K, _V]:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> FrozenDict[_K, _V]:
+        return self
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+
+#: The empty :class:`FrozenDict` (most lines have no fields).
+NO_FIELDS: FrozenDict[str, Any] = FrozenDict()
+
+
+def frozen_fields(fields: dict[str, Any]) -> FrozenDict[str, Any]:
+    """``fields`` as a :class:`FrozenDict`, each list value a tuple."""
+    if not fields:
+        return NO_FIELDS
+    if type(fields) is FrozenDict:
+        return fields
+    for value in fields.values():
+        if type(value) is list:
+            return FrozenDict({k: tuple(v) if type(v) is list else v for k, v in fields.items()})
+    return FrozenDict(fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +228,32 @@ class HeaderLine:
 
 @dataclass(frozen=True, slots=True)
 class Emitted:
-    """The canonical line a builder printed for a node without source, and the values it
-    printed it from (:func:`node_values`, continuation lines left out): the node's ``raw``
-    while it still has those values."""
+    """The canonical line a builder printed for a node without source, and the parts it
+    printed it from (:func:`printed_parts`): the node's ``raw`` while it still has those
+    parts. The parts are the node's own objects, so the test is a few identity checks
+    (``==`` compares tuples item by item, same objects first)."""
 
     text: str
     values: tuple[Any, ...]
+
+
+def printed_parts(node: Event) -> tuple[Any, ...]:
+    """The parts of an event its canonical line is printed from (positions, source,
+    line ending and continuation lines left out): what :class:`Emitted` keeps."""
+    return (
+        node.kind,
+        node.prefix,
+        node.name,
+        node.text,
+        node.field_nodes,
+        node.args,
+        node.arrow is None,
+        node.result,
+        node.metrics is None,
+        node.metric_nodes,
+        node.quote_faults,
+        node.oversized,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +282,9 @@ class Event:
     text: str = ""
     #: Column of ``text``'s first character.
     text_col: int = 1
-    #: Each key's source value; the first occurrence wins, before the arrow over after.
-    fields: dict[str, Any] = field(default_factory=dict)
+    #: Each key's source value (a list as a tuple); the first occurrence wins, before the
+    #: arrow over after. Read-only (:class:`FrozenDict`).
+    fields: FrozenDict[str, Any] = NO_FIELDS
     field_nodes: tuple[Field, ...] = ()
     #: Positional arguments: quoted strings (unquoted), bare words, lists (tuples).
     args: tuple[FieldValue, ...] = ()
@@ -209,7 +293,7 @@ class Event:
     arrow_col: int | None = None
     result: Result | None = None
     #: Values of a trailing ``# metrics`` comment (or of a ``# metrics`` comment line).
-    metrics: dict[str, Any] | None = None
+    metrics: FrozenDict[str, Any] | None = None
     metric_nodes: tuple[Field, ...] = ()
     continuation: tuple[Continuation, ...] = ()
     quote_faults: tuple[QuoteFault, ...] = ()
@@ -233,7 +317,7 @@ class Event:
         if self.source is not None:
             return self.source
         emitted = self.emitted
-        if emitted is None or node_values(self)[:-1] != emitted.values:
+        if emitted is None or printed_parts(self) != emitted.values:
             what = "was never printed" if emitted is None else "was printed before its values changed"
             raise ValueError(
                 f"a {self.kind} line without source whose text {what}: make it with"
@@ -499,10 +583,11 @@ class Header:
     """The YAML header block."""
 
     #: Each top-level key's value: scalars as source text, lists and maps as lists and
-    #: dicts of such strings. Nothing is dropped; unknown keys are kept.
-    fields: dict[str, Any]
+    #: dicts of such strings. Nothing is dropped; unknown keys are kept. Read-only at the top
+    #: level (:class:`FrozenDict`).
+    fields: FrozenDict[str, Any]
     #: Line number of each top-level key.
-    key_lines: dict[str, int]
+    key_lines: FrozenDict[str, int]
     #: Line number of the opening fence, or None when there is none.
     open_line: int | None
     #: Line number of the closing fence, or None when it is missing.
@@ -537,9 +622,9 @@ class Document:
     diagnostics: tuple[Diagnostic, ...] = ()
 
     @property
-    def header(self) -> dict[str, Any]:
+    def header(self) -> FrozenDict[str, Any]:
         """Header keys mapped to their values ({} when there is no header)."""
-        return self.header_info.fields if self.header_info is not None else {}
+        return self.header_info.fields if self.header_info is not None else NO_FIELDS
 
     @property
     def events(self) -> list[Event]:

@@ -79,28 +79,57 @@ def format_line(node: Line) -> str:
         return ""
     if node.source is None:
         return emit_line(node)
-    canonical = canonical_line(node)
-    if canonical == node.raw:
+    canonical, metrics_at = _canonical(node)
+    if canonical == node.raw or not _corner(node, canonical, metrics_at):
         return canonical
+    # One of the corners docs/fmt.md lists, where the canonical whitespace itself may change
+    # what a character means: the rewrite is read once and kept only if it means the same.
     if line_signature(parse_line(canonical)) != line_signature(node):
         return node.raw
     return canonical
 
 
+#: What the canonical whitespace can turn into syntax (docs/fmt.md, "Lines kept as
+#: written"): ``#`` and ``metrics`` (a metrics comment), ``->`` (an ASCII arrow).
+_CORNER = re.compile(r"#\s*metrics|->")
+
+
+def _corner(node: Event, canonical: str, metrics_at: int) -> bool:
+    """True for a rewrite in a corner of docs/fmt.md (its meaning is then checked by reading
+    it): ``#``/``metrics`` or ``->`` before the trailing metrics comment, or a structured
+    comment made of its keyword only. Everywhere else the rewrite means what the line did:
+    only whitespace runs between items changed (each run still whitespace, quoted strings
+    and lists as written), which ``tests/test_roundtrip_property.py`` checks against a
+    reading of every rewrite."""
+    if _CORNER.search(canonical, 0, metrics_at) is not None:
+        return True
+    return node.kind == "comment" and node.name is not None and len(node.text.split()) == 1
+
+
 def canonical_line(event: Event) -> str:
     """The canonical rewrite of an event line, built from its parts, *without* the check
-    that it still means the same (:func:`format_line` does that)."""
+    of the corners where it may not mean the same (:func:`format_line` does that)."""
+    return _canonical(event)[0]
+
+
+def _canonical(event: Event) -> tuple[str, int]:
+    """:func:`canonical_line` and the offset in it where its trailing metrics comment
+    starts (its length when there is none)."""
     raw = event.raw
     if event.oversized:
-        return raw
+        return raw, len(raw)
     if event.kind == "unknown":
         stripped = raw.rstrip()
         # A body line never becomes a header fence by losing its trailing whitespace.
-        return raw if _is_fence(stripped) and not _is_fence(raw) else stripped
+        text = raw if _is_fence(stripped) and not _is_fence(raw) else stripped
+        return text, len(text)
     if event.kind == "comment":
-        if event.name is None:
-            return raw.rstrip()
-        return "# " + _words(raw, event.text_col - 1, len(event.text))
+        text = raw.rstrip() if event.name is None else "# " + _words(raw, event.text_col - 1, len(event.text))
+        return text, len(text)
+    if event.spaced_name and raw[len(event.prefix) + 1 :].lstrip().startswith('"'):
+        # `t: "read a.rs"`: the name is a quoted string's first word; `t:read` would drop
+        # the rest of the string (the first argument).
+        return raw, len(raw)
     head, head_end = _head(event)
     out = [head]
     end = head_end
@@ -122,17 +151,18 @@ def canonical_line(event: Event) -> str:
             # the arrow, the text as written.
             out += [" ", result.text]
             end = result.col - 1 + len(result.text)
+    metrics_at = sum(map(len, out))
     if event.metrics is not None:
         tail = raw[end:]
         start = tail.find(_METRICS)
         if start < 0 or tail[:start].strip():
-            return raw
+            return raw, len(raw)
         body_start = end + start + len(_METRICS)
         body = raw[body_start:]
         lead = len(body) - len(body.lstrip())
         words = _words(raw, body_start + lead, len(body.strip()))
         out.append(" " + _METRICS + (" " + words if words else ""))
-    return "".join(out)
+    return "".join(out), metrics_at
 
 
 def _head(event: Event) -> tuple[str, int]:
@@ -293,6 +323,8 @@ class Layout:
     result: int | None
     #: Offset of each metrics item.
     metrics: tuple[int, ...]
+    #: Offset of the whitespace that starts the trailing ``# metrics`` comment, or None.
+    metrics_at: int | None = None
 
 
 def _starts_metrics(text: str) -> bool:
@@ -324,13 +356,15 @@ def layout_line(
             result_at = len(out)
             out += result
     metric_offsets: list[int] = []
+    metrics_at = None
     if metrics is not None:
+        metrics_at = len(out)
         out += " " + _METRICS
         for item in metrics:
             out += " "
             metric_offsets.append(len(out))
             out += item
-    return Layout(out, tuple(offsets), arrow, result_at, tuple(metric_offsets))
+    return Layout(out, tuple(offsets), arrow, result_at, tuple(metric_offsets), metrics_at)
 
 
 def field_text(node: Field, *, arrow: bool = True) -> str:

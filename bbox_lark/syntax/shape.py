@@ -22,6 +22,7 @@ from lark import Token, Transformer
 from bbox_lark._classes import mypyc_attr
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import (
+    NO_FIELDS,
     BlankLine,
     Call,
     Comment,
@@ -29,6 +30,7 @@ from bbox_lark.syntax.nodes import (
     Deferred,
     Event,
     Field,
+    FrozenDict,
     Lifecycle,
     Line,
     Message,
@@ -36,6 +38,7 @@ from bbox_lark.syntax.nodes import (
     QuoteFault,
     Result,
     Unknown,
+    frozen_fields,
 )
 from bbox_lark.syntax.scan import (
     LINE_SCAN_MAX,
@@ -158,13 +161,15 @@ def _is_ws(child: Any) -> bool:
     return isinstance(child, str) and getattr(child, "type", None) == "WS"
 
 
-def field_dict(nodes: list[Field]) -> dict[str, Any]:
+def field_dict(nodes: list[Field]) -> FrozenDict[str, Any]:
+    """Each key's value, the first occurrence winning (read-only; a list as a tuple)."""
+    if not nodes:
+        return NO_FIELDS
     fields: dict[str, Any] = {}
     for node in nodes:
         if node.key not in fields:
-            value = node.value
-            fields[node.key] = list(value) if isinstance(value, tuple) else value
-    return fields
+            fields[node.key] = node.value
+    return FrozenDict(fields)
 
 
 def build_line(parts: Parts, raw: str, line: int, eol: str) -> Line:
@@ -475,6 +480,8 @@ def event_node(
         fields = field_dict(nodes)
         field_nodes = tuple(nodes)
         args = tuple(arg_list)
+    frozen = frozen_fields(fields)
+    frozen_metrics = frozen_fields(metrics) if metrics is not None else None
     cls = node_class(kind)
     if _positional():
         return cls(
@@ -489,13 +496,13 @@ def event_node(
             spaced,
             text,
             text_col,
-            fields,
+            frozen,
             field_nodes,
             args,
             arrow_text,
             arrow_col,
             result,
-            metrics,
+            frozen_metrics,
             metric_nodes,
             (),
             tuple(faults),
@@ -513,13 +520,13 @@ def event_node(
         spaced_name=spaced,
         text=text,
         text_col=text_col,
-        fields=fields,
+        fields=frozen,
         field_nodes=field_nodes,
         args=args,
         arrow=arrow_text,
         arrow_col=arrow_col,
         result=result,
-        metrics=metrics,
+        metrics=frozen_metrics,
         metric_nodes=metric_nodes,
         quote_faults=tuple(faults),
     )

@@ -22,10 +22,11 @@ from bbox_lark.syntax.nodes import (
     QuoteFault,
     Result,
     node_values,
+    printed_parts,
 )
 from bbox_lark.syntax.parser import parse_line
-from bbox_lark.syntax.printer import ARROW, emit_line, field_text, layout_line
-from bbox_lark.syntax.scan import UNWRITABLE, quote, render_arg, scan_items
+from bbox_lark.syntax.printer import ARROW, Layout, emit_line, field_text, layout_line
+from bbox_lark.syntax.scan import UNWRITABLE, line_scanner, quote, render_arg, scan_items
 from bbox_lark.syntax.shape import comment_node, field_dict
 
 # The importers read these here; they belong to the parse path (:mod:`bbox_lark.syntax.shape`).
@@ -55,18 +56,43 @@ def _kind(kind: str, cls: type[Event]) -> tuple[str, str]:
 
 
 def _checked(node: E) -> E:
-    """``node`` with its emitted line as its text (``emitted``, what its ``raw`` gives), once
-    that line has been read back to the same values. Fields and arguments are quoted so that
-    they always do; free text (a message, a result, a comment, an unknown line) can hold what
-    the line grammar reads otherwise (an arrow, an unclosed quote that a later quote closes,
-    `` # metrics``): that is a ValueError, not a node that would print something else."""
+    """``node`` with its emitted line as its text, once that line has been read back whole to
+    the same values: only for the lines whose validity is the grammar's whole-line judgement
+    (an unknown line is one that reads as nothing else) and for a laid-out line the one
+    anchored scan does not take (:func:`_laid_out`). Fields and arguments are quoted so that
+    they always read back; free text that the line grammar reads otherwise is a
+    ValueError, not a node that would print something else."""
 
     text = emit_line(node)
     again = parse_line(text, 0, node.eol)
     values = node_values(node)
     if not isinstance(again, Event) or node_values(replace(again, continuation=node.continuation)) != values:
         raise ValueError(f"{text!r} would not read back as the values it was built from")
-    return replace(node, emitted=Emitted(text, values[:-1]))
+    return _emitted(node, text)
+
+
+def _emitted(node: E, text: str) -> E:
+    """``node`` (just made here, seen by no one else yet) with ``text`` as its printed line."""
+    object.__setattr__(node, "emitted", Emitted(text, printed_parts(node)))
+    return node
+
+
+def _holds(layout: Layout, head: str, *, free: bool) -> bool | None:
+    """Whether the line grammar splits ``layout.text`` where the layout put its parts: the
+    head ends where it was written, the result starts at the arrow written, the trailing
+    metrics comment where it was written (each part was made by the printer's renderers from
+    values, and each free-text part is read below by the parse side's own readers of that
+    part). One anchored match of the parser's line scan (:func:`bbox_lark.syntax.scan.line_scanner`,
+    the grammar's terminals as atomic groups: linear, nothing built); None when the scan does
+    not take the line (the caller then reads the line back whole)."""
+    match = line_scanner().match(layout.text)
+    if match is None:
+        return None
+    return (
+        match.end("free" if free else "call") == len(head)
+        and match.start("result") == (-1 if layout.arrow is None else layout.arrow)
+        and match.start("metrics") == (-1 if layout.metrics_at is None else layout.metrics_at)
+    )
 
 
 def _one_line(text: str, what: str) -> str:
@@ -224,28 +250,30 @@ def _laid_out(
     metric_nodes: tuple[Field, ...] = ()
     if metrics is not None and metric_texts is not None:
         metric_nodes = tuple(_placed(metrics, metric_texts, layout.metrics))
-    return _checked(
-        cls(
-            kind,
-            0,
-            None,
-            prefix=prefix,
-            name=name,
-            name_col=len(prefix) + 2 if name is not None and kind != "lifecycle" else (2 if name else None),
-            text=text,
-            text_col=layout.words[0] + 1 if words else len(layout.text) + 1,
-            fields=field_dict(nodes),
-            field_nodes=tuple(nodes),
-            args=args,
-            arrow=ARROW if read is not None else None,
-            arrow_col=layout.arrow + 1 if layout.arrow is not None else None,
-            result=read,
-            metrics=field_dict(list(metric_nodes)) if metrics is not None else None,
-            metric_nodes=metric_nodes,
-            continuation=_continuation(continuation),
-            quote_faults=tuple(faults),
-        )
+    holds = _holds(layout, head, free=free)
+    if holds is False:
+        raise ValueError(f"{layout.text!r} would not read back as the values it was built from")
+    node = cls(
+        kind,
+        0,
+        None,
+        prefix=prefix,
+        name=name,
+        name_col=len(prefix) + 2 if name is not None and kind != "lifecycle" else (2 if name else None),
+        text=text,
+        text_col=layout.words[0] + 1 if words else len(layout.text) + 1,
+        fields=field_dict(nodes),
+        field_nodes=tuple(nodes),
+        args=args,
+        arrow=ARROW if read is not None else None,
+        arrow_col=layout.arrow + 1 if layout.arrow is not None else None,
+        result=read,
+        metrics=field_dict(list(metric_nodes)) if metrics is not None else None,
+        metric_nodes=metric_nodes,
+        continuation=_continuation(continuation),
+        quote_faults=tuple(faults),
     )
+    return _checked(node) if holds is None else _emitted(node, layout.text)
 
 
 def build_message(
@@ -365,7 +393,10 @@ def _comment_kind(text: str) -> str | None:
 def build_comment(cls: type[E], text: str, fields: Any, continuation: Any) -> E:
     full = " ".join([_one_line(text, "a comment"), *_fields_text(_field_pairs(fields), arrow=False)]).strip()
     node = comment_node(("comment", _comment_kind(full), 3 if full else 2, full), "", 0, "\n")
-    return _checked(cast(E, replace(node, source=None, continuation=_continuation(continuation))))
+    # A ``#`` line is a comment whatever follows; its one-line text is read by the parse
+    # side's own shaper of a comment body (keyword, fields), so nothing is read back.
+    node = replace(node, source=None, continuation=_continuation(continuation))
+    return cast(E, _emitted(node, emit_line(node)))
 
 
 def build_unknown(cls: type[E], text: str, continuation: Any) -> E:

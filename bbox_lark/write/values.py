@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -241,3 +242,17 @@ class Pointer(str):
     """A blob pointer the Writer made or was given: written as is, never scanned again."""
 
     __slots__ = ()
+
+
+@lru_cache(maxsize=4096)
+def safe_key(key: str, redact: bool) -> str:
+    """A field key as the grammar reads it: a secret in it redacted, other characters
+    replaced by ``_``, a leading ``_`` where it starts with neither a letter nor ``_``
+    (ValueError when too long). Keys repeat on every line: each is worked out once."""
+    if redact:
+        (key,) = scanned([("", key)])
+    safe = KEY_UNSAFE.sub("_", key) or "_"
+    if not (safe[0].isalpha() or safe[0] == "_"):
+        safe = "_" + safe
+    check_name(safe, "a field key")
+    return safe

@@ -64,6 +64,7 @@ from bbox_lark.write.values import (  # noqa: F401 (MAX_NAME: documented here)
     parts_of,
     plain_comment,
     resume,
+    safe_key,
     scalar,
     scanned,
     typename,
@@ -627,11 +628,7 @@ class Writer:
     def _key(self, key: Any, taken: Mapping[str, Any]) -> str:
         """A field key the grammar reads (a secret in it redacted, other characters replaced
         by ``_``), not yet taken."""
-        (key,) = self._scan([("", need_str(key, "a field key"))])
-        safe = KEY_UNSAFE.sub("_", key) or "_"
-        if not (safe[0].isalpha() or safe[0] == "_"):
-            safe = "_" + safe
-        check_name(safe, "a field key")
+        safe = safe_key(need_str(key, "a field key"), self.redact)
         unique, n = safe, 2
         while unique in taken:
             unique, n = f"{safe}_{n}", n + 1
@@ -724,7 +721,8 @@ class Writer:
                 stacklevel=4,
             )
             node, markers = build.comment(f"writer: a line could not be built: {type(error).__name__}"), 0
-        text = emit(node)
+        # The line its builder printed (a built node's raw), never printed again.
+        text = node.raw if not node.continuation else emit(node)
         if len(text) > DEFAULT_MAX_LINE and not self._warned_long:
             self._warned_long = True
             warnings.warn(
@@ -792,6 +790,3 @@ class Writer:
             WriterWarning,
             stacklevel=4,
         )
-
-
-# -- helpers ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from bbox_lark.convert.atif.tables import (
 from bbox_lark.convert.base import WriteContext
 from bbox_lark.numbers.session import SessionCounter
 from bbox_lark.numbers.usage import Responses, Usage, line_usage
-from bbox_lark.syntax.nodes import BlankLine, Continuation, Event
+from bbox_lark.syntax.nodes import NO_FIELDS, BlankLine, Continuation, Event
 
 if TYPE_CHECKING:
     from bbox_lark.syntax.parser import Head
@@ -451,7 +451,7 @@ class TrajectoryWriter:
     def metrics_comment(self, event: Event) -> Any:
         from bbox_lark.syntax.values import parse_int
 
-        values = event.metrics or {}
+        values = event.metrics or NO_FIELDS
         # The typed step (W014's reading: ASCII digits within range), never int() of the text.
         step_value = parse_int(values.get("step"))
         target = self.by_step.get(step_value) if step_value is not None else None

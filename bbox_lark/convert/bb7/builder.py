@@ -517,7 +517,7 @@ class _Builder:
 
 
 def _field_text(value: Any) -> Any:
-    return list(value) if isinstance(value, list | tuple) else str(value)
+    return tuple(value) if isinstance(value, list | tuple) else str(value)
 
 
 def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
