@@ -555,8 +555,8 @@ def export_run(folder: Path, jobs: int) -> tuple[int, float, float]:
         check=True,
     )
     wall = time.perf_counter() - start
-    code, peak_kib = (int(word) for word in done.stdout.split())
-    return code, max(wall, 1e-9), peak_kib / 1024
+    code, peak_kib, _cpu = done.stdout.split()
+    return int(code), max(wall, 1e-9), int(peak_kib) / 1024
 
 
 def export(folder: Path, sessions: int, lines: int, jobs: int) -> None:
