@@ -101,6 +101,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "syntax",
             "syntax.grammar",
             "syntax.values",
+            "syntax.frozen",
             "cli.ansi",
             "files",
             "files.globs",
