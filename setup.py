@@ -31,6 +31,7 @@ COMPILED = [
     "bbox_lark/scan.py",
     "bbox_lark/shape.py",
     "bbox_lark/parser.py",
+    "bbox_lark/record.py",
     "bbox_lark/header.py",
     "bbox_lark/correlate.py",
     "bbox_lark/secrets.py",

@@ -1,7 +1,8 @@
 """The public functions behind ``bbox_lark``'s facade.
 
 Everything is built on :func:`bbox_lark.parser.iter_nodes`: :func:`parse` collects the nodes
-it yields, :func:`check` and :func:`iter_check` keep none of them.
+it yields; :func:`check` and :func:`iter_check` read :func:`bbox_lark.record.iter_records`
+(the values the checks read, no node built unless a check asks for one).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from bbox_lark.ast import Diagnostic, Document, Event, Line
 from bbox_lark.checks import Checker
 from bbox_lark.parser import Head, NodeStream, iter_nodes
 from bbox_lark.printer import format_document
+from bbox_lark.record import Record, RecordStream, iter_records
 from bbox_lark.source import DEFAULT_MAX_LINE, Source, decode
 
 
@@ -106,9 +108,13 @@ class Keeper(Protocol):
     def append(self, node: Line, /) -> None: ...
 
 
-def run(checker: Checker, stream: NodeStream, keep: Keeper | None = None) -> Iterator[Diagnostic]:
+def run(
+    checker: Checker, stream: NodeStream | RecordStream, keep: Keeper | None = None
+) -> Iterator[Diagnostic]:
     """Feed ``stream`` to ``checker``; yield its findings: all at the end, sorted, or with
-    ``checker.stream`` as soon as they are known. ``keep`` (when given) receives every node,
+    ``checker.stream`` as soon as they are known. ``stream`` yields records
+    (:func:`~bbox_lark.record.iter_records`: ``check`` builds no node) or nodes (each then read
+    through its record); ``keep`` (when given, with a stream of nodes) receives every node,
     and the stream's ``faults`` are then left in place."""
     head = next(stream)
     assert isinstance(head, Head)
@@ -126,9 +132,12 @@ def run(checker: Checker, stream: NodeStream, keep: Keeper | None = None) -> Ite
                 faults.clear()
             else:
                 given = len(faults)
-        if keep is not None:
-            keep.append(cast(Line, node))
-        checker.node(cast(Line, node))
+        if type(node) is Record:
+            checker.record(node)
+        else:
+            if keep is not None:
+                keep.append(cast(Line, node))
+            checker.record(Record.of(cast(Line, node)))
         if streaming:
             found = checker.take()
             if found:
@@ -154,7 +163,7 @@ def iter_check(
     own line on. Nothing proportional to the document is kept but the findings' state
     (see :class:`~bbox_lark.checks.Rule`)."""
     checker = checker_for(path, blobs, select, ignore, stream=True)
-    return run(checker, iter_nodes(source, max_line=max_line, attach=False))
+    return run(checker, iter_records(source, max_line=max_line))
 
 
 def check(
@@ -170,7 +179,7 @@ def check(
     document is read as a stream (``text`` may be a file object or an iterable of lines)
     and its nodes are not kept."""
     checker = checker_for(path, blobs, select, ignore)
-    return list(run(checker, iter_nodes(text, max_line=max_line, attach=False)))
+    return list(run(checker, iter_records(text, max_line=max_line)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("nodes", ("ast",)),
     ("source", ("source", "inputs")),
-    ("parser", ("parser", "header", "scan", "shape", "text")),
+    ("parser", ("parser", "header", "scan", "shape", "text", "record")),
     ("printer", ("printer", "transform", "build")),
     (
         "rules",

@@ -42,6 +42,7 @@ from bbox_lark.checks.base import kinds as kinds
 from bbox_lark.checks.base import printable as printable
 from bbox_lark.checks.base import rule as rule
 from bbox_lark.checks.base import shorten as shorten
+from bbox_lark.record import Record
 
 
 def active_rules(enabled: Callable[[str], bool]) -> list[type[Rule]]:
@@ -124,11 +125,17 @@ class Checker:
             check.start(self.context)
 
     def node(self, node: Line) -> None:
+        """One body line's node (as :func:`bbox_lark.parser.iter_nodes` gives it with
+        ``attach=False``): the rules read it as a :class:`~bbox_lark.record.Record`."""
+        self.record(Record.of(node))
+
+    def record(self, record: Record) -> None:
+        """One body line's record (:func:`bbox_lark.record.iter_records`), in file order."""
         ctx = self.context
         assert ctx is not None
-        self.suppressions.node(node)
-        for check in self.dispatch[node.kind]:
-            check(node, ctx)
+        self.suppressions.node(record)
+        for check in self.dispatch[record.kind]:
+            check(record, ctx)
 
     def fault(self, fault: SourceFault) -> None:
         ctx = self.context

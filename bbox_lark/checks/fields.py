@@ -6,9 +6,10 @@ import bisect
 from array import array
 from functools import cache
 
-from bbox_lark.ast import Event, Field, Line
+from bbox_lark.ast import Field
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.grammar import vocabulary
+from bbox_lark.record import Record
 from bbox_lark.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
 FAMILY = "fields"
@@ -132,10 +133,9 @@ class FieldRule(Rule):
         self.checked = checked_keys()
         self.reference_comments = vocabulary().step_reference_comments
 
-    def node(self, event: Line, ctx: Context) -> None:
+    def node(self, event: Record, ctx: Context) -> None:
         # The fields' dicts hold every key of their nodes: a line without a checked key
         # (most lines) costs one set operation, and no field node is looked at.
-        assert isinstance(event, Event)
         checked = self.checked
         if event.kind == "comment" and event.name not in self.reference_comments:
             return
@@ -168,16 +168,14 @@ class StepRule(Rule):
         #: (line, column, step, source value) of each step reference not yet satisfied.
         self.references: list[tuple[int, int, int, str]] = []
 
-    def wants(self, node: Line) -> bool:
+    def wants(self, node: Record) -> bool:
         if node.kind not in self.sees:
             return False
-        assert isinstance(node, Event)
         if node.kind == "comment" and node.name not in self.reference_comments:
             return False
         return "step" in node.fields
 
-    def node(self, event: Line, ctx: Context) -> None:
-        assert isinstance(event, Event)
+    def node(self, event: Record, ctx: Context) -> None:
         if "step" not in event.fields:  # it holds every key of the field nodes
             return
         if event.kind == "comment":
@@ -228,7 +226,7 @@ class StepSet:
         return bool(self._rising) or bool(self._extra)
 
 
-def _order(ctx: Context, event: Event, highest: int | None, steps: StepSet) -> int | None:
+def _order(ctx: Context, event: Record, highest: int | None, steps: StepSet) -> int | None:
     node = next((n for n in event.field_nodes if n.key == "step"), None)
     step = parse_int(node.value) if node is not None else None
     if node is None or step is None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from bbox_lark.ast import Event, Field, Line
+from bbox_lark.ast import Field
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.scan import iter_redactions, line_redactions, states_redaction_count
+from bbox_lark.record import Record
+from bbox_lark.scan import find_redactions, iter_redactions, line_redactions
 from bbox_lark.values import parse_int
 
 FAMILY = "redactions"
@@ -26,6 +27,10 @@ describe(
 )
 
 
+#: The comments that state the redaction count (with a ``redactions`` field).
+_STATING = ("redactions", "summary")
+
+
 @rule
 class RedactionRule(Rule):
     """Counts markers and keeps each comment that states a count (line, column, value);
@@ -39,11 +44,12 @@ class RedactionRule(Rule):
         self.count = 0
         self.stated: list[tuple[int, Field]] = []
 
-    def node(self, node: Line, ctx: Context) -> None:
-        if "[redacted:" in node.raw:
-            self.count += sum(1 for _ in line_redactions(node))
-        if node.kind == "comment" and states_redaction_count(node):
-            assert isinstance(node, Event)
+    def node(self, node: Record, ctx: Context) -> None:
+        # scan.states_redaction_count and scan.line_redactions, on a record
+        states = node.kind == "comment" and node.name in _STATING and "redactions" in node.fields
+        if not states and "[redacted:" in node.raw:
+            self.count += len(find_redactions(node.raw, node.line))
+        if states:
             self.stated.append((node.line, next(n for n in node.field_nodes if n.key == "redactions")))
 
     def merge(self, part: Rule) -> None:
