@@ -15,7 +15,6 @@ import gc
 import itertools
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import replace
-from functools import cache
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -264,28 +263,32 @@ def scanned_record(raw: str, line: int, eol: str) -> Record | None:
     not take the line or the record would need the node's own reading (:class:`Record`)."""
     if len(raw) > LINE_SCAN_MAX:
         return None
-    match = line_scanner().match(raw)
+    scanner = _SCANNER or _scanner()
+    match = scanner.match(raw)
     if match is None:
         return None
-    head = match["call"]
-    if head is None:
-        head = match["free"]
-        if head is None:
-            return Record("blank" if match["blank"] is not None else "continuation", line, raw, eol)
-    text_start, text_end = match.span("text")
+    # Every group's span at once (``Match.regs``), by the groups' numbers.
+    spans = match.regs
+    at = spans[scanner.call]
+    if at[0] < 0:
+        at = spans[scanner.free]
+        if at[0] < 0:
+            kind = "blank" if spans[scanner.blank][0] >= 0 else "continuation"
+            return Record(kind, line, raw, eol)
+    head = raw[at[0] : at[1]]
+    text_start, text_end = spans[scanner.text]
     call = raw[text_start:text_end] if text_start >= 0 else ""
-    vocab = _record_vocabulary()
     lifecycle = head[0] == "@"
     if lifecycle:
         kind, prefix, name, name_col = "lifecycle", "@", head[1:], 2
         free = False
     else:
         prefix, _, name = head.partition(":")
-        kind = vocab[0][prefix]
-        if kind == "mode" or (name == "" and prefix in vocab[1] and call.strip()):
+        kind = scanner.kinds[prefix]
+        if kind == "mode" or (name == "" and prefix in scanner.named and call.strip()):
             return None  # a mode word or a spaced name: the node reads them
         name_col = len(prefix) + 2
-        free = prefix in vocab[2]
+        free = prefix in scanner.free_text
     fields: dict[str, Any] = {}
     faults: list[QuoteFault] = []
     if "=" in call or (not free and ('"' in call or "[" in call)):
@@ -293,7 +296,7 @@ def scanned_record(raw: str, line: int, eol: str) -> Record | None:
             faults = item_loop(call, text_start + 1, False, free, False, fields)[2]
         else:
             word_fields(call, fields)
-    result_start, result_end = match.span("result")
+    result_start, result_end = spans[scanner.result]
     arrow: str | None = None
     arrow_col: int | None = None
     result_kind: str | None = None
@@ -305,7 +308,7 @@ def scanned_record(raw: str, line: int, eol: str) -> Record | None:
         if result_kind is None:
             return None  # a blob pointer: its attributes are not fields (the node reads them)
     metrics: dict[str, Any] | None = None
-    metrics_start = match.start("metrics")
+    metrics_start = spans[scanner.metrics][0]
     if metrics_start >= 0:
         metrics = {}
         offset = raw.index("metrics", metrics_start) + len("metrics")
@@ -367,11 +370,35 @@ def _record_result(
     return "text"
 
 
-@cache
-def _record_vocabulary() -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
-    """(prefix -> line kind, the named prefixes, the free-text prefixes)."""
-    vocab = vocabulary()
-    return vocab.prefix_kinds, vocab.named_prefixes, vocab.free_text_prefixes
+class _Scanner:
+    """The one scan (:func:`bbox_lark.scan.line_scanner`) as :func:`scanned_record` reads it:
+    its ``match``, the numbers of its groups and the vocabulary's prefix tables."""
+
+    __slots__ = ("blank", "call", "free", "free_text", "kinds", "match", "metrics", "named", "result", "text")
+
+    def __init__(self) -> None:
+        pattern = line_scanner()
+        self.match = pattern.match
+        groups = pattern.groupindex
+        self.blank = groups["blank"]
+        self.call = groups["call"]
+        self.free = groups["free"]
+        self.text = groups["text"]
+        self.result = groups["result"]
+        self.metrics = groups["metrics"]
+        vocab = vocabulary()
+        self.kinds: dict[str, str] = vocab.prefix_kinds
+        self.named: frozenset[str] = vocab.named_prefixes
+        self.free_text: frozenset[str] = vocab.free_text_prefixes
+
+
+_SCANNER: _Scanner | None = None
+
+
+def _scanner() -> _Scanner:
+    global _SCANNER
+    _SCANNER = _Scanner()
+    return _SCANNER
 
 
 def iter_records(
