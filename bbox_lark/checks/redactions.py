@@ -5,7 +5,7 @@ from __future__ import annotations
 from bbox_lark.ast import Field
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.record import Record
-from bbox_lark.scan import find_redactions, iter_redactions, line_redactions
+from bbox_lark.scan import find_redactions, iter_redactions, line_redactions, states_redaction_count
 from bbox_lark.values import parse_int
 
 FAMILY = "redactions"
@@ -27,10 +27,6 @@ describe(
 )
 
 
-#: The comments that state the redaction count (with a ``redactions`` field).
-_STATING = ("redactions", "summary")
-
-
 @rule
 class RedactionRule(Rule):
     """Counts markers and keeps each comment that states a count (line, column, value);
@@ -45,8 +41,8 @@ class RedactionRule(Rule):
         self.stated: list[tuple[int, Field]] = []
 
     def node(self, node: Record, ctx: Context) -> None:
-        # scan.states_redaction_count and scan.line_redactions, on a record
-        states = node.kind == "comment" and node.name in _STATING and "redactions" in node.fields
+        # scan.line_redactions on a record (a comment's record holds its node)
+        states = node.kind == "comment" and states_redaction_count(node.event())
         if not states and "[redacted:" in node.raw:
             self.count += len(find_redactions(node.raw, node.line))
         if states:
