@@ -31,6 +31,7 @@ COMPILED = [
     "bbox_lark/syntax/scan.py",
     "bbox_lark/syntax/shape.py",
     "bbox_lark/syntax/parser.py",
+    "bbox_lark/syntax/record.py",
     "bbox_lark/syntax/header.py",
     "bbox_lark/syntax/correlate.py",
     "bbox_lark/secrets/scanner.py",

@@ -1,7 +1,9 @@
 """The public functions behind ``bbox_lark``'s facade.
 
-Everything is built on :func:`bbox_lark.syntax.parser.iter_nodes`: :func:`parse` collects the nodes
-it yields, :func:`check` and :func:`iter_check` keep none of them.
+Everything is built on :func:`bbox_lark.syntax.parser.iter_nodes`: :func:`parse` collects the
+nodes it yields; :func:`check` and :func:`iter_check` read
+:func:`bbox_lark.syntax.record.iter_records` (the values the checks read, no node built unless
+a check asks for one).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from bbox_lark.checks import Checker
 from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
 from bbox_lark.syntax.parser import Head, NodeStream, iter_nodes
 from bbox_lark.syntax.printer import format_document
+from bbox_lark.syntax.record import Record, RecordStream, iter_records
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE, Source, decode
 
 
@@ -108,9 +111,13 @@ class Keeper(Protocol):
     def append(self, node: Line, /) -> None: ...
 
 
-def run(checker: Checker, stream: NodeStream, keep: Keeper | None = None) -> Iterator[Diagnostic]:
+def run(
+    checker: Checker, stream: NodeStream | RecordStream, keep: Keeper | None = None
+) -> Iterator[Diagnostic]:
     """Feed ``stream`` to ``checker``; yield its findings: all at the end, sorted, or with
-    ``checker.stream`` as soon as they are known. ``keep`` (when given) receives every node,
+    ``checker.stream`` as soon as they are known. ``stream`` yields records
+    (:func:`~bbox_lark.syntax.record.iter_records`: ``check`` builds no node) or nodes (each then read
+    through its record); ``keep`` (when given, with a stream of nodes) receives every node,
     and the stream's ``faults`` are then left in place."""
     head = next(stream)
     assert isinstance(head, Head)
@@ -128,9 +135,12 @@ def run(checker: Checker, stream: NodeStream, keep: Keeper | None = None) -> Ite
                 faults.clear()
             else:
                 given = len(faults)
-        if keep is not None:
-            keep.append(cast(Line, node))
-        checker.node(cast(Line, node))
+        if type(node) is Record:
+            checker.record(node)
+        else:
+            if keep is not None:
+                keep.append(cast(Line, node))
+            checker.record(Record.of(cast(Line, node)))
         if streaming:
             found = checker.take()
             if found:
@@ -157,7 +167,7 @@ def iter_check(
     own line on. Nothing proportional to the document is kept but the findings' state
     (see :class:`~bbox_lark.checks.Rule`). The options are :func:`parse`'s."""
     checker = checker_for(path, blobs, select, ignore, stream=True, allowed_secrets=allowed_secrets)
-    return run(checker, iter_nodes(source, max_line=max_line, attach=False))
+    return run(checker, iter_records(source, max_line=max_line))
 
 
 @renamed(text="source")
@@ -173,10 +183,10 @@ def check(
 ) -> list[Diagnostic]:
     """Every diagnostic for a bbox/1 document, sorted by line, column and code. The
     document is read as a stream (``source`` may be a file object or an iterable of lines)
-    and its nodes are not kept. The options are :func:`parse`'s: ``check(x)`` gives
-    ``parse(x).diagnostics``."""
+    and no node is built unless a check asks for one. The options are :func:`parse`'s:
+    ``check(x)`` gives ``parse(x).diagnostics``."""
     checker = checker_for(path, blobs, select, ignore, allowed_secrets=allowed_secrets)
-    return list(run(checker, iter_nodes(source, max_line=max_line, attach=False)))
+    return list(run(checker, iter_records(source, max_line=max_line)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,7 +135,7 @@ def test_the_stages_table_counts_every_line_and_grows(
     lines = bench.count_lines(text)
     assert bench.stage_split(text) == bench.stage_scan(text) == bench.stage_driver(text) == lines
     assert bench.scan_share(text)[1] == lines and bench.scan_share(text)[0] > lines // 2
-    assert bench.stage_build(text) > 0
+    assert bench.stage_build(text) == bench.stage_records(text) > lines // 2
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "a.rlog").write_text(text, encoding="utf-8")
@@ -145,6 +145,7 @@ def test_the_stages_table_counts_every_line_and_grows(
         assert shown.count(name) == 2  # real logs and the generated session
     assert "re classifier (baseline)" in shown and "µs/line" in shown
     assert shown.count("read by the one scan") == 2 and shown.count(bench.REFERENCE[0]) == 2
+    assert shown.count(bench.NODES[0]) == 2
 
 
 def test_a_small_commands_run_prints_every_command(capsys: pytest.CaptureFixture[str]) -> None:

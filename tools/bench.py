@@ -341,19 +341,31 @@ def stage_scan(text: str) -> int:
 
 
 def stage_build(text: str) -> int:
-    """Splitting, the scan and building every node (:func:`bbox_lark.iter_nodes`)."""
+    """Splitting, the scan and building every node (:func:`bbox_lark.iter_nodes`): what
+    ``parse`` and the converters read; not a stage of ``check`` since Core v4 (shown for
+    comparison with the records)."""
     return sum(1 for _ in bbox_lark.iter_nodes(text))
+
+
+def stage_records(text: str) -> int:
+    """Splitting, the scan and each line's record (:func:`bbox_lark.syntax.record.iter_records`):
+    what ``check`` reads (Core v4: no node built unless a check asks for one)."""
+    from bbox_lark.syntax.record import iter_records
+
+    return sum(1 for _ in iter_records(text))
 
 
 #: The stages, each including the ones before it; ``check`` is the last.
 STAGES: tuple[tuple[str, Callable[[str], int]], ...] = (
     ("split (lines, byte checks)", stage_split),
     ("scan (one scan; LALR if declined)", stage_scan),
-    ("build (nodes)", stage_build),
+    ("records (what check reads)", stage_records),
     ("checks (bbox_lark.check)", bbox_check),
 )
 #: Not a stage: the LALR driver on every line, the reference path the scan replaces.
 REFERENCE = ("LALR driver, every line", stage_driver)
+#: Not a stage of ``check``: every node built (``parse``, the converters), beside the records.
+NODES = ("nodes (iter_nodes), every line", stage_build)
 
 
 def stage_times(texts: Sequence[str], repeat: int) -> dict[str, float]:
@@ -361,7 +373,12 @@ def stage_times(texts: Sequence[str], repeat: int) -> dict[str, float]:
     ``repeat``); the stages are interleaved run by run so that load falls on all alike."""
     lines = sum(count_lines(text) for text in texts)
     bbox_check(SMALL_FILE)
-    runs: list[tuple[str, Callable[[str], int]]] = [("re classifier", regex_classify), *STAGES, REFERENCE]
+    runs: list[tuple[str, Callable[[str], int]]] = [
+        ("re classifier", regex_classify),
+        *STAGES,
+        REFERENCE,
+        NODES,
+    ]
     best = dict.fromkeys((name for name, _ in runs), float("inf"))
     for _ in range(max(1, repeat)):
         for name, function in runs:
@@ -374,6 +391,7 @@ def stages(label: str, texts: Sequence[str], repeat: int) -> None:
     micros = stage_times(texts, repeat)
     baseline = micros.pop("re classifier")
     reference = micros.pop(REFERENCE[0])
+    nodes = micros.pop(NODES[0])
     shares = [scan_share(text) for text in texts]
     taken, lines = sum(t for t, _ in shares), sum(n for _, n in shares)
     print(f"  {label}: {lines:,} lines, {taken / max(lines, 1):.1%} of them read by the one scan")
@@ -386,6 +404,8 @@ def stages(label: str, texts: Sequence[str], repeat: int) -> None:
         )
         before = total
     print(f"    ({REFERENCE[0]}: own {reference - split:.2f} µs/line, for comparison with the scan)")
+    scan = micros[STAGES[1][0]]
+    print(f"    ({NODES[0]}: own {nodes - scan:.2f} µs/line, for comparison with the records)")
     print(f"    (a ratio of {GOAL_ONE} allows {baseline / GOAL_ONE:.2f} µs/line in all)")
 
 

@@ -114,7 +114,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("nodes", ("syntax.nodes",)),
     ("source", ("syntax.source", "files.inputs")),
-    ("parser", ("syntax.parser", "syntax.header", "syntax.scan", "syntax.shape", "syntax.text")),
+    (
+        "parser",
+        ("syntax.parser", "syntax.header", "syntax.scan", "syntax.shape", "syntax.text", "syntax.record"),
+    ),
     ("printer", ("syntax.printer", "syntax.transform", "syntax.build")),
     (
         "rules",

@@ -18,7 +18,7 @@ drives ``docs/checks.md``, the ``explain`` command, the ``full``, SARIF and JUni
 ``check``, and the tests that run every example and that require an ``corpus/invalid`` file
 for every code.
 
-May import :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`, :mod:`bbox_lark.secrets` and
+May import :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`, :mod:`bbox_lark.secrets.scanner` and
 :mod:`bbox_lark.api` (``tools/layers.py``, ``PACKAGE_IMPORTS``); ``checks.usage`` also reads
 :mod:`bbox_lark.numbers.usage`, the rules ``stats`` counts by (a listed exception).
 """
@@ -46,6 +46,7 @@ from bbox_lark.checks.base import printable as printable
 from bbox_lark.checks.base import rule as rule
 from bbox_lark.checks.base import shorten as shorten
 from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Head, Line, SourceFault
+from bbox_lark.syntax.record import Record
 
 
 def active_rules(enabled: Callable[[str], bool]) -> list[type[Rule]]:
@@ -128,11 +129,17 @@ class Checker:
             check.start(self.context)
 
     def node(self, node: Line) -> None:
+        """One body line's node (as :func:`bbox_lark.syntax.parser.iter_nodes` gives it with
+        ``attach=False``): the rules read it as a :class:`~bbox_lark.syntax.record.Record`."""
+        self.record(Record.of(node))
+
+    def record(self, record: Record) -> None:
+        """One body line's record (:func:`bbox_lark.syntax.record.iter_records`), in file order."""
         ctx = self.context
         assert ctx is not None
-        self.suppressions.node(node)
-        for check in self.dispatch[node.kind]:
-            check(node, ctx)
+        self.suppressions.node(record)
+        for check in self.dispatch[record.kind]:
+            check(record, ctx)
 
     def fault(self, fault: SourceFault) -> None:
         ctx = self.context

@@ -16,7 +16,8 @@ from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 from bbox_lark._classes import dataclass
 from bbox_lark.secrets.scanner import mask_secrets
 from bbox_lark.syntax.correlate import Key, RecentKeys
-from bbox_lark.syntax.nodes import Diagnostic, Head, Line, SourceFault
+from bbox_lark.syntax.nodes import Diagnostic, Head, SourceFault
+from bbox_lark.syntax.record import Record
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -136,8 +137,10 @@ class Rule:
     A rule keeps only the state it needs between nodes: nothing proportional to the file
     beyond its findings (see each rule's notes).
 
-    Nodes come as :func:`bbox_lark.syntax.parser.iter_nodes` gives them with ``attach=False``: an
-    event without its ``continuation`` tuple, each continuation with its ``owner`` line.
+    Lines come as records (:class:`~bbox_lark.syntax.record.Record`, from
+    :func:`bbox_lark.syntax.record.iter_records`): the values the checks read, each continuation
+    with its ``owner`` line; a rule that needs more of a line (its field nodes, arguments)
+    reads it through the record, which builds the node then.
     Rules are registered with :func:`rule`; a new instance checks each file. A run skips a
     rule none of whose :attr:`codes` is selected."""
 
@@ -158,7 +161,7 @@ class Rule:
     #: ``sequence`` rules: the fields they read.
     keys: ClassVar[frozenset[str]] = frozenset()
 
-    def wants(self, node: Line) -> bool:
+    def wants(self, node: Record) -> bool:
         """``sequence`` rules: whether :meth:`node` needs this node (False: it would do
         nothing with it). By default: whether the rule sees its kind."""
         return node.kind in self.sees
@@ -170,8 +173,8 @@ class Rule:
     def start(self, ctx: Context) -> None:
         """The header has been read (``ctx.head``); no body line yet."""
 
-    def node(self, node: Line, ctx: Context) -> None:
-        """One body line, in file order."""
+    def node(self, node: Record, ctx: Context) -> None:
+        """One body line's record, in file order."""
 
     def fault(self, fault: SourceFault, ctx: Context) -> None:
         """A byte-level problem of a line (E001-E003), before that line's node."""
@@ -223,7 +226,7 @@ def rule(cls: R) -> R:
     return cls
 
 
-class Dispatch(dict[str, tuple[Callable[[Line, Context], None], ...]]):
+class Dispatch(dict[str, tuple[Callable[[Record, Context], None], ...]]):
     """Each kind of line -> the :meth:`Rule.node` methods of the ``rules`` that see it, in
     the rules' order (so findings are reported in the same order as when every rule saw
     every line). A file's checker fills it as each kind first comes; which rules see a
@@ -236,7 +239,7 @@ class Dispatch(dict[str, tuple[Callable[[Line, Context], None], ...]]):
         self._classes = tuple(type(r) for r in self.rules)
         self._seeing = _seeing(self._classes)
 
-    def __missing__(self, kind: str) -> tuple[Callable[[Line, Context], None], ...]:
+    def __missing__(self, kind: str) -> tuple[Callable[[Record, Context], None], ...]:
         seeing = self._seeing
         at = seeing.get(kind)
         if at is None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.files.blobs import blob_path
-from bbox_lark.syntax.nodes import BlobPointer, Line
+from bbox_lark.syntax.nodes import BlobPointer
+from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.scan import find_blobs
 from bbox_lark.syntax.values import MAX_INT, is_oversized_int
 
@@ -113,7 +114,7 @@ class BlobRule(Rule):
     def start(self, ctx: Context) -> None:
         self.folder = blob_folder(ctx)
 
-    def node(self, node: Line, ctx: Context) -> None:
+    def node(self, node: Record, ctx: Context) -> None:
         if "@blob" in node.raw:
             blob_checks(ctx, self.folder, find_blobs(node.raw, node.line))
 

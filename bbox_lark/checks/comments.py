@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.syntax.nodes import Event, Line
+from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.values import MAX_INT, is_oversized_int, parse_elapsed
 
 FAMILY = "comments"
@@ -41,15 +41,14 @@ class ElapsedRule(Rule):
     family = FAMILY
     sees = kinds("comment")
 
-    def wants(self, node: Line) -> bool:
-        return node.kind == "comment" and isinstance(node, Event) and node.name == "elapsed"
+    def wants(self, node: Record) -> bool:
+        return node.kind == "comment" and node.name == "elapsed"
 
     def __init__(self) -> None:
         self.last: int | None = None
         self.last_value = ""
 
-    def node(self, event: Line, ctx: Context) -> None:
-        assert isinstance(event, Event)
+    def node(self, event: Record, ctx: Context) -> None:
         if event.name != "elapsed":
             return
         value = event.text[2:].split(None, 1)[0] if len(event.text) > 2 else ""

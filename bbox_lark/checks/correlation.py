@@ -20,7 +20,7 @@ from bbox_lark.syntax.correlate import (
     RecentKeys,
     call_key,
 )
-from bbox_lark.syntax.nodes import Event, Line
+from bbox_lark.syntax.record import Record
 
 FAMILY = "correlation"
 
@@ -93,7 +93,7 @@ describe(
 )
 
 
-def _key_col(event: Event, key: Key | None) -> int:
+def _key_col(event: Record, key: Key | None) -> int:
     if key is None:
         return 1
     node = next((n for n in event.field_nodes if n.key == key[0]), None)
@@ -139,8 +139,7 @@ class CorrelationRule(Rule):
     def _unknown(line: int, col: int, key: Key, ctx: Context) -> None:
         ctx.report("W002", line, col, f"observation for unknown call {key[0]}={key[1]}")
 
-    def node(self, event: Line, ctx: Context) -> None:
-        assert isinstance(event, Event)
+    def node(self, event: Record, ctx: Context) -> None:
         outcome = self.pairer.feed(event)
         if outcome <= COMPLETION:  # OTHER, CALL, COMPLETION: nothing to report (most lines)
             return

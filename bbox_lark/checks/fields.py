@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Mapping
 from functools import cache
+from typing import Any
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import Event, Field, Line
+from bbox_lark.syntax.nodes import Field
+from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.values import MAX_INT, is_oversized_int, parse_attempt, parse_int, parse_timestamp
 
 FAMILY = "fields"
@@ -132,19 +135,25 @@ class FieldRule(Rule):
         self.checked = checked_keys()
         self.reference_comments = vocabulary().step_reference_comments
 
-    def node(self, event: Line, ctx: Context) -> None:
+    def node(self, event: Record, ctx: Context) -> None:
         # The fields' dicts hold every key of their nodes: a line without a checked key
-        # (most lines) costs one set operation, and no field node is looked at.
-        assert isinstance(event, Event)
+        # (most lines) costs one set operation, and no field node is looked at; nor is one
+        # on a line whose checked keys each stand once with a good value (_fine).
         checked = self.checked
         if event.kind == "comment" and event.name not in self.reference_comments:
             return
-        if not checked.isdisjoint(event.fields):
+        fields = event.fields
+        if not checked.isdisjoint(fields) and not _fine(event.raw, fields, checked):
             for node in event.field_nodes:
                 if node.key in checked:
                     _typed(ctx, event.line, node)
         metrics = event.metrics
-        if metrics and event.kind != "comment" and not checked.isdisjoint(metrics):
+        if (
+            metrics
+            and event.kind != "comment"
+            and not checked.isdisjoint(metrics)
+            and not _fine(event.raw, metrics, checked)
+        ):
             for node in event.metric_nodes:
                 if node.key in checked:
                     _typed(ctx, event.line, node)
@@ -168,16 +177,14 @@ class StepRule(Rule):
         #: (line, column, step, source value) of each step reference not yet satisfied.
         self.references: list[tuple[int, int, int, str]] = []
 
-    def wants(self, node: Line) -> bool:
+    def wants(self, node: Record) -> bool:
         if node.kind not in self.sees:
             return False
-        assert isinstance(node, Event)
         if node.kind == "comment" and node.name not in self.reference_comments:
             return False
         return "step" in node.fields
 
-    def node(self, event: Line, ctx: Context) -> None:
-        assert isinstance(event, Event)
+    def node(self, event: Record, ctx: Context) -> None:
         if "step" not in event.fields:  # it holds every key of the field nodes
             return
         if event.kind == "comment":
@@ -228,18 +235,34 @@ class StepSet:
         return bool(self._rising) or bool(self._extra)
 
 
-def _order(ctx: Context, event: Event, highest: int | None, steps: StepSet) -> int | None:
-    node = next((n for n in event.field_nodes if n.key == "step"), None)
-    step = parse_int(node.value) if node is not None else None
-    if node is None or step is None:
+def _order(ctx: Context, event: Record, highest: int | None, steps: StepSet) -> int | None:
+    # The first `step` field node's value is the fields' `step` (the first occurrence wins):
+    # the node (its column) only for a finding.
+    value = event.fields.get("step")
+    step = parse_int(value) if isinstance(value, str) else None
+    if step is None:
         return highest
     steps.add(step)
     if highest is not None:
         if step < highest:
             ctx.report(
-                "W004", event.line, node.value_col, f"step={step} is lower than step={highest} before it"
+                "W004", event.line, _step_col(event), f"step={step} is lower than step={highest} before it"
             )
             return highest
         if step > highest + 1:
-            ctx.report("I007", event.line, node.value_col, f"step={step} skips from step={highest}")
+            ctx.report("I007", event.line, _step_col(event), f"step={step} skips from step={highest}")
     return step if highest is None or step > highest else highest
+
+
+def _step_col(event: Record) -> int:
+    return next(n.value_col for n in event.field_nodes if n.key == "step")
+
+
+def _fine(raw: str, fields: Mapping[str, Any], checked: frozenset[str]) -> bool:
+    """True when every checked key of ``fields`` stands once on the line (``key=`` once in
+    its text, so one field node has it: the one whose value ``fields`` holds) with a value
+    :func:`_typed_problem` accepts: the field nodes need not be built."""
+    for key in checked.intersection(fields):
+        if raw.count(key + "=") != 1 or _typed_problem(key, fields[key]) is not None:
+            return False
+    return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import Continuation, Event, Line
+from bbox_lark.syntax.record import Record
 
 FAMILY = "lines"
 
@@ -125,14 +125,14 @@ class LineRule(Rule):
     scope = "line"
     sees = kinds("continuation", events=True, but=["comment"])  # a comment's own checks are elsewhere
 
-    def node(self, node: Line, ctx: Context) -> None:
-        if isinstance(node, Event):
+    def node(self, node: Record, ctx: Context) -> None:
+        if node.kind != "continuation":
             _check_event(ctx, node)
-        elif isinstance(node, Continuation) and node.owner is None:
+        elif node.owner is None:
             ctx.report("W023", node.line, 1, "continuation line with no line before it")
 
 
-def _check_event(ctx: Context, event: Event) -> None:
+def _check_event(ctx: Context, event: Record) -> None:
     kind = event.kind
     if kind == "unknown":
         if not event.oversized:

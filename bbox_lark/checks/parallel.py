@@ -52,6 +52,7 @@ from bbox_lark.syntax.nodes import (
     frozen_fields,
 )
 from bbox_lark.syntax.parser import Head, NodeStream, iter_nodes
+from bbox_lark.syntax.record import Record, iter_records
 from bbox_lark.syntax.scan import UNWRITABLE
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
@@ -175,11 +176,13 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
     node_rules = Dispatch((*line_rules, *file_rules))
     fault_rules = [r.fault for r in line_rules if type(r).fault is not Rule.fault]
     nodes: list[Slim] = []
-    stream = _body_nodes(_lines(path, part), part.first_line, options.max_line)
+    lines = _lines(path, part)
+    stream = iter_records(lines, max_line=options.max_line, first_line=part.first_line, header=False)
+    next(stream)  # the part's empty Head
     faults = stream.faults
     waiting = True  # the part's first line may be the target of the last part's suppression
     for item in stream:
-        node = cast(Line, item)
+        node = cast(Record, item)
         if faults:
             for fault in faults:
                 for report in fault_rules:
@@ -188,9 +191,9 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
         kind = node.kind
         for check in node_rules[kind]:
             check(node, ctx)
-        marker = kind == "comment" and isinstance(node, Event) and node.text.startswith(SUPPRESSION_MARKER)
+        marker = kind == "comment" and node.text.startswith(SUPPRESSION_MARKER)
         if marker or any(r.wants(node) for r in sequence):
-            nodes.append(_slim(node, keys) if isinstance(node, Event) else (node.kind, node.line))
+            nodes.append(_slim(node, keys) if node.is_event else (node.kind, node.line))
         elif waiting and kind != "comment":
             nodes.append(("blank", node.line))  # a suppression's target
         if marker:
@@ -204,39 +207,43 @@ def check_part(path: str, part: Part, options: Options) -> PartResult:
 #: A slimmed node: ``(kind, line)`` for a blank line or a continuation (a suppression's
 #: target), else the event's kind, line, prefix, name, comment text and its column, the
 #: kept fields (key, value, raw value, column, value column, quoted, after the arrow) and
-#: the result's kind and column.
+#: the result's kind.
 Slim = tuple[Any, ...]
 
 
-def _slim(event: Event, keys: frozenset[str]) -> Slim:
-    """What the ``sequence`` rules and the suppressions read of an event, and no more."""
-    result = event.result
+def _slim(event: Record, keys: frozenset[str]) -> Slim:
+    """What the ``sequence`` rules and the suppressions read of an event, and no more (its
+    field nodes built only when it holds a kept key)."""
+    kind = event.kind
     return (
-        event.kind,
+        kind,
         event.line,
         event.prefix,
         event.name,
-        event.text if event.kind == "comment" else "",
-        event.text_col,
-        tuple(
+        event.text if kind == "comment" else "",
+        event.text_col if kind == "comment" else 1,
+        ()
+        if keys.isdisjoint(event.fields)
+        else tuple(
             (n.key, n.value, n.raw_value, n.col, n.value_col, n.quoted, n.after_arrow)
             for n in event.field_nodes
             if n.key in keys
         ),
-        (result.kind, result.col) if result is not None else None,
+        event.result_kind,
     )
 
 
-def _unslim(slim: Slim) -> Line:
+def _unslim(slim: Slim) -> Record:
     if len(slim) == 2:
         kind, line = slim
-        return Continuation(line, "", "") if kind == "continuation" else BlankLine(line, "", "")
+        node: Line = Continuation(line, "", "") if kind == "continuation" else BlankLine(line, "", "")
+        return Record.of(node)
     kind, line, prefix, name, text, text_col, kept, result = slim
     field_nodes = tuple(Field(*values) for values in kept)
     fields: dict[str, Any] = {}
-    for node in field_nodes:
-        fields.setdefault(node.key, node.value)
-    return Event(
+    for field in field_nodes:
+        fields.setdefault(field.key, field.value)
+    event = Event(
         kind,
         line,
         "",
@@ -247,8 +254,9 @@ def _unslim(slim: Slim) -> Line:
         text_col=text_col,
         fields=frozen_fields(fields),
         field_nodes=field_nodes,
-        result=Result(result[0], "", result[1]) if result is not None else None,
+        result=Result(result, "", 1) if result is not None else None,
     )
+    return Record.of(event)
 
 
 def check_split(

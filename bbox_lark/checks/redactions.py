@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
-from bbox_lark.syntax.nodes import Event, Field, Line
-from bbox_lark.syntax.scan import iter_redactions, line_redactions, states_redaction_count
+from bbox_lark.syntax.nodes import Field
+from bbox_lark.syntax.record import Record
+from bbox_lark.syntax.scan import find_redactions, iter_redactions, line_redactions, states_redaction_count
 from bbox_lark.syntax.values import parse_int
 
 FAMILY = "redactions"
@@ -39,11 +40,12 @@ class RedactionRule(Rule):
         self.count = 0
         self.stated: list[tuple[int, Field]] = []
 
-    def node(self, node: Line, ctx: Context) -> None:
-        if "[redacted:" in node.raw:
-            self.count += sum(1 for _ in line_redactions(node))
-        if node.kind == "comment" and states_redaction_count(node):
-            assert isinstance(node, Event)
+    def node(self, node: Record, ctx: Context) -> None:
+        # scan.line_redactions on a record (a comment's record holds its node)
+        states = node.kind == "comment" and states_redaction_count(node.event())
+        if not states and "[redacted:" in node.raw:
+            self.count += len(find_redactions(node.raw, node.line))
+        if states:
             self.stated.append((node.line, next(n for n in node.field_nodes if n.key == "redactions")))
 
     def merge(self, part: Rule) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bbox_lark.checks.base import EVERY_LINE, Context, Rule, describe, example, rule
 from bbox_lark.secrets.scanner import ERROR, SecretMatch, find_secrets, might_hold_secrets
-from bbox_lark.syntax.nodes import Continuation, Event, Line
+from bbox_lark.syntax.record import Record
 
 FAMILY = "secrets"
 
@@ -83,10 +83,11 @@ class SecretRule(Rule):
             if header_line.role == "yaml":
                 self._scan(header_line.raw, header_line.line, ctx)
 
-    def node(self, node: Line, ctx: Context) -> None:
+    def node(self, node: Record, ctx: Context) -> None:
         last, self.last = self.last, None
+        kind = node.kind
         if self.in_key_block:
-            if isinstance(node, Continuation):
+            if kind == "continuation":
                 if "-----END" in node.raw:
                     self.in_key_block = False
                 return
@@ -98,9 +99,9 @@ class SecretRule(Rule):
             if found:
                 self._report(found, raw, node.line, ctx)
                 starts = frozenset(secret.start for secret in found)
-        if isinstance(node, Continuation) and last is not None:
+        if kind == "continuation" and last is not None:
             self._wrapped(last, raw, ctx)
-        if isinstance(node, (Continuation, Event)):
+        if kind != "blank":
             self.last = (node.line, raw, starts)
 
     def _wrapped(self, last: tuple[int, str, frozenset[int]], raw: str, ctx: Context) -> None:

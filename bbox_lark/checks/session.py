@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule
-from bbox_lark.syntax.nodes import Event, Line
+from bbox_lark.syntax.record import Record
 
 FAMILY = "session"
 
@@ -47,10 +47,9 @@ class SessionRule(Rule):
         self.first_start: int | None = None
         self.ended = False
 
-    def node(self, node: Line, ctx: Context) -> None:
+    def node(self, node: Record, ctx: Context) -> None:
         self.content += 1
         if node.kind == "lifecycle":
-            assert isinstance(node, Event)
             if node.name == "start":
                 if self.first_start is None:
                     self.first_start = node.line

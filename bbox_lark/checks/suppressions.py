@@ -29,6 +29,7 @@ from dataclasses import field
 from bbox_lark._classes import dataclass
 from bbox_lark.checks.base import REGISTRY, SUPPRESSION_MARKER, describe, example, printable
 from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
+from bbox_lark.syntax.record import Record
 
 FAMILY = "suppressions"
 
@@ -147,11 +148,13 @@ class Suppressions:
         self._waiting: list[Suppression] = []
         self._index = _Index()
 
-    def node(self, node: Line) -> None:
+    def node(self, node: Line | Record) -> None:
         if node.kind == "comment":
-            assert isinstance(node, Event)
-            if node.text.startswith(MARKER):
-                suppression, invalid = read_suppression(node)
+            # A comment's record holds its node (the LALR driver reads comments).
+            event = node.event() if isinstance(node, Record) else node
+            assert isinstance(event, Event)
+            if event.text.startswith(MARKER):
+                suppression, invalid = read_suppression(event)
                 self.invalid += invalid
                 if suppression is not None:
                     self.found.append(suppression)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bbox_lark.checks.base import Context, Rule, describe, example, kinds, rule, shorten
 from bbox_lark.numbers.usage import METRIC_ALIASES, fields_inside_text, read_totals
-from bbox_lark.syntax.nodes import Event, Line
+from bbox_lark.syntax.record import Record
 
 FAMILY = "usage"
 
@@ -57,8 +57,7 @@ class NumberFieldRule(Rule):
     scope = "line"
     sees = kinds(events=True, but=["unknown"])
 
-    def node(self, event: Line, ctx: Context) -> None:
-        assert isinstance(event, Event)
+    def node(self, event: Record, ctx: Context) -> None:
         for node in fields_inside_text(event):
             ctx.report(
                 "W027",

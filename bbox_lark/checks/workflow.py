@@ -195,7 +195,7 @@ def stream_input(
     without ``stream``, only the whole report. Meant for standard input: a file's partial
     reports would read the file again to show their line."""
     from bbox_lark.api import checker_for, run
-    from bbox_lark.syntax.parser import iter_nodes
+    from bbox_lark.syntax.record import iter_records
 
     select, ignore, max_line, strict = _settings_of(settings, item, select, ignore, max_line)
     try:
@@ -216,7 +216,7 @@ def stream_input(
             allowed_secrets=settings.allowed_secrets if settings is not None else (),
         )
         try:
-            diagnostics = run(checker, iter_nodes(lines, max_line=max_line, attach=False))
+            diagnostics = run(checker, iter_records(lines, max_line=max_line))
             if not stream:
                 found = list(diagnostics)
             else:

@@ -13,6 +13,7 @@ from typing import Any
 from bbox_lark._classes import dataclass
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import Event
+from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.values import MAX_INT
 
 #: Metric key -> the quantity it counts (docs/reference.md#stats).
@@ -209,7 +210,7 @@ class Usage:
         return out
 
 
-def _trailing_run(event: Event) -> tuple[int, dict[str, Any]]:
+def _trailing_run(event: Event | Record) -> tuple[int, dict[str, Any]]:
     """Where a line's trailing run of fields starts in its text, and those fields (the first
     occurrence of a key wins)."""
     text, base = event.text, event.text_col
@@ -258,7 +259,7 @@ def _numbers_trail(text: str, keys: frozenset[str]) -> bool:
     return keys <= seen and all(text.count(f"{key}=") == 1 for key in keys)
 
 
-def fields_inside_text(event: Event) -> list[Any]:
+def fields_inside_text(event: Event | Record) -> list[Any]:
     """The usage, model and cost fields (:data:`NUMBER_KEYS`) of a free-text line that more
     text follows: numbers are not read from them (W027)."""
     if event.prefix not in _free_text() or NUMBER_KEYS.isdisjoint(event.fields):

@@ -33,6 +33,7 @@ from typing import ClassVar
 from bbox_lark._classes import dataclass
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import Event
+from bbox_lark.syntax.record import Record
 
 #: Line kind -> correlation family, for the kinds whose lines are calls and whose ids
 #: register (docs/reference.md#correlation): a completion must be of its start's family (a tool start is
@@ -58,7 +59,7 @@ _WIDE_HASH = sys.hash_info.width >= 64
 KEY_FIELDS = ("id", "span")
 
 
-def call_key(event: Event) -> Key | None:
+def call_key(event: Event | Record) -> Key | None:
     """``("id", value)``, else ``("span", value)``, else None."""
     fields = event.fields
     for name in KEY_FIELDS:
@@ -66,6 +67,15 @@ def call_key(event: Event) -> Key | None:
         if isinstance(value, str) and value:
             return (name, value)
     return None
+
+
+def result_kind(event: Event | Record) -> str | None:
+    """The kind of the line's result (``Result.kind``), None without one: a record holds it
+    (``check`` builds no result), a node's result gives it."""
+    if isinstance(event, Record):
+        return event.result_kind
+    result = event.result
+    return result.kind if result is not None else None
 
 
 def is_start(event: Event) -> bool:
@@ -84,7 +94,7 @@ class OpenCall:
 
     __slots__ = ("col", "family", "key", "line", "name", "open", "prefix", "tool_start")
 
-    def __init__(self, event: Event, family: str, key: Key | None) -> None:
+    def __init__(self, event: Event | Record, family: str, key: Key | None) -> None:
         self.line = event.line
         self.col = event.col
         self.prefix = event.prefix
@@ -330,7 +340,7 @@ class Pairer:
         call = self._index.oldest(key, family)
         return self._close(call) if call is not None else None
 
-    def feed(self, event: Event) -> int:
+    def feed(self, event: Event | Record) -> int:
         """``CALL`` (a call that completes nothing, starts included), ``COMPLETION`` (the
         start's line is in :attr:`completed`), ``ORPHAN`` (a ``t~`` with no open start),
         ``UNKNOWN`` (an ``o:`` whose key no earlier line had), ``AMBIGUOUS`` (a start whose
@@ -348,8 +358,8 @@ class Pairer:
                 # open key was seen: the line that opened it registered it.)
                 held = self._seen.holds(key)
                 return OTHER if held else UNKNOWN if held is False else DEFERRED
-            result = event.result
-            if result is not None and result.kind not in self._starts:  # a final result
+            result = result_kind(event)
+            if result is not None and result not in self._starts:  # a final result
                 self.completed = self._close(oldest)
                 return COMPLETION
             return OTHER
@@ -383,8 +393,8 @@ class Pairer:
                     del self._anonymous[event.name]
             return CALL
         outcome = CALL
-        result = event.result
-        if kind == "tool_start" or (result is not None and result.kind in self._starts):  # is_start
+        result = result_kind(event)
+        if kind == "tool_start" or (result is not None and result in self._starts):  # is_start
             if self._index.any_open(key):
                 outcome = AMBIGUOUS
             self._start(OpenCall(event, family, key))

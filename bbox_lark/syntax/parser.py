@@ -379,9 +379,9 @@ class NodeStream(Iterator[Head | Line]):
     def _generate(self, source: Source, attach: bool) -> Generator[Head | Line, None, None]:
         lines = self._reader.lines(source)
         if self._header:
-            buffered, head = _read_head(lines)
+            buffered, head = read_head(lines)
         else:  # a part of a body (``check --jobs``): no header to look for
-            buffered, head = [], _HeadParts((), None, self._reader.first_line)
+            buffered, head = [], HeadParts((), None, self._reader.first_line)
         self.head = Head(self.bom, head.header_lines, head.header_info, head.body_start)
         yield self.head
         body = _parse_body(buffered, lines, head.body_start)
@@ -420,15 +420,15 @@ def iter_nodes(
 
 
 @dataclass(frozen=True, slots=True)
-class _HeadParts:
+class HeadParts:
     header_lines: tuple[HeaderLine, ...]
     header_info: Header | None
     body_start: int
 
 
-def _read_head(
+def read_head(
     lines: Iterator[tuple[str, str, bool]],
-) -> tuple[list[tuple[str, str, bool]], _HeadParts]:
+) -> tuple[list[tuple[str, str, bool]], HeadParts]:
     """Read the header block, looking ahead as far as needed (and no further than
     :data:`HEADER_LOOKAHEAD`). Returns the lines read past the header (to parse as body)
     and the header."""
@@ -440,7 +440,7 @@ def _read_head(
     # Oversized lines are never handed to the parser, not even to find the header: they
     # count as blank lines there.
     if not buffered or buffered[-1][2] or not _is_fence(buffered[-1][0]):
-        return buffered, _HeadParts((), None, 1)
+        return buffered, HeadParts((), None, 1)
     open_index = len(buffered) - 1
     size = 0
     close: int | None = None
@@ -477,7 +477,7 @@ def _read_head(
     # Invalid bytes are reported once, as E001 at their column; YAML reads them as U+FFFD.
     yaml_text = _SURROGATES.sub("\ufffd", yaml_text)
     info = read_header(yaml_text, open_index + 2, open_index + 1, None if close is None else close + 1)
-    return buffered[end:], _HeadParts(header_lines, info, end + 1)
+    return buffered[end:], HeadParts(header_lines, info, end + 1)
 
 
 def _parse_body(

@@ -33,6 +33,8 @@ class Patterns:
     redaction: re.Pattern[str]
     blob: re.Pattern[str]
     fence: re.Pattern[str]
+    #: A ``FIELD`` item (the grammar's terminal), matched whole.
+    field: re.Pattern[str]
     #: Result-head terminal name -> result kind.
     head_kinds: dict[str, str]
     #: The result kinds that are status words (they carry no values).
@@ -58,6 +60,7 @@ def patterns() -> Patterns:
         redaction=re.compile(terminal_pattern("REDACTION")),
         blob=re.compile(terminal_pattern("BLOB")),
         fence=re.compile(terminal_pattern("FENCE")),
+        field=re.compile(terminal_pattern("FIELD")),
         head_kinds=dict(head_kinds),
         statuses=vocabulary().start_statuses | vocabulary().final_statuses,
     )
@@ -350,6 +353,20 @@ def item_loop(
             if want_args:
                 args.append(word)
     return fields, args, faults
+
+
+def word_fields(text: str, into: dict[str, Any]) -> None:
+    """:func:`item_loop`'s fields with ``into``, for a ``text`` that holds no ``"`` and no
+    ``[``: then no QUOTED or LIST item can start, every item is a run of non-whitespace, and
+    a FIELD is a whole word that starts with a ``KEY`` and ``=`` (its value the rest of the
+    word, BARE); no quote fault can arise. A word split by ``str.split`` is the item the
+    loop's ``findall`` takes (``\\s`` is ``str.isspace``, tests/test_vocabulary.py), and only
+    the words with a ``=`` are looked at (``tests/test_records.py`` compares with the loop)."""
+    field = patterns().field.fullmatch
+    for word in [w for w in text.split() if "=" in w]:
+        name, _, value = word.partition("=")
+        if name not in into and field(word) is not None:
+            into[name] = value
 
 
 def find_redactions(text: str, line: int, col: int = 1) -> list[Redaction]:
