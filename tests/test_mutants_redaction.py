@@ -95,6 +95,11 @@ def test_locate_counts_lines_and_columns_as_the_parser_does() -> None:
     ]
 
 
+def test_locate_from_a_first_line_without_a_bom_or_empty() -> None:
+    for text, where in ((f"{GH} x", (1, 1)), (f"\nx {GH}", (2, 3)), (f"\n\n{GH}", (3, 1))):
+        assert [(line, col) for line, col, _ in locate(text, find_secrets(text))] == [where], text
+
+
 def test_the_listing_names_each_secret_then_the_count_per_kind() -> None:
     data = HEAD + f"u: {GH} {GH} {AWS}\n"
     assert listing(data.encode(), "p") == [
