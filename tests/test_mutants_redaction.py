@@ -21,6 +21,7 @@ from bbox_lark.secrets import find_secrets
 
 HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
 GH = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"
+GH2 = "gh" + "p" + "_" + "OTHERfake0123456789notARealTokenAB99"
 AWS = "AK" + "IA" + "FAKE0123456789AB"
 BEGIN = "-----BEGIN RSA PRIVATE KEY-----"
 END = "-----END RSA PRIVATE KEY-----"
@@ -35,12 +36,12 @@ def with_header(extra: str) -> str:
 
 
 def test_a_secret_that_starts_a_header_value_becomes_a_quoted_marker() -> None:
-    text = with_header(f"extra.k: {GH}\ncwd: /home/{GH}\ntags:\n  - {GH}\n") + "u: hi\n"
+    text = with_header(f"extra.k: {GH}\ncwd: /home/{GH}\ntags:\n  - {GH}\nmore:\n- {GH}\n") + "u: hi\n"
     done = redact(text)
-    assert done.text == with_header(f'extra.k: "{MARK}"\ncwd: /home/{MARK}\ntags:\n  - "{MARK}"\n') + (
-        "# redactions=0\nu: hi\n"
-    )
-    assert done.kinds == {"github_token": 3} and done.changed
+    assert done.text == with_header(
+        f'extra.k: "{MARK}"\ncwd: /home/{MARK}\ntags:\n  - "{MARK}"\nmore:\n- "{MARK}"\n'
+    ) + ("# redactions=0\nu: hi\n")
+    assert done.kinds == {"github_token": 4} and done.changed
 
 
 def test_a_text_without_secrets_comes_back_unchanged() -> None:
@@ -166,6 +167,26 @@ def test_a_converted_key_block_is_one_marker_and_the_scan_goes_on_after_it() -> 
     assert rows(text, False)[:2] == (text, {"github_token": 1, "private_key": 1})
 
 
+def test_a_converted_key_wrapped_from_an_event_line_is_replaced_there() -> None:
+    text = HEAD + f"u: {GH2} x {GH[:20]}\n  {GH[20:]} y\n"
+    assert rows(text, True)[:2] == (HEAD + f"u: {MARK} x {MARK}\n   y\n# redactions=2\n", {"github_token": 2})
+
+
+def test_a_converted_key_at_a_line_end_is_not_wrapped() -> None:
+    text = HEAD + f"u: x {GH}\n  -- more\n"
+    assert rows(text, True) == (
+        HEAD + f"u: x {MARK}\n  -- more\n# redactions=1\n",
+        {"github_token": 1},
+        [dropped("github_token", 7)],
+    )
+
+
+def test_a_converted_allowed_wrapped_key_is_kept() -> None:
+    text = HEAD + f"u: x {GH[:20]}\n  {GH[20:]} y\n"
+    done = convert(text, "bbox", to="bbox", redact=True, allowed_secrets=[GH])
+    assert (done.text, done.secrets) == (text, {})
+
+
 def test_a_converted_count_is_kept_true_where_it_is_stated() -> None:
     text = HEAD + f"# redactions=5\nu: {GH}\n# tokens=1 redactions=0\nu: bye\n"
     assert rows(text, True)[0] == HEAD + f"# redactions=1\nu: {MARK}\n# tokens=1 redactions=1\nu: bye\n"
@@ -184,14 +205,15 @@ def test_a_converted_header_secret_is_quoted() -> None:
 
 
 def scan_lines(
-    text: str, redact: bool = True
+    text: str, redact: bool = True, attach: bool = False
 ) -> tuple[str, dict[str, int], list[tuple[int, int]], list[str]]:
     """``text`` through a :class:`StreamScan` that keeps the count true, its lines read one by
-    one: the text written, the kinds, where each secret is, and the report's rows."""
+    one (or attached to their events): the text written, the kinds, where each secret is, and
+    the report's rows."""
     report = Fidelity()
     scan = StreamScan(report, redact=redact, keep_count=True)
     out = []
-    for item in scan.items(iter_nodes(text, attach=False)):
+    for item in scan.items(iter_nodes(text, attach=attach)):
         if isinstance(item, Head):
             out.append("".join(line.raw + line.eol for line in item.header_lines))
         else:
@@ -214,10 +236,11 @@ REPLACED = "dropped secrets (github_token), replaced by [redacted:github_token]"
     ],
     ids=["continuation", "tab", "event", "to-the-end", "long-line"],
 )
+@pytest.mark.parametrize("attach", [False, True], ids=["alone", "attached"])
 def test_a_key_wrapped_onto_a_line_read_alone_is_replaced_where_it_starts(
-    body: str, expected: str, where: tuple[int, int]
+    body: str, expected: str, where: tuple[int, int], attach: bool
 ) -> None:
-    assert scan_lines(HEAD + body) == (
+    assert scan_lines(HEAD + body, attach=attach) == (
         expected + "# redactions=1\n",
         {"github_token": 1},
         [where],
