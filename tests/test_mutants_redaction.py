@@ -287,3 +287,50 @@ def test_an_allowed_wrapped_key_read_alone_is_kept() -> None:
     items = list(scan.items(iter_nodes(HEAD + body, attach=False)))
     assert "".join(item.raw + item.eol for item in items[1:]) == body  # type: ignore[union-attr]
     assert scan.found == [] and report.entries == ()
+
+
+# -- a text without a header, mixed line endings, the defaults -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"\ufeffu: {GH}\n", f"\ufeff# redactions=1\nu: {MARK}\n"),  # after the byte order mark
+        (f"\nu: {GH}\n", f"# redactions=1\n\nu: {MARK}\n"),  # before an empty first line
+        (f"\n\nu: {GH}\n", f"# redactions=1\n\n\nu: {MARK}\n"),
+        (HEAD + f"u: {GH}\r\n", HEAD + f"# redactions=1\nu: {MARK}\r\n"),  # the first line's ending
+    ],
+    ids=["bom", "empty-first-line", "two-empty-lines", "mixed-endings"],
+)
+def test_the_count_line_goes_first_in_the_body_of_any_text(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+def test_redact_keeps_the_allowed_values() -> None:
+    text = HEAD + f"u: {GH} {GH2}\n"
+    assert redact(text, allowed={GH}).text == HEAD + f"# redactions=1\nu: {GH} {MARK}\n"
+
+
+def test_a_stream_scan_neither_redacts_nor_counts_unless_asked() -> None:
+    scan = StreamScan(None)
+    assert (scan.redact, scan.keep_count) == (False, False)
+    body = f"u: {GH}\n"
+    items = list(scan.items(iter_nodes(HEAD + body, attach=False)))
+    assert "".join(item.raw + item.eol for item in items[1:]) == body  # type: ignore[union-attr]
+    assert scan.kinds == {"github_token": 1}
+
+
+@pytest.mark.parametrize(
+    ("body", "kinds", "where"),
+    [
+        (f"u: {GH2} x\n  y\n", {"github_token": 1}, [(7, 4)]),  # within the line: once
+        (f"u: {GH2} x {GH[:20]}\n  {GH[20:]} y\n", {"github_token": 2}, [(7, 4), (7, 47)]),
+        (f"u: {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}\n", {"private_key": 1}, [(7, 4)]),
+    ],
+    ids=["within-a-line", "then-wrapped", "key-block"],
+)
+def test_a_secret_read_line_by_line_is_counted_once(
+    body: str, kinds: dict[str, int], where: list[tuple[int, int]]
+) -> None:
+    text, found, located, _ = scan_lines(HEAD + body, redact=False)
+    assert (text, found, located) == (body, kinds, where)
