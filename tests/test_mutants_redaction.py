@@ -334,3 +334,31 @@ def test_a_secret_read_line_by_line_is_counted_once(
 ) -> None:
     text, found, located, _ = scan_lines(HEAD + body, redact=False)
     assert (text, found, located) == (body, kinds, where)
+
+
+def counted(text: str) -> list[tuple[int, str, str]]:
+    """The body lines a redacting, counting stream scan gives: line number, text, ending."""
+    scan = StreamScan(None, redact=True, keep_count=True)
+    out = []
+    for item in scan.items(iter_nodes(text, attach=False)):
+        if not isinstance(item, Head):
+            out.append((item.line, item.raw, item.eol))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (f"u: {GH}\n", [(7, f"u: {MARK}", "\n"), (8, "# redactions=1", "\n")]),
+        (f"u: {GH}", [(7, f"u: {MARK}", "\n"), (8, "# redactions=1", "\n")]),  # a line ending added
+        (f"u: {GH}\r\n", [(7, f"u: {MARK}", "\r\n"), (8, "# redactions=1", "\n")]),  # its ending kept
+        (f"  {GH}\nu: hi\n", [(7, f"  {MARK}", "\n"), (8, "u: hi", "\n"), (9, "# redactions=1", "\n")]),
+        (
+            "# redactions=5\nu: hi\n",
+            [(7, "# redactions=5", "\n"), (8, "u: hi", "\n")],
+        ),  # no secret: as stated
+    ],
+    ids=["lf", "no-final-newline", "crlf", "continuation-first", "no-secret"],
+)
+def test_the_count_line_appended_after_the_last_line(body: str, expected: list[tuple[int, str, str]]) -> None:
+    assert counted(HEAD + body) == expected
