@@ -21,6 +21,7 @@ from bbox_lark.syntax.parser import Head, iter_nodes
 
 HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\nrunner: local\n---\n"
 GH = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"
+GH2 = "gh" + "p" + "_" + "OTHERfake0123456789notARealTokenAB99"
 AWS = "AK" + "IA" + "FAKE0123456789AB"
 BEGIN = "-----BEGIN RSA PRIVATE KEY-----"
 END = "-----END RSA PRIVATE KEY-----"
@@ -35,12 +36,12 @@ def with_header(extra: str) -> str:
 
 
 def test_a_secret_that_starts_a_header_value_becomes_a_quoted_marker() -> None:
-    text = with_header(f"extra.k: {GH}\ncwd: /home/{GH}\ntags:\n  - {GH}\n") + "u: hi\n"
+    text = with_header(f"extra.k: {GH}\ncwd: /home/{GH}\ntags:\n  - {GH}\nmore:\n- {GH}\n") + "u: hi\n"
     done = redact(text)
-    assert done.text == with_header(f'extra.k: "{MARK}"\ncwd: /home/{MARK}\ntags:\n  - "{MARK}"\n') + (
-        "# redactions=0\nu: hi\n"
-    )
-    assert done.kinds == {"github_token": 3} and done.changed
+    assert done.text == with_header(
+        f'extra.k: "{MARK}"\ncwd: /home/{MARK}\ntags:\n  - "{MARK}"\nmore:\n- "{MARK}"\n'
+    ) + ("# redactions=0\nu: hi\n")
+    assert done.kinds == {"github_token": 4} and done.changed
 
 
 def test_a_text_without_secrets_comes_back_unchanged() -> None:
@@ -93,6 +94,11 @@ def test_locate_counts_lines_and_columns_as_the_parser_does() -> None:
         (2, 3, "github_token"),
         (4, 1, "aws_access_key"),
     ]
+
+
+def test_locate_from_a_first_line_without_a_bom_or_empty() -> None:
+    for text, where in ((f"{GH} x", (1, 1)), (f"\nx {GH}", (2, 3)), (f"\n\n{GH}", (3, 1))):
+        assert [(line, col) for line, col, _ in locate(text, find_secrets(text))] == [where], text
 
 
 def test_the_listing_names_each_secret_then_the_count_per_kind() -> None:
@@ -161,6 +167,26 @@ def test_a_converted_key_block_is_one_marker_and_the_scan_goes_on_after_it() -> 
     assert rows(text, False)[:2] == (text, {"github_token": 1, "private_key": 1})
 
 
+def test_a_converted_key_wrapped_from_an_event_line_is_replaced_there() -> None:
+    text = HEAD + f"u: {GH2} x {GH[:20]}\n  {GH[20:]} y\n"
+    assert rows(text, True)[:2] == (HEAD + f"u: {MARK} x {MARK}\n   y\n# redactions=2\n", {"github_token": 2})
+
+
+def test_a_converted_key_at_a_line_end_is_not_wrapped() -> None:
+    text = HEAD + f"u: x {GH}\n  -- more\n"
+    assert rows(text, True) == (
+        HEAD + f"u: x {MARK}\n  -- more\n# redactions=1\n",
+        {"github_token": 1},
+        [dropped("github_token", 7)],
+    )
+
+
+def test_a_converted_allowed_wrapped_key_is_kept() -> None:
+    text = HEAD + f"u: x {GH[:20]}\n  {GH[20:]} y\n"
+    done = convert(text, "bbox", to="bbox", redact=True, allowed_secrets=[GH])
+    assert (done.text, done.secrets) == (text, {})
+
+
 def test_a_converted_count_is_kept_true_where_it_is_stated() -> None:
     text = HEAD + f"# redactions=5\nu: {GH}\n# tokens=1 redactions=0\nu: bye\n"
     assert rows(text, True)[0] == HEAD + f"# redactions=1\nu: {MARK}\n# tokens=1 redactions=1\nu: bye\n"
@@ -179,14 +205,15 @@ def test_a_converted_header_secret_is_quoted() -> None:
 
 
 def scan_lines(
-    text: str, redact: bool = True
+    text: str, redact: bool = True, attach: bool = False
 ) -> tuple[str, dict[str, int], list[tuple[int, int]], list[str]]:
     """``text`` through a :class:`StreamScan` that keeps the count true, its lines read one by
-    one: the text written, the kinds, where each secret is, and the report's rows."""
+    one (or attached to their events): the text written, the kinds, where each secret is, and
+    the report's rows."""
     report = Fidelity()
     scan = StreamScan(report, redact=redact, keep_count=True)
     out = []
-    for item in scan.items(iter_nodes(text, attach=False)):
+    for item in scan.items(iter_nodes(text, attach=attach)):
         if isinstance(item, Head):
             out.append("".join(line.raw + line.eol for line in item.header_lines))
         else:
@@ -209,10 +236,11 @@ REPLACED = "dropped secrets (github_token), replaced by [redacted:github_token]"
     ],
     ids=["continuation", "tab", "event", "to-the-end", "long-line"],
 )
+@pytest.mark.parametrize("attach", [False, True], ids=["alone", "attached"])
 def test_a_key_wrapped_onto_a_line_read_alone_is_replaced_where_it_starts(
-    body: str, expected: str, where: tuple[int, int]
+    body: str, expected: str, where: tuple[int, int], attach: bool
 ) -> None:
-    assert scan_lines(HEAD + body) == (
+    assert scan_lines(HEAD + body, attach=attach) == (
         expected + "# redactions=1\n",
         {"github_token": 1},
         [where],
@@ -259,3 +287,78 @@ def test_an_allowed_wrapped_key_read_alone_is_kept() -> None:
     items = list(scan.items(iter_nodes(HEAD + body, attach=False)))
     assert "".join(item.raw + item.eol for item in items[1:]) == body  # type: ignore[union-attr]
     assert scan.found == [] and report.entries == ()
+
+
+# -- a text without a header, mixed line endings, the defaults -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"\ufeffu: {GH}\n", f"\ufeff# redactions=1\nu: {MARK}\n"),  # after the byte order mark
+        (f"\nu: {GH}\n", f"# redactions=1\n\nu: {MARK}\n"),  # before an empty first line
+        (f"\n\nu: {GH}\n", f"# redactions=1\n\n\nu: {MARK}\n"),
+        (HEAD + f"u: {GH}\r\n", HEAD + f"# redactions=1\nu: {MARK}\r\n"),  # the first line's ending
+    ],
+    ids=["bom", "empty-first-line", "two-empty-lines", "mixed-endings"],
+)
+def test_the_count_line_goes_first_in_the_body_of_any_text(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+def test_redact_keeps_the_allowed_values() -> None:
+    text = HEAD + f"u: {GH} {GH2}\n"
+    assert redact(text, allowed={GH}).text == HEAD + f"# redactions=1\nu: {GH} {MARK}\n"
+
+
+def test_a_stream_scan_neither_redacts_nor_counts_unless_asked() -> None:
+    scan = StreamScan(None)
+    assert (scan.redact, scan.keep_count) == (False, False)
+    body = f"u: {GH}\n"
+    items = list(scan.items(iter_nodes(HEAD + body, attach=False)))
+    assert "".join(item.raw + item.eol for item in items[1:]) == body  # type: ignore[union-attr]
+    assert scan.kinds == {"github_token": 1}
+
+
+@pytest.mark.parametrize(
+    ("body", "kinds", "where"),
+    [
+        (f"u: {GH2} x\n  y\n", {"github_token": 1}, [(7, 4)]),  # within the line: once
+        (f"u: {GH2} x {GH[:20]}\n  {GH[20:]} y\n", {"github_token": 2}, [(7, 4), (7, 47)]),
+        (f"u: {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}\n", {"private_key": 1}, [(7, 4)]),
+    ],
+    ids=["within-a-line", "then-wrapped", "key-block"],
+)
+def test_a_secret_read_line_by_line_is_counted_once(
+    body: str, kinds: dict[str, int], where: list[tuple[int, int]]
+) -> None:
+    text, found, located, _ = scan_lines(HEAD + body, redact=False)
+    assert (text, found, located) == (body, kinds, where)
+
+
+def counted(text: str) -> list[tuple[int, str, str]]:
+    """The body lines a redacting, counting stream scan gives: line number, text, ending."""
+    scan = StreamScan(None, redact=True, keep_count=True)
+    out = []
+    for item in scan.items(iter_nodes(text, attach=False)):
+        if not isinstance(item, Head):
+            out.append((item.line, item.raw, item.eol))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (f"u: {GH}\n", [(7, f"u: {MARK}", "\n"), (8, "# redactions=1", "\n")]),
+        (f"u: {GH}", [(7, f"u: {MARK}", "\n"), (8, "# redactions=1", "\n")]),  # a line ending added
+        (f"u: {GH}\r\n", [(7, f"u: {MARK}", "\r\n"), (8, "# redactions=1", "\n")]),  # its ending kept
+        (f"  {GH}\nu: hi\n", [(7, f"  {MARK}", "\n"), (8, "u: hi", "\n"), (9, "# redactions=1", "\n")]),
+        (
+            "# redactions=5\nu: hi\n",
+            [(7, "# redactions=5", "\n"), (8, "u: hi", "\n")],
+        ),  # no secret: as stated
+    ],
+    ids=["lf", "no-final-newline", "crlf", "continuation-first", "no-secret"],
+)
+def test_the_count_line_appended_after_the_last_line(body: str, expected: list[tuple[int, str, str]]) -> None:
+    assert counted(HEAD + body) == expected

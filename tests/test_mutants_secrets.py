@@ -315,6 +315,12 @@ def test_the_names_that_only_hold_a_hint_do_not_count_as_it(text: str, kinds: li
     assert [m.kind for m in find_secrets(text)] == kinds
 
 
+def test_two_keys_side_by_side_are_both_found() -> None:
+    # A key block ends in `-----`, after which a key may start; a key may end right before one.
+    assert spans(BLOCK + GH) == [("private_key", BLOCK), ("github_token", GH)]
+    assert spans(GH + BLOCK) == [("github_token", GH), ("private_key", BLOCK)]
+
+
 def test_an_allowed_key_leaves_the_next_one_of_its_row() -> None:
     assert spans(f"{GH} {GH2}", allowed_secrets={GH}) == [("github_token", GH2)]
 
