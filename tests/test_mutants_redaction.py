@@ -308,7 +308,7 @@ def test_the_count_line_goes_first_in_the_body_of_any_text(text: str, expected: 
 
 def test_redact_keeps_the_allowed_values() -> None:
     text = HEAD + f"u: {GH} {GH2}\n"
-    assert redact(text, allowed={GH}).text == HEAD + f"# redactions=1\nu: {GH} {MARK}\n"
+    assert redact(text, allowed_secrets={GH}).text == HEAD + f"# redactions=1\nu: {GH} {MARK}\n"
 
 
 def test_a_stream_scan_neither_redacts_nor_counts_unless_asked() -> None:
