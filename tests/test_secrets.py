@@ -294,3 +294,33 @@ def test_the_prefilter_never_drops_what_the_scan_would_find(source: str) -> None
             assert find_secrets(text) == [], text
     if source != "samples":  # and it does stop most lines
         assert sum(1 for text in texts if not might_hold_secrets(text)) > len(texts) // 2
+
+
+# -- found by the mutation session's reading (issue 32): a key beside a key block ----------
+
+_GH = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+_BLOCK_HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\n---\nt:read key.pem → [ok]\n"
+
+
+def test_a_key_after_a_begin_line_is_found_whole_and_redacted_whole() -> None:
+    """The base64 after a BEGIN line without its END never ends inside a word: a token after
+    it on the same line is its own finding, and no part of it survives redaction."""
+    from bbox_lark.secrets.scanner import find_secrets, mask_secrets
+
+    text = f"-----BEGIN RSA PRIVATE KEY----- then {_GH}"
+    assert [m.kind for m in find_secrets(text)] == ["private_key", "github_token"]
+    assert _GH[4:30] not in mask_secrets(text)
+    redacted = bbox_lark.redact(f"u: {text}\n").text
+    assert "A1b2C3d4" not in redacted and "[redacted:github_token]" in redacted
+
+
+def test_a_key_after_a_key_blocks_end_on_a_continuation_line_is_found() -> None:
+    text = (
+        _BLOCK_HEAD
+        + "  -----BEGIN RSA PRIVATE KEY-----\n"
+        + "  MIIEFAKEkeyFORtestsONLYnotAREALkey0123456789abcdefFAKE\n"
+        + f"  -----END RSA PRIVATE KEY----- and {_GH}\n"
+    )
+    found = [(d.code, d.line, d.col) for d in bbox_lark.check(text) if d.code.startswith("S")]
+    assert found == [("S001", 7, 3), ("S001", 9, text.splitlines()[8].index("ghp_") + 1)]
+    assert "A1b2C3d4" not in bbox_lark.redact(text).text

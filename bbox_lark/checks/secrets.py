@@ -90,6 +90,7 @@ class SecretRule(Rule):
             if kind == "continuation":
                 if "-----END" in node.raw:
                     self.in_key_block = False
+                    self._after_end(node.raw, node.line, ctx)
                 return
             self.in_key_block = False
         raw = node.raw
@@ -103,6 +104,17 @@ class SecretRule(Rule):
             self._wrapped(last, raw, ctx)
         if kind != "blank":
             self.last = (node.line, raw, starts)
+
+    def _after_end(self, raw: str, line: int, ctx: Context) -> None:
+        """What follows a key block's ``END`` marker on its line (the block itself was found
+        at its first line), scanned as any text is: a key after it is a finding of its own."""
+        marker = raw.index("-----END")
+        close = raw.find("-----", marker + 8)
+        after = close + 5 if close != -1 else len(raw)
+        rest = raw[after:]
+        if rest.strip() and might_hold_secrets(rest):
+            for found in find_secrets(rest, allowed_secrets=ctx.allowed_secrets):
+                ctx.report(code_of(found), line, after + found.start + 1, message(found))
 
     def _wrapped(self, last: tuple[int, str, frozenset[int]], raw: str, ctx: Context) -> None:
         """A key that starts on the last line and goes on at the start of this one."""

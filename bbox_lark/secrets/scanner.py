@@ -114,7 +114,9 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"(?P<secret>(?P<shown>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)"
         r"(?:(?:[A-Za-z0-9+/= \t]|\\[rn]|\r?\n[ \t]*|(?:Proc-Type|DEK-Info|Comment): [^\n]{1,200}){0,8000}?"
         r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-        r"|[A-Za-z0-9+/=\\ \t]{0,8000}"
+        # Without its END line: the base64 that follows, never ending inside a word (a key on
+        # the BEGIN line after it, `-----BEGIN … KEY----- then ghp_…`, is its own match).
+        r"|[A-Za-z0-9+/=\\ \t]{0,8000}(?![\w-])"
         r"(?:\r?\n(?:  |\t)[ \t]*(?:[A-Za-z0-9+/=\\]{1,200}|(?:Proc-Type|DEK-Info|Comment): [^\n]{1,200})"
         r"[ \t]*(?=\r?\n|\Z)){0,200}))",
         "A PEM private key block (RSA, EC, OpenSSH, PGP, ...), from `BEGIN` to `END` across"
