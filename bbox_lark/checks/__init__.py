@@ -26,7 +26,6 @@ May import :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`, :mod:`bbox_lark.secr
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from pathlib import Path
 
 from bbox_lark.checks.base import CLEAN_HEADER as CLEAN_HEADER
@@ -45,7 +44,7 @@ from bbox_lark.checks.base import kinds as kinds
 from bbox_lark.checks.base import printable as printable
 from bbox_lark.checks.base import rule as rule
 from bbox_lark.checks.base import shorten as shorten
-from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Head, Line, SourceFault
+from bbox_lark.syntax.nodes import Diagnostic, Head, Line, SourceFault
 from bbox_lark.syntax.record import Record
 
 
@@ -53,34 +52,6 @@ def active_rules(enabled: Callable[[str], bool]) -> list[type[Rule]]:
     """The rules that can report a code ``enabled`` selects (the others are not run)."""
     _load_families()
     return [cls for cls in RULES if any(enabled(code) for code in cls.codes)]
-
-
-def run_checks(
-    document: Document,
-    *,
-    path: Path | None = None,
-    blobs: Path | None = None,
-    select: Iterable[str] | None = None,
-    ignore: Iterable[str] | None = None,
-) -> list[Diagnostic]:
-    """Every diagnostic for an already parsed ``document``, sorted by position then code
-    (:class:`Checker` over its nodes; ``bbox_lark.check`` reads and checks in one pass)."""
-    checker = Checker(path=path, blobs=blobs, select=select, ignore=ignore)
-    head = Head(document.bom, document.header_lines, document.header_info, document.body_start)
-    checker.start(head)
-    faults = iter(document.source_faults)
-    pending = next(faults, None)
-    for node in document.lines:
-        while pending is not None and pending.line <= node.line:
-            checker.fault(pending)
-            pending = next(faults, None)
-        if isinstance(node, Event) and node.continuation:
-            node = replace(node, continuation=())
-        checker.node(node)
-    while pending is not None:
-        checker.fault(pending)
-        pending = next(faults, None)
-    return checker.finish()
 
 
 class Checker:
@@ -184,7 +155,7 @@ def _order(d: Diagnostic) -> tuple[int, int, str]:
 def selection(
     select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
 ) -> Callable[[str], bool]:
-    """Whether a code is reported under ``select`` and ``ignore`` (see :func:`run_checks`)."""
+    """Whether a code is reported under ``select`` and ``ignore`` (see :class:`Checker`)."""
     chosen = _codes(select) if select is not None else None
     dropped = _codes(ignore) if ignore is not None else ()
 
