@@ -325,8 +325,8 @@ def scanned_record(raw: str, line: int, eol: str) -> Record | None:
     record.arrow = arrow
     record.arrow_col = arrow_col
     if fields:
-        record.fields = fields
-    record.metrics = metrics
+        record.fields = _tupled(fields) if "[" in raw else fields
+    record.metrics = _tupled(metrics) if metrics and "[" in raw else metrics
     if faults:
         record.quote_faults = tuple(faults)
     record.result_kind = result_kind
@@ -368,6 +368,15 @@ def _record_result(
     if fields and "=" in raw:
         return typed_result(raw, col, line, fields, None).kind  # "fields" or "text"
     return "text"
+
+
+def _tupled(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with each list value a tuple, as a node holds them (the item loop writes a
+    ``[a, b]`` value as a list)."""
+    for key, value in values.items():
+        if type(value) is list:
+            values[key] = tuple(value)
+    return values
 
 
 class _Scanner:
