@@ -591,7 +591,9 @@ def might_hold_secrets(text: str) -> bool:
     on the corpus, the real logs and the table's examples)."""
     if _CASED_PROBE.search(text) is not None or _FOLDED_PROBE.search(text.lower()) is not None:
         return True
-    if _HIDING.search(text) is not None:  # an escape may hide a hint (``sk\u002dant-``)
+    # An escape may hide a hint (``sk\u002dant-``). Every escape starts with ``\`` or ``%``,
+    # which most lines lack: ``in`` answers that without the regex's call.
+    if ("\\" in text or "%" in text) and _HIDING.search(text) is not None:
         return True
     if "\n" in text:  # a hint wrapped over two continuation lines (``g`` / ``hp_``)
         joined = _joined(text)
