@@ -43,7 +43,7 @@ _add_pyenv_interpreters()
 def tests(session: nox.Session) -> None:
     """The whole test suite."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "pytest", *session.posargs)
+    session.run("python", "-m", "pytest", *(session.posargs or ["-n", "auto"]))
 
 
 @nox.session(python=PYTHONS[0])

@@ -420,7 +420,8 @@ def test_version(flag: str) -> None:
 
     import bbox_lark.syntax.parser
 
-    # The whole suite runs against the compiled build too (.ci/run).
+    # The tests of the compiled modules, this one among them, run against the compiled build
+    # too (.ci/run).
     compiled = bbox_lark.syntax.parser.__file__.endswith(tuple(EXTENSION_SUFFIXES))
     build = "compiled with mypyc" if compiled else "pure Python"
     assert result.stdout == f"bbox-lark {bbox_lark.__version__} ({build})\n"

@@ -1,5 +1,5 @@
 """The opt-in compiled build (``setup.py``, ``BBOX_LARK_COMPILE=1``): what can be checked
-without compiling. ``.ci/run`` builds it and runs the whole suite against it; these catch
+without compiling. ``.ci/run`` builds it and runs the tests of the compiled modules against it; these catch
 the commonest ways to break it early, in the pure-Python run (docs/design.md, "Core v3:
 compiled where it pays")."""
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.network
+# One worker starts this module's core install once (pytest -n auto --dist loadgroup).
+pytestmark = [pytest.mark.network, pytest.mark.xdist_group("core_install")]
 
 REPO = Path(__file__).resolve().parent.parent
 PAGE = REPO / "docs" / "integrations.md"

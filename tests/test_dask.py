@@ -22,6 +22,10 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
+# One worker starts this module's cluster, S3 server and exported tables once
+# (pytest -n auto --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("dask")
+
 ROOT = Path(__file__).resolve().parent.parent
 VALID = ROOT / "corpus" / "valid"
 FILES = ("spec-full-call-ids-steps-metrics.bbox", "correlation-families.bbox", "long-session.bbox")

@@ -30,6 +30,9 @@ pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2", 
 
 from bbox_lark.convert.otlp.send import send_paths
 
+# One worker starts this module's Phoenix server once (pytest -n auto --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("phoenix")
+
 REPO = Path(__file__).resolve().parent.parent
 EXTERNAL = REPO.parent / "shared" / "corpus-external"
 #: How long the server may take to start, and Phoenix to insert what it accepted (seconds).

@@ -25,6 +25,9 @@ from report_support import (
 
 from bbox_lark.report import render
 
+# One worker starts this module's browser and rendered demo once (pytest -n auto --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("browser")
+
 
 def page(tmp_path: Path, text: str, name: str = "session.bbox") -> Path:
     source = tmp_path / name

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+# One worker starts this module's wheel build and install once (pytest -n auto --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("wheel")
+
 REPO = Path(__file__).resolve().parent.parent
 CLEAN = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\nu: hi\na: done → [ok]\n"
 
