@@ -4,6 +4,7 @@ an amount. The rules are in :mod:`bbox_lark.numbers.session`'s docstring, "Cost"
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from decimal import Decimal
 from functools import cache
@@ -34,54 +35,146 @@ class Pricer:
     response, or a step's ``# metrics``): price tables have tiers by a request's input size,
     so requests are priced one by one, never summed first. ``genai-prices`` is imported at
     the first request. No estimate when a request's model is unknown (not named, or not in
-    the table): a partial sum would read as the whole."""
+    the table): a partial sum would read as the whole.
 
-    __slots__ = ("_calc", "_usage_class", "lower_bound", "note", "total")
+    Pricing a request with ``genai-prices`` costs about 0.2 ms, most of ``stats``' time on a
+    long session. Within one tier a model's price is linear in the token counts, so where
+    :func:`_linear_price` could read the price as a line per tier (checked against
+    ``genai-prices`` itself), a request only adds its counts to its tier's sums and the sums
+    are priced once: the same Decimal, exactly (``tests/test_prices.py`` compares the two
+    ways)."""
+
+    __slots__ = ("_priced", "_sums", "_usage_class", "lower_bound", "note")
 
     def __init__(self) -> None:
-        self.total: Decimal | None = None
         self.note: str | None = "no usage"
         #: True once a request named no cache writes (§13): its writes, if any, are priced
         #: as plain input, so the estimate is a lower bound.
         self.lower_bound = False
-        self._calc: Any = None
         self._usage_class: Any = None
+        #: What requests priced one by one came to.
+        self._priced = Decimal(0)
+        #: Per model and tier: [requests, input, cache reads, cache writes, output].
+        self._sums: dict[tuple[str, int], list[int]] = {}
 
     def add(self, model: str | None, usage: Usage) -> None:
         if usage.empty or (self.note is not None and self.note != "no usage"):
             return
         if model is None:
-            self.total, self.note = None, "no model named"
+            self.note = "no model named"
             return
-        if self._calc is None:
+        if self._usage_class is None:
             try:
                 from genai_prices import Usage as PriceUsage
-                from genai_prices import calc_price
             except ImportError:
-                self.total, self.note = None, _PRICES_MISSING
+                self.note = _PRICES_MISSING
                 return
-            self._calc, self._usage_class = calc_price, PriceUsage
+            self._usage_class = PriceUsage
         cached = usage.tokens_cached or 0
         if usage.tokens_cache_write is None:
             self.lower_bound = True
         model_price = _model_price(model)
         if model_price is None:
-            self.total, self.note = None, f"no price for model {model}"
+            self.note = f"no price for model {model}"
             return
-        price = model_price.calc_price(
-            self._usage_class(
-                input_tokens=(usage.tokens_in or 0) + cached,
-                cache_read_tokens=cached,
-                cache_write_tokens=min(usage.tokens_cache_write or 0, usage.tokens_in or 0),
-                output_tokens=usage.tokens_out or 0,
-            )
-        )
-        self.total = (self.total or Decimal(0)) + Decimal(str(price["total_price"]))
         self.note = None
+        counts = (
+            (usage.tokens_in or 0) + cached,
+            cached,
+            min(usage.tokens_cache_write or 0, usage.tokens_in or 0),
+            usage.tokens_out or 0,
+        )
+        line = _linear_price(model)
+        if line is not None:
+            sums = self._sums.get((model, tier := bisect.bisect_left(line[0], counts[0])))
+            if sums is None:
+                self._sums[(model, tier)] = [1, *counts]
+            else:
+                sums[0] += 1
+                sums[1] += counts[0]
+                sums[2] += counts[1]
+                sums[3] += counts[2]
+                sums[4] += counts[3]
+            return
+        price = model_price.calc_price(_price_usage(self._usage_class, counts))
+        self._priced += Decimal(str(price["total_price"]))
+
+    @property
+    def total(self) -> Decimal | None:
+        """The estimated cost so far; None when there is none (:attr:`note` says why)."""
+        if self.note is not None:
+            return None
+        total = self._priced
+        for (model, tier), sums in self._sums.items():
+            line = _linear_price(model)
+            assert line is not None
+            coefficients = line[1][tier]
+            total += sum((c * n for c, n in zip(coefficients, sums, strict=True)), Decimal(0))
+        return total
 
     @property
     def estimate(self) -> Estimate:
-        return Estimate(self.total, self.note, self.lower_bound and self.total is not None)
+        total = self.total
+        return Estimate(total, self.note, self.lower_bound and total is not None)
+
+
+def _price_usage(usage_class: Any, counts: tuple[int, int, int, int]) -> Any:
+    """``genai-prices``' usage of one request: input (cache reads included), cache reads,
+    cache writes, output."""
+    return usage_class(
+        input_tokens=counts[0],
+        cache_read_tokens=counts[1],
+        cache_write_tokens=counts[2],
+        output_tokens=counts[3],
+    )
+
+
+#: A tier's price as a line: per request, per input token, per cache read, per cache
+#: write, per output token.
+Line = tuple[Decimal, Decimal, Decimal, Decimal, Decimal]
+
+
+@cache
+def _linear_price(model: str) -> tuple[tuple[int, ...], tuple[Line, ...]] | None:
+    """The tiers' input thresholds of ``model``'s price (a request whose input exceeds ``k``
+    of them is in tier ``k``) and each tier's price as a :data:`Line`, read from
+    ``genai-prices`` itself at a point of the tier and checked at others; None when the price
+    is not such a line there (then each request is priced by ``genai-prices``)."""
+    from genai_prices import Usage as PriceUsage
+    from genai_prices.types import TieredPrices
+
+    model_price = _model_price(model)
+    if model_price is None:
+        return None
+    tiered = [value for value in vars(model_price).values() if isinstance(value, TieredPrices)]
+    thresholds = sorted({tier.start for value in tiered for tier in value.tiers})
+
+    def price(*counts: int) -> Decimal:
+        assert len(counts) == 4
+        return Decimal(str(model_price.calc_price(_price_usage(PriceUsage, counts))["total_price"]))
+
+    lines: list[Line] = []
+    bounds = [-1, *thresholds, None]
+    for tier in range(len(thresholds) + 1):
+        low, high = bounds[tier] + 2, bounds[tier + 1]  # type: ignore[operator]
+        top = low + 10**7 if high is None else high
+        if top - low < 1000:  # a tier too narrow to read a line from
+            return None
+        at = price(low, 0, 0, 0)
+        per_input = price(low + 1, 0, 0, 0) - at
+        line = (
+            at - per_input * low,
+            per_input,
+            price(low, 1, 0, 0) - at,
+            price(low, 0, 1, 0) - at,
+            price(low, 0, 0, 1) - at,
+        )
+        for counts in ((top, top // 3, top // 5, 7777), ((low + top) // 2, 0, 999, 123_457), (top, 0, 0, 1)):
+            expected = line[0] + sum((c * n for c, n in zip(line[1:], counts, strict=True)), Decimal(0))
+            if price(*counts) != expected:
+                return None
+        lines.append(line)
+    return tuple(thresholds), tuple(lines)
 
 
 def format_usd(value: Decimal) -> str:
