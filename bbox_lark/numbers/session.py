@@ -426,7 +426,7 @@ class SessionCounter:
         for ended in self._responses.feed(event):
             self._response_ended(ended)
         current = self._responses.current
-        response = current.ordinal if current is not None and line_usage(event) is not None else None
+        response = current.ordinal if current is not None and self._responses.usage is not None else None
 
         ts = event.ts
         if ts is not None:

@@ -77,8 +77,12 @@ def _decimal(value: object, *, dollar: bool = False) -> Decimal | None:
 def _count(value: object) -> int | None:
     """A token count: a whole number up to :data:`~bbox_lark.syntax.values.MAX_INT` (a longer one is
     malformed, as for every typed integer), else None."""
-    if isinstance(value, str) and len(value) > 40:
-        return None
+    if isinstance(value, str):
+        if len(value) > 40:
+            return None
+        if value.isdigit() and value.isascii():  # the usual count: no Decimal needed
+            whole = int(value)
+            return whole if whole <= MAX_INT else None
     number = _decimal(value)
     if number is None or number != number.to_integral_value() or number > MAX_INT:
         return None
@@ -324,7 +328,7 @@ class Responses:
     Code's sidechain records are, neither join nor end the main agent's response). At most
     :attr:`THREADS` threads have an open response; a further thread ends the oldest one."""
 
-    __slots__ = ("_last", "_open", "_ordinal", "model")
+    __slots__ = ("_last", "_open", "_ordinal", "model", "usage")
 
     THREADS = 1024
 
@@ -335,6 +339,8 @@ class Responses:
         self._last: str | None = None
         #: The model in force (the caller switches it: header, ``# model:``, ``model=``).
         self.model: str | None = None
+        #: The usage the last line fed states (:func:`line_usage`), None when it states none.
+        self.usage: Usage | None = None
 
     def feed(self, event: Event) -> tuple[Response, ...]:
         """Take the next line; return the responses it ended (usually none or one). After
@@ -342,9 +348,10 @@ class Responses:
         tid = event.tid
         self._last = tid
         if event.kind in _RESPONSE_BREAKS:
+            self.usage = None
             held = self._open.pop(tid, None)
             return (held[0],) if held is not None else ()
-        usage = line_usage(event)
+        self.usage = usage = line_usage(event)
         if usage is None:
             return ()
         key = (usage.tokens_in, usage.tokens_cached)
@@ -404,7 +411,7 @@ def response_usage(events: Iterable[Event]) -> dict[int, Response]:
     for event in events:
         for ended in responses.feed(event):
             done[ended.ordinal] = ended
-        if responses.current is not None and line_usage(event) is not None:
+        if responses.current is not None and responses.usage is not None:
             lines[event.line] = responses.current.ordinal
     for ended in responses.finish():
         done[ended.ordinal] = ended
