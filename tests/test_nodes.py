@@ -140,6 +140,18 @@ def test_node_classes_by_family() -> None:
     assert all(isinstance(e, Event) for e in doc.events)
 
 
+def test_a_continuation_is_its_four_fields() -> None:
+    # The parser makes a continuation with its owner by calling the class with these four
+    # (syntax/parser.py, iter_attached: dataclasses.replace costs six times as much); a field
+    # added here must be passed there too.
+    from bbox_lark.syntax.nodes import Continuation
+
+    assert [f.name for f in dataclasses.fields(Continuation)] == ["line", "raw", "eol", "owner"]
+    doc = parse_document(HEADER + "t:bash ls → [ok]\n  one\n\n  two\n")
+    attached = [(c.line, c.raw, c.owner) for c in doc.events[0].continuation]
+    assert attached == [(7, "  one", 6), (9, "  two", 6)]
+
+
 def test_typed_accessors_read_built_values() -> None:
     node = build.call(
         "tool",
