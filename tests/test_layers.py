@@ -118,15 +118,12 @@ KNOWN_LONG = {
     "convert.otlp.spans": "the span mapping table and its builder",
     "report.page": "the page's sections, streamed in order",
     "numbers.session": "the session counter's one pass over the events",
-    "convert.files": "converting one file and many: split when the thin CLI takes its messages",
     "numbers.stats": "the stats record and its JSON shape; being streamed",
 }
 
 #: Functions over ``MAX_FUNCTION_LINES`` (80), each with why it stays for now. Only shrinks.
 KNOWN_LONG_FUNCTIONS = {
     "syntax.shape:event_node": "one dispatch over every line kind on the parse path (speed)",
-    "convert.files:convert_file": "one conversion's steps in order; to split with the thin CLI",
-    "cli.commands.converting:convert_command": "its messages move into the library (thin CLI)",
     "cli.render:stats_renderables": "one table per section of stats",
     "convert.atif.reader:_import_step": "one ATIF step's fields in order",
     "report.page:_review": "the review section's parts in order",
@@ -138,7 +135,6 @@ KNOWN_LONG_FUNCTIONS = {
     "syntax.transform:build_result": "every result kind's values checked",
     "cli.commands.rewriting:fix_command": "its messages move into the library (thin CLI)",
     "report.survey:survey": "the first pass over a session's lines",
-    "cli.commands.converting:send_command": "its messages move into the library (thin CLI)",
     "convert.lightbox.reader:_build": "one Lightbox record into nodes",
     "convert.atif.jsontext:pieces": "the JSON encoder, one recursive function: a call per value is its speed",
 }

@@ -159,6 +159,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "checks.workflow",
             "fix.rewrite",
             "convert.files",
+            "convert.many",
+            "convert.asbbox",
             "checks.parallel",
             "numbers.stats_run",
             "numbers.tables",

@@ -27,6 +27,7 @@ from bbox_lark.syntax.source import shown_text as safe
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from bbox_lark.files.said import Said
     from bbox_lark.syntax.nodes import Diagnostic
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "safe"]
@@ -492,6 +493,28 @@ def write_diff(diff: str) -> None:
     if wants_color(sys.stdout):
         diff = color_diff(diff)
     write_bytes_out(diff)
+
+
+#: How each mark of a :class:`~bbox_lark.files.said.Said` line is shown: rich markup before
+#: the text, which is never markup.
+MARKS = {
+    "": "",
+    "!": "! ",
+    "note": "note: ",
+    "error": "[bold red]error:[/] ",
+    "refused": "[red]✗[/] ",
+    "done": "[green]✓[/] ",
+}
+
+
+def say(lines: "Iterable[Said]") -> None:
+    """What the library said about a result (:class:`~bbox_lark.files.said.Said`), on stderr."""
+    for line in lines:
+        mark = MARKS[line.mark]
+        if mark and "[" in mark:
+            print_marked(mark, safe(line.text))
+        else:
+            err.print(mark + safe(line.text), markup=False)
 
 
 def print_marked(mark: str, message: str) -> None:

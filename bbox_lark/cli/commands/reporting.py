@@ -128,7 +128,7 @@ def _report_many(
     keep_secrets: bool = False,
 ) -> None:
     """``report PATH... -o DIR``: a page per session and an index (docs/report.md#many-sessions)."""
-    from bbox_lark.convert.files import convert_inputs
+    from bbox_lark.convert.many import convert_inputs
     from bbox_lark.report.many import INDEX, write_many
 
     if output is None or str(output) == "-":
