@@ -124,12 +124,10 @@ KNOWN_LONG = {
 #: Functions over ``MAX_FUNCTION_LINES`` (80), each with why it stays for now. Only shrinks.
 KNOWN_LONG_FUNCTIONS = {
     "syntax.shape:event_node": "one dispatch over every line kind on the parse path (speed)",
-    "cli.render:stats_renderables": "one table per section of stats",
     "convert.atif.reader:_import_step": "one ATIF step's fields in order",
     "report.page:_review": "the review section's parts in order",
     "convert.lightbox.chain:verify_lines": "the chain's checks in one pass",
     "write.writer:__init__": "the Writer's options, each checked at the call",
-    "cli.commands.reading:stats": "its JSON and exit code move into the library (thin CLI)",
     "convert.lightbox.reader:read": "one Lightbox event's fields in order",
     "cli.commands.reporting:report_command": "one page, many pages and --watch",
     "syntax.transform:build_result": "every result kind's values checked",

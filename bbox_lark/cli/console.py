@@ -448,12 +448,11 @@ def write_json(value: object) -> None:
 
 def errors_exit(diagnostics: "tuple[Diagnostic, ...]", shown: str) -> int:
     """Exit 1 (with a note on stderr) when the input has errors, as ``check`` would."""
-    errors = sum(1 for d in diagnostics if d.severity == "error")
-    if not errors:
-        return EXIT_OK
-    err.print("[red]✗[/] ", end="")
-    err.print(f"{shown}: {errors} error(s); `bbox-lark check` lists them", markup=False)
-    return EXIT_FINDINGS
+    from bbox_lark.files.said import errors_note
+
+    note = errors_note(diagnostics, shown)
+    say(note)
+    return EXIT_FINDINGS if note else EXIT_OK
 
 
 def write_bytes_out(text: str) -> None:

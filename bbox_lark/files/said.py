@@ -9,9 +9,13 @@ reach a Python caller.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
 
 from bbox_lark._classes import dataclass
+
+if TYPE_CHECKING:
+    from bbox_lark.syntax.nodes import Diagnostic
 
 #: How a line is shown: ``""`` as it is; ``"!"`` a warning (``! text``), never silenced by
 #: ``--quiet``; ``"error"`` a usage or input problem (``error: text``, exit 2); ``"refused"``
@@ -28,4 +32,13 @@ class Said:
     mark: Mark = ""
 
 
-__all__ = ["Mark", "Said"]
+def errors_note(diagnostics: Iterable[Diagnostic], shown: str) -> tuple[Said, ...]:
+    """The note of a command that reads a file without listing its findings (``parse``,
+    ``stats``): how many errors it has, and that ``check`` lists them (the command exits 1)."""
+    errors = sum(1 for d in diagnostics if d.severity == "error")
+    if not errors:
+        return ()
+    return (Said(f"{shown}: {errors} error(s); `bbox-lark check` lists them", "refused"),)
+
+
+__all__ = ["Mark", "Said", "errors_note"]
