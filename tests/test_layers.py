@@ -129,7 +129,6 @@ KNOWN_LONG_FUNCTIONS = {
     "convert.lightbox.chain:verify_lines": "the chain's checks in one pass",
     "write.writer:__init__": "the Writer's options, each checked at the call",
     "convert.lightbox.reader:read": "one Lightbox event's fields in order",
-    "cli.commands.reporting:report_command": "one page, many pages and --watch",
     "syntax.transform:build_result": "every result kind's values checked",
     "cli.commands.rewriting:fix_command": "its messages move into the library (thin CLI)",
     "report.survey:survey": "the first pass over a session's lines",
