@@ -114,18 +114,24 @@ class Converted:
 def target_format(to: str | None, output: Path | None) -> str:
     """The name of the format to write: ``to``, else the one the output file's name ends
     with (a folder format is named by ``--to``). :class:`ConvertUsageError` otherwise."""
-    from bbox_lark.convert import ConvertError, format_for_path, formats, get_format
+    from bbox_lark.convert import ConvertError, format_for_path, get_format
 
     if to is None:
         named = [f for f in format_for_path(output) if f.write and f.output == "text"] if output else []
         if len(named) != 1:
-            writable = ", ".join(f.name for f in formats() if f.write is not None)
-            raise ConvertUsageError(f"give --to FORMAT (one of: {writable})")
+            raise ConvertUsageError(f"give --to FORMAT (one of: {writable_names()})")
         to = named[0].name
     try:
         return get_format(to).name
     except ConvertError as error:
         raise ConvertUsageError(str(error)) from None
+
+
+def writable_names() -> str:
+    """The names ``--to`` takes: every format that writes, comma-separated."""
+    from bbox_lark.convert import formats
+
+    return ", ".join(f.name for f in formats() if f.write is not None)
 
 
 def convert_file(
@@ -393,8 +399,7 @@ def said_for(
     if done.error is not None:
         return (Said(done.error, "error"),)
     if done.output is not None and verdict.refused:
-        count = len(verdict.refusing)
-        return (Said(f"{shown}: {count} error(s); not written (fix them first, or pass --force)", "refused"),)
+        return (verdict.said(shown),)
     kept = "" if done.secrets_refused else " (kept: --keep-secrets)"
     said = [Said(line + kept) for line in done.credentials]
     if done.secrets_refused:

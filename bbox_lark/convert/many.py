@@ -19,6 +19,7 @@ from bbox_lark.convert.files import (
     convert_file,
     said_for,
     target_format,
+    writable_names,
     write_report,
 )
 from bbox_lark.files.discover import FoundInput
@@ -60,7 +61,7 @@ def convert_paths(
         if output is None:
             raise ConvertUsageError("several inputs convert into a folder: give -o DIR")
         if to is None:
-            raise ConvertUsageError(f"give --to FORMAT (one of: {_writable()})")
+            raise ConvertUsageError(f"give --to FORMAT (one of: {writable_names()})")
         inputs = convert_inputs(paths, from_)
         found = convert_files(
             inputs, output, to=to, from_=from_, force=force, max_line=max_line, jobs=jobs, options=options
@@ -114,12 +115,6 @@ class ConvertRun:
         if counts["failed"]:
             line += f", {counts['failed']} could not be converted"
         return (Said(line),)
-
-
-def _writable() -> str:
-    from bbox_lark.convert import formats
-
-    return ", ".join(f.name for f in formats() if f.write is not None)
 
 
 def reads_as_folder(path: str, from_: str | None) -> bool:
