@@ -109,6 +109,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "files.blobs",
             "secrets",
             "secrets.decoded",
+            "secrets.patterns",
             "secrets.scanner",
         ),
     ),
