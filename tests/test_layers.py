@@ -171,3 +171,65 @@ def test_every_subpackage_says_what_it_may_import() -> None:
         init = layers.PACKAGE / name / "__init__.py"
         doc = python_ast.get_docstring(python_ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert "May import" in doc or "may import" in doc, f"bbox_lark/{name}/__init__.py"
+
+
+# -- each command, one library function (docs/design.md, "Layout by stage") --------------------
+
+
+def _command_rows() -> dict[str, tuple[list[str], str]]:
+    """The table of docs/design.md: command -> (the library functions named, the result)."""
+    import re
+
+    text = (layers.PACKAGE.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    table = text.split("<!-- commands: begin -->")[1].split("<!-- commands: end -->")[0]
+    rows: dict[str, tuple[list[str], str]] = {}
+    for line in table.strip().splitlines()[2:]:
+        command, functions, result = (cell.strip() for cell in line.strip("|").split("|"))
+        rows[command.strip("`")] = (re.findall(r"`(bbox_lark\.[\w.]+)`", functions), result.strip("`"))
+    return rows
+
+
+def _commands() -> dict[str, object]:
+    """Every command of the CLI (``lightbox verify`` for a subcommand) and its function."""
+    import typer.main
+
+    from bbox_lark.cli.commands import app
+
+    found: dict[str, object] = {}
+    root = typer.main.get_command(app)
+    context = root.context_class(root)
+
+    def walk(group: object, prefix: str) -> None:
+        for name in group.list_commands(context):  # type: ignore[attr-defined]
+            command = group.get_command(context, name)  # type: ignore[attr-defined]
+            if hasattr(command, "list_commands"):
+                walk(command, f"{prefix}{name} ")
+            else:
+                found[prefix + name] = command.callback
+
+    walk(root, "")
+    return found
+
+
+def test_every_command_names_its_library_function_in_the_design_table() -> None:
+    import importlib
+    import inspect
+    import re
+
+    rows, commands = _command_rows(), _commands()
+    assert sorted(rows) == sorted(commands), "docs/design.md's command table and the CLI differ"
+    for command, (functions, result) in rows.items():
+        source = inspect.getsource(commands[command])  # type: ignore[arg-type]
+        assert functions, command
+        for dotted in functions:
+            module, _, name = dotted.rpartition(".")
+            assert callable(getattr(importlib.import_module(module), name)), dotted
+        assert any(dotted.rpartition(".")[2] in source for dotted in functions), (
+            f"{command}: calls none of {functions}"
+        )
+        first = functions[0].rpartition(".")
+        returns = str(
+            inspect.signature(getattr(importlib.import_module(first[0]), first[2])).return_annotation
+        )
+        named = re.search(rf"(?<![\w.]){re.escape(result)}(?!\w)", returns)
+        assert named, f"{command}: {functions[0]} returns {returns}, the table says {result}"
