@@ -112,7 +112,6 @@ def test_the_tool_finds_function_local_imports(tmp_path: Path) -> None:
 #: stays for now (docs/design.md, "Layout by stage"). The list only shrinks.
 KNOWN_LONG = {
     "write.writer": "the Writer's methods share its state; being reworked by the nodes-as-values change",
-    "convert.lightbox.chain": "the hash chain's canonical JSON and verification read best together",
     "report.page": "the page's sections, streamed in order",
     "numbers.session": "the session counter's one pass over the events",
     "numbers.stats": "the stats record and its JSON shape; being streamed",

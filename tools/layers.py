@@ -136,6 +136,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "files.writepolicy",
             "syntax.pygments_lexer",
             "convert.lightbox.chain",
+            "convert.lightbox.session",
             "convert.redact",
             "numbers",
         ),
