@@ -31,7 +31,7 @@ from bbox_lark.checks.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write
 from bbox_lark.convert.asbbox import bbox_file, foreign_format
 from bbox_lark.errors import ConversionError
 from bbox_lark.files.inputs import is_dir, why_not
-from bbox_lark.files.said import Said
+from bbox_lark.files.said import Said, credentials_refused
 from bbox_lark.files.writepolicy import WriteVerdict, write_verdict
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
@@ -403,8 +403,7 @@ def said_for(
     kept = "" if done.secrets_refused else " (kept: --keep-secrets)"
     said = [Said(line + kept) for line in done.credentials]
     if done.secrets_refused:
-        why = "not written (--redact replaces them, --keep-secrets writes them as they are)"
-        return (*said, Said(f"{shown}: holds provider credentials (S001); {why}", "refused"))
+        return (*said, credentials_refused(shown))
     if report:
         said.extend([Said(done.report[:-1])] if done.report else [])
     elif not quiet:

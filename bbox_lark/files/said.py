@@ -41,4 +41,16 @@ def errors_note(diagnostics: Iterable[Diagnostic], shown: str) -> tuple[Said, ..
     return (Said(f"{shown}: {errors} error(s); `bbox-lark check` lists them", "refused"),)
 
 
-__all__ = ["Mark", "Said", "errors_note"]
+def credentials_refused(shown: str, done: str = "written", does: str = "writes") -> Said:
+    """The line for an input refused because it holds a provider credential (S001; §13),
+    as ``convert`` (nothing ``done``: written) and ``export`` (exported) say it."""
+    why = f"--redact replaces them, --keep-secrets {does} them as they are"
+    return Said(f"{shown}: holds provider credentials (S001); not {done} ({why})", "refused")
+
+
+def unreadable(path: str, why: str) -> Said:
+    """The line for an input that could not be read: why, naming the path unless it does."""
+    return Said(why if why.startswith(path) else f"{path}: {why}", "error")
+
+
+__all__ = ["Mark", "Said", "credentials_refused", "errors_note", "unreadable"]
