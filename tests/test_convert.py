@@ -662,7 +662,7 @@ def test_cli_report_json_to_an_unwritable_place_writes_nothing(tmp_path: Path) -
 
 def _one_at_a_time(paths: list[Path], to: str, out: Path) -> dict[str, tuple[bytes, int]]:
     """Each input converted alone to ``out/NAME``: its bytes and exit code, by name."""
-    from bbox_lark.convert.files import output_name
+    from bbox_lark.convert.many import output_name
 
     found = {}
     out.mkdir()

@@ -22,7 +22,7 @@ from bbox_lark import errors
 CAUGHT_INSIDE = {
     "bbox_lark.convert.jsonl.tables.RecordError": "convert/jsonl/reader.py: a skipped record",
     "bbox_lark.convert.claude_code.values.Malformed": "convert/claude_code/reader.py: a skipped record",
-    "bbox_lark.convert.lightbox.chain.CanonicalizationError": "lightbox.py: a verification finding",
+    "bbox_lark.convert.lightbox.session.CanonicalizationError": "lightbox.py: a verification finding",
 }
 
 #: Modules that need an extra to import; their classes are checked where it is installed.

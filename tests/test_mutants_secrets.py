@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from bbox_lark.secrets.patterns import _after, _generic
 from bbox_lark.secrets.scanner import (
     _CASED,
     _CASED_HINTS,
@@ -19,8 +20,6 @@ from bbox_lark.secrets.scanner import (
     PATTERNS,
     SecretMatch,
     SecretPattern,
-    _after,
-    _generic,
     _hint_table,
     _probe,
     count_kinds,

@@ -442,7 +442,7 @@ def test_many_sessions_need_a_folder(tmp_path: Path) -> None:
 
 
 def test_many_sessions_on_worker_processes_agree(tmp_path: Path) -> None:
-    from bbox_lark.convert.files import convert_inputs
+    from bbox_lark.convert.many import convert_inputs
     from bbox_lark.report.many import write_many
 
     for n in range(4):

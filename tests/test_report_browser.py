@@ -230,7 +230,7 @@ def test_the_summary_card_shows_hostile_snippets_as_text(browser: Any, tmp_path:
 
 
 def test_the_index_sorts_filters_and_runs_nothing(browser: Any, tmp_path: Path) -> None:  # noqa: F811
-    from bbox_lark.convert.files import convert_inputs
+    from bbox_lark.convert.many import convert_inputs
     from bbox_lark.report.many import write_many
 
     folder = tmp_path / "in"

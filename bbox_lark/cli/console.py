@@ -27,6 +27,7 @@ from bbox_lark.syntax.source import shown_text as safe
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from bbox_lark.files.said import Said
     from bbox_lark.syntax.nodes import Diagnostic
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "safe"]
@@ -447,12 +448,11 @@ def write_json(value: object) -> None:
 
 def errors_exit(diagnostics: "tuple[Diagnostic, ...]", shown: str) -> int:
     """Exit 1 (with a note on stderr) when the input has errors, as ``check`` would."""
-    errors = sum(1 for d in diagnostics if d.severity == "error")
-    if not errors:
-        return EXIT_OK
-    err.print("[red]✗[/] ", end="")
-    err.print(f"{shown}: {errors} error(s); `bbox-lark check` lists them", markup=False)
-    return EXIT_FINDINGS
+    from bbox_lark.files.said import errors_note
+
+    note = errors_note(diagnostics, shown)
+    say(note)
+    return EXIT_FINDINGS if note else EXIT_OK
 
 
 def write_bytes_out(text: str) -> None:
@@ -492,6 +492,28 @@ def write_diff(diff: str) -> None:
     if wants_color(sys.stdout):
         diff = color_diff(diff)
     write_bytes_out(diff)
+
+
+#: How each mark of a :class:`~bbox_lark.files.said.Said` line is shown: rich markup before
+#: the text, which is never markup.
+MARKS = {
+    "": "",
+    "!": "! ",
+    "note": "note: ",
+    "error": "[bold red]error:[/] ",
+    "refused": "[red]✗[/] ",
+    "done": "[green]✓[/] ",
+}
+
+
+def say(lines: "Iterable[Said]") -> None:
+    """What the library said about a result (:class:`~bbox_lark.files.said.Said`), on stderr."""
+    for line in lines:
+        mark = MARKS[line.mark]
+        if mark and "[" in mark:
+            print_marked(mark, safe(line.text))
+        else:
+            err.print(mark + safe(line.text), markup=False)
 
 
 def print_marked(mark: str, message: str) -> None:

@@ -114,13 +114,6 @@ def with_options(
     return decorate
 
 
-def format_names(writable: bool = False) -> str:
-    """The registered formats' names (with ``writable``, only those ``--to`` can write)."""
-    from bbox_lark.convert import formats
-
-    return ", ".join(f.name for f in formats() if not writable or f.write is not None)
-
-
 class ConvertCommand(TyperCommand):
     """``convert``: its format options become flags (:func:`format_options`) when the
     command is first parsed or shown, so that running another command imports no

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -22,6 +22,9 @@ from bbox_lark.numbers.usage import Totals
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Document, Event, HeaderLine, Result
 from bbox_lark.syntax.source import visible
+
+if TYPE_CHECKING:
+    from bbox_lark.numbers.stats_run import StatsRun
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _KIND_WIDTH = 13
@@ -246,23 +249,7 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
         out.append(
             _section("Header", _grid(((key, visible(value)) for key, value in stats.header), left=True))
         )
-
-    counts = stats.lines
-    out.append(
-        _section(
-            "Lines",
-            _grid(
-                [
-                    ("total", f"{counts.total:,}", f"header {counts.header:,}, body {counts.body:,}"),
-                    ("content", f"{counts.content:,}", "not blank, not comment"),
-                    ("blank", f"{counts.blank:,}", ""),
-                    ("comment", f"{counts.comment:,}", ""),
-                    ("continuation", f"{counts.continuation:,}", "part of content"),
-                    ("unknown", f"{counts.unknown:,}", "part of content"),
-                ]
-            ),
-        )
-    )
+    out.append(_lines_section(stats))
     out.append(_section("Events", _grid((kind, f"{count:,}") for kind, count in stats.events if count)))
     if stats.lifecycle:
         out.append(
@@ -270,6 +257,33 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
                 "Lifecycle", _grid((f"@{visible(name)}", f"{count:,}") for name, count in stats.lifecycle)
             )
         )
+    out.append(_calls_section(stats))
+    out.append(_metadata_section(stats))
+    out.append(_tokens_section(stats))
+    usage = stats.usage
+    if usage.source is not None or stats.cost.stated is not None:
+        out.append(_usage_section(stats))
+    return out
+
+
+def _lines_section(stats: Stats) -> Group:
+    counts = stats.lines
+    return _section(
+        "Lines",
+        _grid(
+            [
+                ("total", f"{counts.total:,}", f"header {counts.header:,}, body {counts.body:,}"),
+                ("content", f"{counts.content:,}", "not blank, not comment"),
+                ("blank", f"{counts.blank:,}", ""),
+                ("comment", f"{counts.comment:,}", ""),
+                ("continuation", f"{counts.continuation:,}", "part of content"),
+                ("unknown", f"{counts.unknown:,}", "part of content"),
+            ]
+        ),
+    )
+
+
+def _calls_section(stats: Stats) -> Group:
     calls = (
         _calls("tool calls", stats.tools)
         + _calls("MCP calls", stats.mcp)
@@ -284,8 +298,10 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
                 f"{by_order:,} by order, {ambiguous:,} ambiguous (a guess: results paired in order)",
             )
         )
-    out.append(_section("Calls (a start and its completion count once)", _grid(calls)))
+    return _section("Calls (a start and its completion count once)", _grid(calls))
 
+
+def _metadata_section(stats: Stats) -> Group:
     steps = stats.steps
     redactions = ", ".join(f"{visible(kind)} {count}" for kind, count in stats.redactions.by_kind)
     meta = [
@@ -300,8 +316,10 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
         ("blob references", f"{stats.blobs.count:,}", f"{stats.blobs.bytes:,} bytes"),
         ("redacted values", f"{stats.redactions.total:,}", redactions),
     ]
-    out.append(_section("Metadata", _grid(meta)))
+    return _section("Metadata", _grid(meta))
 
+
+def _tokens_section(stats: Stats) -> Group:
     tokens = Table(box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False)
     for index, column in enumerate(("source", "prompt", "completion", "cached", "total", "cost", "")):
         tokens.add_column(column, justify="left" if index in (0, 6) else "right", no_wrap=True)
@@ -318,39 +336,61 @@ def stats_renderables(stats: Stats, path: str, title: str = "File") -> list[Rend
         if not totals.empty:
             _totals_row(tokens, source, totals, "stated")
     title = "Tokens and cost (# metrics once per step; stated totals shown beside, never added)"
-    out.append(_section(title, tokens))
+    return _section(title, tokens)
 
-    usage = stats.usage
-    if usage.source is not None or stats.cost.stated is not None:
-        cost = stats.cost
-        rows = [
-            (name, _number(value), "")
-            for name, value in (
-                ("tokens_in", usage.usage.tokens_in),
-                ("tokens_out", usage.usage.tokens_out),
-                ("tokens_cached", usage.usage.tokens_cached),
+
+def _usage_section(stats: Stats) -> Group:
+    usage, cost = stats.usage, stats.cost
+    rows = [
+        (name, _number(value), "")
+        for name, value in (
+            ("tokens_in", usage.usage.tokens_in),
+            ("tokens_out", usage.usage.tokens_out),
+            ("tokens_cached", usage.usage.tokens_cached),
+        )
+    ]
+    sources = {"metrics": "from # metrics", "responses": f"{usage.responses:,} model responses"}
+    rows[0] = (*rows[0][:2], sources.get(usage.source or "", usage.source or ""))
+    rows.append(("stated cost", _number(cost.stated), "as the file states it"))
+    estimate_note = cost.estimate_note or "genai-prices list prices"
+    if cost.lower_bound and cost.estimated is not None:
+        estimate_note += " (a lower bound: no cache writes stated)"
+    rows.append(("estimated cost", _number(cost.estimated), estimate_note))
+    if stats.metrics_cached_over_prompt:
+        rows.append(
+            (
+                "cached > prompt",
+                f"{stats.metrics_cached_over_prompt:,}",
+                "# metrics whose prompt was taken as uncached (W028)",
             )
-        ]
-        sources = {"metrics": "from # metrics", "responses": f"{usage.responses:,} model responses"}
-        rows[0] = (*rows[0][:2], sources.get(usage.source or "", usage.source or ""))
-        rows.append(("stated cost", _number(cost.stated), "as the file states it"))
-        estimate_note = cost.estimate_note or "genai-prices list prices"
-        if cost.lower_bound and cost.estimated is not None:
-            estimate_note += " (a lower bound: no cache writes stated)"
-        rows.append(("estimated cost", _number(cost.estimated), estimate_note))
-        if stats.metrics_cached_over_prompt:
-            rows.append(
-                (
-                    "cached > prompt",
-                    f"{stats.metrics_cached_over_prompt:,}",
-                    "# metrics whose prompt was taken as uncached (W028)",
-                )
-            )
-        if stats.models:
-            rows.append(("models", visible(", ".join(stats.models)), ""))
-        out.append(_section("Usage (each model response once)", _grid(rows)))
-    return out
+        )
+    if stats.models:
+        rows.append(("models", visible(", ".join(stats.models)), ""))
+    return _section("Usage (each model response once)", _grid(rows))
 
 
 def stats_group(stats: Stats, path: str, title: str = "File") -> Group:
     return Group(*stats_renderables(stats, path, title))
+
+
+def render_stats(run: StatsRun, *, as_json: bool = False) -> None:
+    """``bbox-lark stats``: each input's notes and table (``as_json``: the notes, then the
+    JSON), and the totals over several files."""
+    from bbox_lark.cli.console import out, say, write_json
+
+    tables = 0
+    for shown in run.shown:
+        say(shown.before)
+        if shown.stats is not None and not as_json:
+            if tables:
+                out.print()
+            tables += 1
+            out.print(stats_group(shown.stats, shown.path))
+        say(shown.after)
+    if run.json is None:  # the run stopped at an input that could not be read
+        return
+    if as_json:  # one shape for one file or many (docs/schema/stats.schema.json)
+        write_json(run.json)
+    elif run.total is not None:
+        out.print()
+        out.print(stats_group(run.total, f"{tables} file(s)", title="Total"))

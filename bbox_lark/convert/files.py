@@ -1,42 +1,42 @@
 """Converting files: what ``bbox-lark convert`` does, as library calls.
 
 :func:`convert_file` converts one input (a file, a folder for folder formats, or standard
-input) to a file, a folder or a stream, streaming; :func:`convert_files` converts many
-inputs into one folder, one output per input, on several cores. Both follow the one write
-policy (:func:`bbox_lark.files.writepolicy.write_verdict`: an input that cannot be read faithfully
-is not written unless forced) and write atomically: a file through
+input) to a file, a folder or a stream, streaming; :func:`bbox_lark.convert.many.convert_files`
+converts many inputs into one folder, one output per input, on several cores, and
+:func:`bbox_lark.convert.many.convert_paths` is the whole command, one input or many. Both
+follow the one write policy (:func:`bbox_lark.files.writepolicy.write_verdict`: an input that
+cannot be read faithfully is not written unless forced) and write atomically: a file through
 :class:`~bbox_lark.files.atomic.AtomicWriter`, a folder through a staging folder beside it whose
 files are moved in only when the input is not refused.
 
 A usage problem (an unknown format, an input or output that cannot be used) raises
-:class:`ConvertUsageError` (exit 2); everything else is in the result, which the command
-renders (:mod:`bbox_lark.cli.commands`). Nothing here prints.
+:class:`ConvertUsageError` (exit 2); everything else is in the result, and :func:`said_for`
+says what the command shows for it (:class:`~bbox_lark.files.said.Said` lines, rendered by
+:mod:`bbox_lark.cli.commands`). Nothing here prints.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
+import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.checks.workflow import EXIT_FINDINGS, EXIT_USAGE, cannot_write
+from bbox_lark.convert.asbbox import bbox_file, foreign_format
 from bbox_lark.errors import ConversionError
-from bbox_lark.files.discover import FoundInput
-from bbox_lark.files.inputs import is_dir, is_regular, kind_of, why_not
+from bbox_lark.files.inputs import is_dir, why_not
+from bbox_lark.files.said import Said, credentials_refused
 from bbox_lark.files.writepolicy import WriteVerdict, write_verdict
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.convert.base import Input, Skipped
-    from bbox_lark.files.config import Jobs
-    from bbox_lark.files.runner import Job, Progress
+    from bbox_lark.convert.base import Input
 
 
 #: Standard output is held back until the input is known to hold no credential: in memory up
@@ -88,15 +88,23 @@ class Converted:
     credentials: tuple[str, ...] = ()
     #: Nothing was written because the input holds a provider credential (docs/reference.md#secrets).
     secrets_refused: bool = False
+    #: Why the fidelity report could not be written where ``--report-json`` asked (exit 2).
+    report_error: str | None = None
 
     @property
     def shown(self) -> str:
         return "<stdin>" if self.path == "-" else self.path
 
     @property
+    def refused(self) -> bool:
+        """Nothing was written: the write policy or a provider credential refused the input."""
+        return (self.output is not None and self.verdict.refused) or self.secrets_refused
+
+    @property
     def exit_code(self) -> int:
-        """2 when it could not be converted, 1 when refused or records were skipped, else 0."""
-        if self.error is not None:
+        """2 when it could not be converted (or its report written), 1 when refused or records
+        were skipped, else 0."""
+        if self.error is not None or self.report_error is not None:
             return EXIT_USAGE
         if self.verdict.refused or self.notes.skipped or self.secrets_refused:
             return EXIT_FINDINGS
@@ -106,18 +114,24 @@ class Converted:
 def target_format(to: str | None, output: Path | None) -> str:
     """The name of the format to write: ``to``, else the one the output file's name ends
     with (a folder format is named by ``--to``). :class:`ConvertUsageError` otherwise."""
-    from bbox_lark.convert import ConvertError, format_for_path, formats, get_format
+    from bbox_lark.convert import ConvertError, format_for_path, get_format
 
     if to is None:
         named = [f for f in format_for_path(output) if f.write and f.output == "text"] if output else []
         if len(named) != 1:
-            writable = ", ".join(f.name for f in formats() if f.write is not None)
-            raise ConvertUsageError(f"give --to FORMAT (one of: {writable})")
+            raise ConvertUsageError(f"give --to FORMAT (one of: {writable_names()})")
         to = named[0].name
     try:
         return get_format(to).name
     except ConvertError as error:
         raise ConvertUsageError(str(error)) from None
+
+
+def writable_names() -> str:
+    """The names ``--to`` takes: every format that writes, comma-separated."""
+    from bbox_lark.convert import formats
+
+    return ", ".join(f.name for f in formats() if f.write is not None)
 
 
 def convert_file(
@@ -140,23 +154,12 @@ def convert_file(
     ``report_json`` (not ``-``) is where the fidelity report will be written: it is checked
     before converting, so that a report that cannot be written never costs the output;
     :func:`write_report` writes it. Raises :class:`ConvertUsageError` (exit 2)."""
-    from bbox_lark.convert import ConvertError, Input, RefusedInputError, convert_stream, get_format
-    from bbox_lark.convert.atif.lines import address_input
+    from bbox_lark.convert import get_format
     from bbox_lark.files.atomic import AtomicWriter
-    from bbox_lark.secrets.redaction import redact_file_settings
 
     target = get_format(to)
-    refused = why_not(file) if not is_dir(file) else None
-    addressed = address_input(file) if refused is not None else None
-    if addressed is not None:
-        from_ = from_ or "atif"  # a trajectory of an ATIF JSON Lines file (FILE#LINE)
-    elif refused is not None:
-        raise ConvertUsageError(refused)
-    shown = "<stdin>" if file == "-" else file
-    if report_json is not None and str(report_json) != "-":
-        where = report_json.parent
-        if report_json.is_dir() or not where.is_dir() or not os.access(where, os.W_OK):
-            raise ConvertUsageError(f"{report_json}: cannot write the report there")
+    addressed, from_ = _addressed(file, from_)
+    _check_report_path(report_json)
     folder_out = target.output == "folder"
     if folder_out and output is None:
         raise ConvertUsageError(f"{target.name} output is a folder: give -o DIR")
@@ -175,56 +178,18 @@ def convert_file(
     if guarded and output is None:
         held = tempfile.SpooledTemporaryFile(max_size=HELD_IN_MEMORY)  # noqa: SIM115 (closed in finally)
     binary = writer.stream if writer is not None else held or getattr(stdout, "buffer", None)
-    text_out: Any
-    if binary is not None:
-        text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
-    else:  # a text-only stdout (tests capturing it)
-        text_out = stdout
     try:
-        try:
-            result = convert_stream(
-                addressed if addressed is not None else Input(file),
-                None if folder_out else text_out,
-                to=to,
-                from_=from_,
-                max_line=max_line,
-                output_path=staging,
-                allowed_secrets=redact_file_settings(None if file == "-" or addressed else Path(file)),
-                **(options or {}),
-            )
-        except RefusedInputError as error:
-            raise ConvertUsageError(f"{shown}: {error}") from None
-        except ConvertError as error:
-            raise ConvertUsageError(str(error)) from None
-        except OSError as error:
-            raise ConvertUsageError(f"{shown}: cannot read: {error.strerror or error}") from None
-        finally:
-            if text_out is not stdout:
-                text_out.flush()
-                text_out.detach()
-        verdict = write_verdict(result.diagnostics, force=force)
-        fidelity = result.fidelity
-        converted = Converted(
-            file,
-            output,
-            result.source,
-            result.target,
-            verdict,
-            Notes(
-                tuple(entry.render() for entry in fidelity.losses),
-                tuple(skipped.render(shown) for skipped in fidelity.skipped),
-                _secrets_warning(result.secrets, result.redacted),
-            ),
-            report=fidelity.render(shown),
-            report_data={"source": result.source, "target": result.target, **fidelity.to_dict()},
-            credentials=() if options.get("redact") else credential_lines(shown, result, verdict),
-            secrets_refused=guarded and bool(result.credentials),
+        result = _convert(
+            file, addressed, None if folder_out else (binary, stdout), to, from_, max_line, staging, options
+        )
+        converted = _converted(
+            file, output, result, force=force, guarded=guarded, redact=bool(options.get("redact"))
         )
         if converted.secrets_refused:
             return converted
         if held is not None:
             _release(held, stdout)
-        if (writer is not None or staging is not None) and verdict.refused:
+        if (writer is not None or staging is not None) and converted.verdict.refused:
             return converted
         if writer is not None:
             try:
@@ -235,14 +200,114 @@ def convert_file(
             _move_in(staging, output)
         return replace(converted, written=output is not None)
     finally:
-        if held is not None:
-            held.close()
-        if writer is not None:
-            writer.discard()
-        if staging is not None:
-            import shutil
+        _clean_up(held, writer, staging)
 
-            shutil.rmtree(staging, ignore_errors=True)
+
+def _addressed(file: str, from_: str | None) -> tuple[Input | None, str | None]:
+    """``file`` as a trajectory of an ATIF JSON Lines file (``FILE#LINE``) when it names one
+    (and the format then, ``atif`` unless given); :class:`ConvertUsageError` when the input
+    cannot be used."""
+    from bbox_lark.convert.atif.lines import address_input
+
+    refused = why_not(file) if not is_dir(file) else None
+    if refused is None:
+        return None, from_
+    addressed = address_input(file)
+    if addressed is None:
+        raise ConvertUsageError(refused)
+    return addressed, from_ or "atif"
+
+
+def _check_report_path(report_json: Path | None) -> None:
+    """:class:`ConvertUsageError` when the fidelity report could not be written there."""
+    if report_json is not None and str(report_json) != "-":
+        where = report_json.parent
+        if report_json.is_dir() or not where.is_dir() or not os.access(where, os.W_OK):
+            raise ConvertUsageError(f"{report_json}: cannot write the report there")
+
+
+def _convert(
+    file: str,
+    addressed: Input | None,
+    streams: tuple[IO[bytes] | None, IO[Any]] | None,
+    to: str,
+    from_: str | None,
+    max_line: int,
+    staging: Path | None,
+    options: dict[str, Any],
+) -> Any:
+    """The conversion itself (:func:`bbox_lark.convert.convert_stream`) into ``streams``:
+    the binary stream to write (None: the text stream's own, tests capturing standard output)
+    and the text stream; None for a folder format. A problem with the input is a
+    :class:`ConvertUsageError`."""
+    from bbox_lark.convert import ConvertError, Input, RefusedInputError, convert_stream
+    from bbox_lark.secrets.redaction import redact_file_settings
+
+    shown = "<stdin>" if file == "-" else file
+    text_out: Any = None
+    if streams is not None:
+        binary, stdout = streams
+        text_out = stdout
+        if binary is not None:
+            text_out = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
+    try:
+        return convert_stream(
+            addressed if addressed is not None else Input(file),
+            text_out,
+            to=to,
+            from_=from_,
+            max_line=max_line,
+            output_path=staging,
+            allowed_secrets=redact_file_settings(None if file == "-" or addressed else Path(file)),
+            **options,
+        )
+    except RefusedInputError as error:
+        raise ConvertUsageError(f"{shown}: {error}") from None
+    except ConvertError as error:
+        raise ConvertUsageError(str(error)) from None
+    except OSError as error:
+        raise ConvertUsageError(f"{shown}: cannot read: {error.strerror or error}") from None
+    finally:
+        if streams is not None and text_out is not streams[1]:
+            text_out.flush()
+            text_out.detach()
+
+
+def _converted(
+    file: str, output: Path | None, result: Any, *, force: bool, guarded: bool, redact: bool
+) -> Converted:
+    """What a conversion's ``result`` comes to: its verdict, notes, reports and credentials."""
+    shown = "<stdin>" if file == "-" else file
+    verdict = write_verdict(result.diagnostics, force=force)
+    fidelity = result.fidelity
+    return Converted(
+        file,
+        output,
+        result.source,
+        result.target,
+        verdict,
+        Notes(
+            tuple(entry.render() for entry in fidelity.losses),
+            tuple(skipped.render(shown) for skipped in fidelity.skipped),
+            _secrets_warning(result.secrets, result.redacted),
+        ),
+        report=fidelity.render(shown),
+        report_data={"source": result.source, "target": result.target, **fidelity.to_dict()},
+        credentials=() if redact else credential_lines(shown, result, verdict),
+        secrets_refused=guarded and bool(result.credentials),
+    )
+
+
+def _clean_up(held: IO[bytes] | None, writer: Any, staging: Path | None) -> None:
+    """Close what held standard output back; drop an output not committed and the staging folder."""
+    if held is not None:
+        held.close()
+    if writer is not None:
+        writer.discard()
+    if staging is not None:
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def credential_lines(shown: str, result: Any, verdict: WriteVerdict) -> tuple[str, ...]:
@@ -315,291 +380,49 @@ def write_report(converted: Converted, report_json: Path) -> str | None:
     return None
 
 
-# -- many inputs into one folder ------------------------------------------------------------
-
-
-def reads_as_folder(path: str, from_: str | None) -> bool:
-    """True when ``path`` is a folder a folder format reads (a Lightbox session): one input."""
-    if not is_dir(path):
-        return False
-    from bbox_lark.convert import ConvertError, detect_folder_format, get_format
-
-    if from_ is not None:
-        try:
-            return get_format(from_).reads_folders
-        except ConvertError:
-            return False
-    return detect_folder_format(Path(path)) is not None
-
-
-def converts_many(paths: list[str], from_: str | None) -> bool:
-    """True for several inputs, or one folder that no folder format reads."""
-    from bbox_lark.convert.atif.lines import is_lines_file
-
-    if len(paths) == 1 and from_ in (None, "atif") and is_lines_file(paths[0]):
-        return True  # ATIF JSON Lines: one output per trajectory
-    return len(paths) != 1 or (is_dir(paths[0]) and not reads_as_folder(paths[0], from_))
-
-
-def convert_inputs(paths: list[str], from_: str | None, *, sessions: bool = False) -> list[FoundInput]:
-    """The inputs of ``convert PATH...``: a folder a folder format reads is one input; any
-    other path is searched as ``check`` searches it (``sessions``: as ``stats`` searches it,
-    every file ``convert`` reads, each session once: :func:`bbox_lark.files.discover.discover`). Raises
-    :class:`~bbox_lark.files.config.ConfigError` for a bad configuration file met on the way."""
-    from bbox_lark.checks.workflow import find_inputs
-    from bbox_lark.files.config import Settings
-
-    inputs: list[FoundInput] = []
-    for path in paths:
-        if reads_as_folder(path, from_):  # its converter reads no configuration
-            inputs.append(FoundInput(path, Settings()))
-        else:
-            inputs.extend(find_inputs([path], sessions=sessions))
-    if from_ in (None, "atif"):
-        from bbox_lark.convert.atif.lines import expand_sessions
-
-        inputs = expand_sessions(inputs)  # ATIF JSON Lines: each trajectory, FILE#LINE
-    return inputs
-
-
-def output_name(path: str, to: str) -> str:
-    """The output's name for input ``path`` in format ``to``: the input's stem and the
-    format's first extension (a folder format: the stem alone)."""
-    from bbox_lark.convert import formats, get_format
-
-    target = get_format(to)
-    path, hash_, line = (
-        path.rpartition("#") if "#" in path and path.rpartition("#")[2].isdigit() else (path, "", "")
-    )
-    stem = Path(path).name
-    for suffix in sorted({s for f in formats() for s in f.extensions}, key=len, reverse=True):
-        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    else:
-        stem = Path(path).stem or stem
-    if hash_:
-        stem = f"{stem}-{line}"  # a trajectory of an ATIF JSON Lines file, by its line
-    if target.output == "folder" or not target.extensions:
-        return stem
-    return stem + target.extensions[0]
-
-
-def _convert_one(
-    path: str, target: Path, to: str, from_: str | None, force: bool, max_line: int, options: dict[str, Any]
-) -> Converted:
-    """One input of a many-file run (in a worker process, or here): converted to ``target``;
-    a usage problem or a bug is this input's error, never the run's end."""
-    from bbox_lark.checks.workflow import internal_error
-
-    try:
-        return convert_file(
-            path,
-            to=to,
-            from_=from_,
-            output=target,
-            force=force,
-            max_line=max_line,
-            stdout=io.StringIO(),
-            options=options,
-        )
-    except ConvertUsageError as error:
-        return Converted(path, target, error=str(error))
-    except Exception as error:  # a bug in bbox-lark: this input's result says so, the run goes on
-        return Converted(path, target, error=f"{path}: {internal_error(error).message}")
-
-
-def convert_files(
-    inputs: list[FoundInput],
-    out_dir: Path,
+def said_for(
+    done: Converted,
     *,
-    to: str,
-    from_: str | None = None,
     force: bool = False,
-    max_line: int = DEFAULT_MAX_LINE,
-    jobs: int | str | None = None,
-    options: dict[str, Any] | None = None,
-    progress: Progress | None = None,
-) -> Iterator[Converted]:
-    """Convert each input into ``out_dir`` (made when missing), one output per input named
-    by :func:`output_name`, on ``jobs`` processes (a number, or ``auto``/None: every core),
-    one result per input in the inputs' order whatever finishes first: the outputs and
-    results are those of converting each input alone.
-
-    ``inputs`` are found as ``check`` finds them (:func:`bbox_lark.checks.workflow.find_inputs`);
-    each is read by its converter, streaming. An input that cannot be used, or whose output
-    name another input already took, gets its error and the run goes on. Raises
-    :class:`ConvertUsageError` when ``out_dir`` cannot be made."""
-    chosen = dict(options or {})
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ConvertUsageError(cannot_write(out_dir, error)) from None
-    if not out_dir.is_dir():
-        raise ConvertUsageError(f"{out_dir}: is not a folder")
-    planned: list[Converted | tuple[str, Path]] = []
-    taken: dict[str, str] = {}
-    for item in inputs:
-        path = item.path
-        if item.problem is not None or item.stdin:
-            planned.append(
-                Converted(path, error=item.problem or "-: standard input is one input; convert it alone")
-            )
-            continue
-        name = output_name(path, to)
-        if name in taken:
-            message = f"{path}: its output {out_dir / name} is {taken[name]}'s already; not converted"
-            planned.append(Converted(path, error=message))
-            continue
-        taken[name] = path
-        planned.append((path, out_dir / name))
-    from bbox_lark.files.runner import file_size, run_each
-
-    def far(entry: Converted | tuple[str, Path]) -> Job | None:
-        if isinstance(entry, Converted):
-            return None
-        return _convert_one, (entry[0], entry[1], to, from_, force, max_line, chosen)
-
-    def here(entry: Converted | tuple[str, Path], pool: object) -> Converted:
-        if isinstance(entry, Converted):
-            return entry
-        return _convert_one(entry[0], entry[1], to, from_, force, max_line, chosen)
-
-    def failed(entry: Converted | tuple[str, Path], error: BaseException) -> Converted:
-        from bbox_lark.checks.workflow import internal_error
-
-        assert isinstance(entry, tuple)
-        return Converted(entry[0], entry[1], error=f"{entry[0]}: {internal_error(error).message}")
-
-    yield from run_each(
-        planned,
-        far,
-        here,
-        failed,
-        jobs=_jobs(jobs),
-        size=lambda entry: 0 if isinstance(entry, Converted) else file_size(entry[0]),
-        progress=progress,
-    )
-
-
-def _jobs(jobs: int | str | None) -> Jobs | None:
-    """``--jobs`` as a number, or ``auto``; :class:`ConvertUsageError` for anything else."""
-    if jobs is None:
-        return None
-    from bbox_lark.files.config import ConfigError, check_jobs
-    from bbox_lark.syntax.values import parse_int
-
-    number = parse_int(jobs) if isinstance(jobs, str) else jobs
-    try:
-        return check_jobs(number if number is not None else jobs, "--jobs")
-    except ConfigError as error:
-        raise ConvertUsageError(str(error)) from None
-
-
-# -- reading any format as bbox (``report``, ``stats``, ``export``, ``query``) ----------------
-
-
-def foreign_format(path: str | Path) -> str | None:
-    """The format of the file ``path`` when its name or content says it is one that
-    ``convert`` reads other than bbox (a Claude Code session, an ATIF trajectory …); None
-    for bbox, a file no format recognises, a folder or one that cannot be read (those are
-    read as bbox, and reported there)."""
-    from bbox_lark.convert import Input, detect_format
-    from bbox_lark.convert.atif.lines import session_address
-
-    if session_address(str(path)) is not None:
-        return "atif"  # FILE#LINE: a trajectory of an ATIF JSON Lines file
-    if kind_of(path) != "file":
-        return None  # a folder, standard input, a stream read once (spool it first: inputs.spooled)
-    path = Path(path)
-    try:
-        fmt = detect_format(path, Input(path).head())
-    except OSError:
-        return None
-    return None if fmt in (None, "bbox") else fmt
-
-
-def _only_trajectory(path: Path) -> Input | None:
-    """The one trajectory of an ATIF JSON Lines file; a file of several is a
-    :class:`~bbox_lark.convert.ConvertError` that says how to name one."""
-    from bbox_lark.convert import ConvertError, Input
-    from bbox_lark.convert.atif.lines import is_lines_file, trajectory_lines
-
-    if not is_lines_file(str(path)):
-        return None
-    found = [number for number, _ in trajectory_lines(Input(path))]
-    if len(found) == 1:
-        from bbox_lark.convert.atif.lines import line_input
-
-        return line_input(str(path), found[0])
-    raise ConvertError(
-        f"holds {len(found)} ATIF trajectories (one per line): name one as {path}#{found[0] if found else 1}"
-        " (stats, export and query read each)"
-    )
-
-
-@contextlib.contextmanager
-def bbox_file(
-    source: str | Path | bytes,
-    *,
-    from_: str | None = None,
-    max_line: int = DEFAULT_MAX_LINE,
-    on_skipped: Callable[[Skipped], None] | None = None,
-) -> Iterator[Path]:
-    """A bbox file holding ``source`` (a path, ``-`` for standard input, or the input's
-    bytes) in the format ``from_`` (detected as ``convert`` does when None): the file
-    itself when it is bbox, else a temporary copy (standard input, bytes) or conversion
-    (another format), removed afterwards. ``on_skipped`` is called with each record the
-    conversion could not read. Raises :class:`bbox_lark.convert.ConvertError` when the
-    format cannot be told or read."""
-    from bbox_lark.convert import Input, convert_stream, detect_format, get_format
-
-    given = None if isinstance(source, bytes) else str(source)
-    path = Path(given) if given is not None and given != "-" else None
-    from bbox_lark.convert.atif.lines import address_input
-
-    addressed = address_input(given) if given is not None and path is not None and not path.exists() else None
-    if addressed is None and path is not None and from_ in (None, "atif"):
-        addressed = _only_trajectory(path)
-    if addressed is not None:
-        source_input, path, from_ = addressed, None, from_ or "atif"
-    elif isinstance(source, bytes):
-        source_input = Input(None, source)
-    elif path is None:
-        source_input = Input(None)
-    else:
-        source_input = Input(path)
-    if from_ is not None:
-        fmt = get_format(from_).name
-    elif path is not None and is_dir(path):
-        fmt = None  # a folder format: convert_stream tells which
-    else:
-        fmt = detect_format(path, source_input.head())
-    if fmt == "bbox" and path is not None and is_regular(path):
-        yield path  # read as often as needed; a stream (a FIFO, <(…)) is copied once below
-        return
-    handle, temporary = tempfile.mkstemp(suffix=".bbox", prefix="bbox-lark-")
-    try:
-        with os.fdopen(handle, "wb") as raw:
-            if fmt == "bbox":
-                for chunk in source_input.chunks():
-                    raw.write(chunk)
-            else:
-                text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
-                # Every caller parses the file with every check (the secrets' too): the
-                # conversion's own scan would only count them a second time.
-                conversion = convert_stream(
-                    source_input, text, to="bbox", from_=fmt, max_line=max_line, check=False, scan=False
-                )
-                text.flush()
-                text.detach()
-                if on_skipped is not None:
-                    for skipped in conversion.skipped:
-                        on_skipped(skipped)
-        yield Path(temporary)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    quiet: bool = False,
+    report: bool = False,
+    report_json: Path | None = None,
+    alone: bool = True,
+) -> tuple[Said, ...]:
+    """What ``convert`` says on standard error about one result, in order, after the input's
+    findings (which the command shows as ``check`` does): why nothing was written, the
+    provider credentials (never the key), the whole fidelity report (``report``) or its
+    losses and skipped records (unless ``quiet``), the report as JSON (``report_json`` ``-``),
+    where the output went (``alone``: a conversion of one input), and the warnings ``quiet``
+    never silences: errors it was written despite, records skipped, secrets carried over."""
+    shown, verdict = done.shown, done.verdict
+    if done.error is not None:
+        return (Said(done.error, "error"),)
+    if done.output is not None and verdict.refused:
+        return (verdict.said(shown),)
+    kept = "" if done.secrets_refused else " (kept: --keep-secrets)"
+    said = [Said(line + kept) for line in done.credentials]
+    if done.secrets_refused:
+        return (*said, credentials_refused(shown))
+    if report:
+        said.extend([Said(done.report[:-1])] if done.report else [])
+    elif not quiet:
+        said.extend(Said(f"{shown}: {loss}") for loss in done.notes.losses)
+        said.extend(Said(skipped) for skipped in done.notes.skipped)
+    if done.report_error is not None:
+        return (*said, Said(done.report_error, "error"))
+    if report_json is not None and str(report_json) == "-":
+        said.append(Said(json.dumps(done.report_data, indent=2)))
+    if alone and done.output is not None:
+        said.append(Said(f"wrote {done.output} ({done.source} → {done.target})"))
+    if verdict.refusing:
+        what = "written anyway (--force)" if force else "converted anyway; it cannot be read faithfully"
+        said.append(Said(f"{shown}: {len(verdict.refusing)} error(s); {what}", "!"))
+    if done.notes.skipped:
+        said.append(Said(f"{shown}: {len(done.notes.skipped)} record(s) skipped", "!"))
+    if done.notes.secrets:  # a secret must not leave unnoticed
+        said.append(Said(f"{shown}: {done.notes.secrets}", "!"))
+    return tuple(said)
 
 
 __all__ = [
@@ -608,9 +431,8 @@ __all__ = [
     "Notes",
     "bbox_file",
     "convert_file",
-    "convert_files",
     "foreign_format",
-    "output_name",
+    "said_for",
     "target_format",
     "write_report",
 ]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bbox_lark._classes import dataclass
 from bbox_lark.files.config import Settings
+from bbox_lark.files.said import Said
 from bbox_lark.syntax.nodes import Diagnostic
 
 #: The errors that make ``fmt``, ``fix`` and ``convert`` refuse a file, and why.
@@ -62,6 +63,13 @@ class WriteVerdict:
     def exit_code(self) -> int:
         """1 when refused, else 0."""
         return 1 if self.refused else 0
+
+    def said(self, shown: str, what: str = "not written") -> Said:
+        """The line for the file ``shown`` when it is refused (``what``: not written, not
+        formatted ...), as every writing command says it."""
+        return Said(
+            f"{shown}: {len(self.refusing)} error(s); {what} (fix them first, or pass --force)", "refused"
+        )
 
 
 def write_verdict(

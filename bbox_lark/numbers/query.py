@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.errors import QueryError as QueryError  # its home is bbox_lark.errors
+from bbox_lark.files.said import Said, unreadable
 from bbox_lark.numbers.tables import TABLE_NAMES, arrow_table, empty_columns, need
 
 if TYPE_CHECKING:
@@ -40,6 +41,15 @@ class QueryResult:
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
     unreadable: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """``query``'s exit code: 2 when an input could not be read, else 0."""
+        return 2 if self.unreadable else 0
+
+    def said(self) -> tuple[Said, ...]:
+        """What ``query`` says on standard error: each input that could not be read, and why."""
+        return tuple(unreadable(path, why) for path, why in self.unreadable)
 
     def to_json(self) -> list[dict[str, Any]]:
         """The rows as JSON objects, column name to value (:func:`to_json_value`)."""

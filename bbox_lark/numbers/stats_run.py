@@ -1,6 +1,7 @@
 """``stats`` over many files, on all cores: each input read, parsed and counted
 (:func:`bbox_lark.numbers.stats.compute_stats`) in input order, in worker processes when the run is
-large enough, through the one runner (:func:`bbox_lark.files.runner.run_each`)."""
+large enough, through the one runner (:func:`bbox_lark.files.runner.run_each`);
+:func:`stats_paths` is the whole command (what it shows, its JSON and its exit code)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.runner import Job, Jobs, Progress, file_size, run_each
+from bbox_lark.files.said import Said, errors_note
 from bbox_lark.numbers.stats import Stats, StatsCounter
 from bbox_lark.syntax.nodes import Diagnostic, Line
 from bbox_lark.syntax.parser import Head, NodeStream
@@ -181,3 +184,85 @@ def stats_inputs(
         size=lambda item: file_size(item.path),
         progress=progress,
     )
+
+
+# -- the command: stats PATH... ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One input of a ``stats`` run as the command shows it: what is said before its table,
+    the table's statistics (None: not counted), what is said after it."""
+
+    #: The input as shown (``<stdin>`` for standard input; undecodable bytes escaped).
+    path: str
+    stats: Stats | None = None
+    before: tuple[Said, ...] = ()
+    after: tuple[Said, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StatsRun:
+    """What ``stats`` shows: each input (:class:`Shown`, in order), the totals over several
+    files (None for one file named, or none counted), the JSON (``--json``; None when the
+    run stopped at an input that could not be read) and the exit code."""
+
+    shown: tuple[Shown, ...]
+    total: Stats | None
+    json: dict[str, Any] | None
+    exit_code: int
+
+
+def stats_paths(
+    paths: list[str], *, jobs: str | int | None = None, progress: Progress | None = None, **options: Any
+) -> StatsRun:
+    """``bbox-lark stats PATH...``: the inputs found as ``stats`` finds them (every file
+    ``convert`` reads, each session once; ``options`` as :func:`bbox_lark.checks.workflow.find_inputs`
+    takes them), counted on ``jobs`` processes (None: the configuration's ``jobs``). One file
+    named that cannot be read ends the run (exit 2); over several, the others are counted.
+    Raises :class:`~bbox_lark.files.config.ConfigError` for a bad option or configuration."""
+    from bbox_lark.checks.workflow import find_inputs
+    from bbox_lark.convert.atif.lines import expand_sessions
+    from bbox_lark.files.config import cli_overrides
+    from bbox_lark.files.discover import names_one_file
+    from bbox_lark.numbers.stats import combine_stats, stats_run_json
+    from bbox_lark.syntax.source import shown_text
+
+    inputs = expand_sessions(find_inputs(paths, sessions=True, **options))  # a session per trajectory
+    chosen = cli_overrides(jobs=jobs).jobs
+    if chosen is None and inputs:  # the configuration's `jobs`, as `check` reads it
+        chosen = inputs[0].settings.jobs
+    one_file = names_one_file(paths)
+    code, shown = 0, []
+    counted: list[tuple[str, Stats]] = []
+    unreadable: list[dict[str, str]] = []
+    merged: list[dict[str, str]] = []
+    for item in list(stats_inputs(inputs, jobs=chosen, progress=progress)):
+        path = shown_text("<stdin>" if item.path == "-" else item.path)
+        if item.counted_in is not None:  # each session once, and said so
+            into, why = shown_text(item.counted_in), item.counted_why or ""
+            shown.append(Shown(path, before=(Said(f"{path}: counted once, in {into} ({item.counted_why})"),)))
+            merged.append({"path": path, "counted_in": into, "why": why})
+            continue
+        code = max(code, item.exit_code)
+        if item.stats is None:
+            problem = item.problem or "unreadable"
+            shown.append(Shown(path, before=(Said(problem, "error"),)))
+            if one_file:
+                return StatsRun(tuple(shown), None, None, 2)
+            unreadable.append({"path": path, "error": shown_text(problem)})
+            continue
+        counted.append((path, item.stats))
+        shown.append(Shown(path, item.stats, _notes(item, path), errors_note(item.errors, path)))
+    total = combine_stats([stats for _, stats in counted]) if counted and not one_file else None
+    return StatsRun(tuple(shown), total, stats_run_json(counted, unreadable, merged), code)
+
+
+def _notes(item: FileStats, path: str) -> tuple[Said, ...]:
+    """What ``stats`` says before an input's table: the format it was read as, the records
+    its conversion skipped (not counted)."""
+    said = [Said(f"{path}: read as {item.read_as} (converted to bbox first)")] if item.read_as else []
+    said.extend(Said(record) for record in item.skipped)
+    if item.skipped:
+        said.append(Said(f"{path}: {len(item.skipped)} record(s) skipped (not counted)", "!"))
+    return tuple(said)

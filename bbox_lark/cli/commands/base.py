@@ -17,7 +17,7 @@ from bbox_lark.cli.console import (
     MAX_LINE,
     out,
     print_error,
-    print_marked,
+    say,
 )
 from bbox_lark.cli.options import (
     Group,
@@ -128,6 +128,4 @@ Jobs = Annotated[
 
 def print_refused(shown: str, verdict: "WriteVerdict", what: str) -> None:
     """The line for an input the write policy refused (``what``: not written, ...)."""
-    print_marked(
-        "[red]✗[/] ", f"{shown}: {len(verdict.refusing)} error(s); {what} (fix them first, or pass --force)"
-    )
+    say((verdict.said(shown, what),))

@@ -11,11 +11,9 @@ from bbox_lark.cli.console import (
     EXIT_FINDINGS,
     EXIT_OK,
     ProgressBar,
-    err,
     errors_exit,
     isatty,
     out,
-    print_error,
     print_marked,
     run_check,
     safe,
@@ -39,7 +37,6 @@ from bbox_lark.cli.commands.base import (
     MaxLine,
     app,
     fail_usage,
-    find_inputs_or_exit,
     max_line_option,
 )
 
@@ -127,72 +124,23 @@ def stats(
 ) -> None:
     """Count lines, events, calls and their outcomes, steps, ids, blobs, redactions, usage
     and cost (stated, and estimated); over several files, each file and the totals."""
-    from bbox_lark.cli.render import stats_group
-    from bbox_lark.convert.atif.lines import expand_sessions
-    from bbox_lark.files.config import cli_overrides
-    from bbox_lark.files.discover import names_one_file
-    from bbox_lark.numbers.stats import Stats, combine_stats, stats_run_json
-    from bbox_lark.numbers.stats_run import stats_inputs
+    from bbox_lark.cli.render import render_stats
+    from bbox_lark.numbers.stats_run import stats_paths
 
-    inputs = find_inputs_or_exit(
-        paths,
-        sessions=True,
-        config=config,
-        isolated=isolated,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        max_line=max_line,
-    )
-    inputs = expand_sessions(inputs)  # ATIF JSON Lines: a session per trajectory
-    jobs_value = cli_overrides(jobs=jobs).jobs
-    if jobs_value is None and inputs:  # the configuration's `jobs`, as `check` reads it
-        jobs_value = inputs[0].settings.jobs
-    one_file = names_one_file(paths)
-    code = EXIT_OK
-    results: list[tuple[str, Stats]] = []
-    unreadable: list[dict[str, str]] = []
-    merged: list[dict[str, str]] = []
     bar = ProgressBar(enabled=isatty(sys.stderr) and (as_json or not isatty(sys.stdout)), verb="counting")
     with bar:
-        found = list(stats_inputs(inputs, jobs=jobs_value, progress=bar.update))
-    for item in found:
-        shown = safe("<stdin>" if item.path == "-" else item.path)
-        if item.counted_in is not None:  # each session once, and said so
-            into = safe(item.counted_in)
-            err.print(f"{shown}: counted once, in {into} ({item.counted_why})", markup=False)
-            merged.append({"path": shown, "counted_in": into, "why": item.counted_why or ""})
-            continue
-        if item.stats is None:
-            problem = item.problem or "unreadable"
-            if one_file:
-                raise fail_usage(problem)
-            print_error(problem)
-            unreadable.append({"path": shown, "error": safe(problem)})
-            code = max(code, item.exit_code)
-            continue
-        results.append((shown, item.stats))
-        if item.read_as is not None:  # as report says it: counted through its bbox form
-            err.print(f"{shown}: read as {item.read_as} (converted to bbox first)", markup=False)
-        for record in item.skipped:
-            err.print(safe(record), markup=False)
-        if item.skipped:
-            err.print(f"! {shown}: {len(item.skipped)} record(s) skipped (not counted)", markup=False)
-        if not as_json:
-            if len(results) > 1:
-                out.print()
-            out.print(stats_group(item.stats, shown))
-        errors_exit(item.errors, shown)  # the note on stderr
-        code = max(code, item.exit_code)
-    if as_json:  # one shape for one file or many (docs/schema/stats.schema.json)
-        write_json(stats_run_json(results, unreadable, merged))
-    elif results and not one_file:
-        out.print()
-        out.print(
-            stats_group(
-                combine_stats([result for _, result in results]), f"{len(results)} file(s)", title="Total"
-            )
+        run = stats_paths(
+            paths,
+            jobs=jobs,
+            progress=bar.update,
+            config=config,
+            isolated=isolated,
+            exclude=exclude,
+            extend_exclude=extend_exclude,
+            max_line=max_line,
         )
-    raise typer.Exit(code)
+    render_stats(run, as_json=as_json)
+    raise typer.Exit(run.exit_code)
 
 
 @app.command()

@@ -8,15 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bbox_lark.cli.console import (
-    EXIT_OK,
-    EXIT_USAGE,
     ProgressBar,
     err,
     isatty,
     out,
-    print_error,
-    print_marked,
     safe,
+    say,
     write_json,
     write_out,
 )
@@ -82,6 +79,7 @@ def export_command(
     CSV, one file per table). A file that cannot be read still gets its sessions row; exit 1
     when a file was not read faithfully or holds a provider credential (not exported without
     --redact or --keep-secrets), 2 when one could not be read."""
+    from bbox_lark.files.said import credentials_refused, unreadable
     from bbox_lark.numbers.export import export_tables
 
     resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
@@ -99,18 +97,13 @@ def export_command(
             )
     except OSError as error:
         raise fail_usage(f"{output}: cannot write: {error.strerror or error}") from None
-    for path, why in summary.unreadable:
-        print_error(why if why.startswith(path) else f"{path}: {why}")
+    say(unreadable(path, why) for path, why in summary.unreadable)
     for path, why in (*summary.crashed, *summary.failed):
         err.print(f"! {safe(path)}: {safe(why)}", markup=False)
     for path, credentials in summary.refused:
         for line in credentials:
             err.print(f"{safe(path)}:{line}", markup=False)
-        print_marked(
-            "[red]✗[/] ",
-            f"{safe(path)}: holds provider credentials (S001); not exported (--redact"
-            " replaces them, --keep-secrets exports them as they are)",
-        )
+        say((credentials_refused(path, "exported", "exports"),))
     err.print(safe(summary.line()), markup=False)
     raise typer.Exit(summary.exit_code)
 
@@ -147,8 +140,7 @@ def query_command(
 
     resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
     result = query_inputs(find_inputs(paths, resolver), sql, jobs=resolver.for_path("-").jobs)
-    for path, why in result.unreadable:
-        print_error(why if why.startswith(path) else f"{path}: {why}")
+    say(result.said())
     if output_format is QueryFormat.json:
         write_json(result.to_json())
     elif output_format is QueryFormat.csv:
@@ -160,4 +152,4 @@ def query_command(
         for row in result.rows:
             table.add_row(*("" if value is None else safe(str(value)) for value in row))
         out.print(table)
-    raise typer.Exit(EXIT_USAGE if result.unreadable else EXIT_OK)
+    raise typer.Exit(result.exit_code)

@@ -1,5 +1,5 @@
-"""Lightbox sessions (``../shared/spec/lightbox-event-format.md``): the hash chain, verified and
-written.
+"""Lightbox sessions (``../shared/spec/lightbox-event-format.md``): the hash chain, verified
+(written: :mod:`bbox_lark.convert.lightbox.session`, whose names this module still answers to).
 
 A Lightbox session is a folder holding ``events.jsonl`` (one JSON object a line, each event
 hash-chained to the one before it) and ``meta.json``. :func:`verify` checks a session the way
@@ -15,60 +15,38 @@ statuses and exit codes, with the first bad line, its invocation id and why
   field, ...);
 - ``NOT_FOUND`` (4): no such session folder or events file.
 
-Canonical form (the spec's rules, as the reference computes them): keys sorted at every
-level, no whitespace, UTF-8 without ASCII escaping (stored lines may be ASCII-escaped: the
-hash is over the canonical form, not the stored bytes), no floats. An event's hash covers
-every field of the stored line except ``hash`` itself, so a field added to a line is
-tampering.
-
 The chain has no anchor at its head in the format: deleting the last events leaves a valid,
 shorter chain. Sessions written by :func:`write_session` record their head in
 ``meta.json`` under :data:`ANCHOR_KEY` (a key the reference ignores), and :func:`verify`
 reports a chain shorter than its anchor as truncated.
 
-This module imports nothing heavy (no Lark, YAML, Rich or Typer) and nothing else of bbox_lark
-at import time.
+This module imports nothing heavy (no Lark, YAML, Rich or Typer) and, of bbox_lark, only the
+session's files and hashes (:mod:`~bbox_lark.convert.lightbox.session`) and ``files.inputs``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from bbox_lark.files.inputs import exists, is_dir, is_regular, kind_of, why_not
-
-#: The ``schema_version`` this module reads and writes.
-SCHEMA_VERSION = "1"
-
-#: The ``meta.json`` key holding a session's anchor: ``{"head": <hash of the last event, or
-#: null>, "events": <number of events>}``. Written by :func:`write_session`; the reference
-#: ignores keys it does not know.
-ANCHOR_KEY = "bbox_lark_anchor"
-
-#: The ``lightbox_version`` :func:`write_session` puts in ``meta.json``: the reference release
-#: whose format it writes (and whose ``verify`` accepts the result).
-LIGHTBOX_VERSION = "0.1.0"
-
-#: The fields every event must have (the reference's reader raises on a missing one; it
-#: defaults ``schema_version``, which the spec says writers must never omit).
-REQUIRED_FIELDS = (
-    "schema_version",
-    "session_id",
-    "invocation_id",
-    "tool",
-    "input",
-    "output",
-    "status",
-    "timestamp_start",
-    "timestamp_end",
-    "prev_hash",
-    "hash",
+from bbox_lark.convert.lightbox.session import (
+    ANCHOR_KEY,
+    LIGHTBOX_VERSION,
+    REQUIRED_FIELDS,
+    SCHEMA_VERSION,
+    CanonicalizationError,
+    canonical_json,
+    canonical_text,
+    chain,
+    event_hash,
+    events_file,
+    meta_file,
+    write_session,
 )
 
 #: The optional fields of an event (the spec's table, in its order).
@@ -83,8 +61,6 @@ OPTIONAL_FIELDS = (
     "retry_of",
 )
 
-_EVENTS = "events.jsonl"
-_META = "meta.json"
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -96,163 +72,6 @@ class Status(IntEnum):
     TRUNCATED = 2
     PARSE_ERROR = 3
     NOT_FOUND = 4
-
-
-class CanonicalizationError(ValueError):
-    """A value that has no canonical form: a float (the spec prohibits them), a key that is
-    not a string, a type JSON does not have, or text that is not encodable as UTF-8."""
-
-
-# -- canonical form and hashes -----------------------------------------------------------
-
-
-def canonical_json(obj: Any) -> str:
-    """The spec's canonical JSON text of ``obj``: keys sorted at every level, separators
-    ``,`` and ``:`` without spaces, non-ASCII characters as themselves (``ensure_ascii`` off),
-    no Unicode normalization.
-
-    Raises :class:`CanonicalizationError` for a float (NaN and infinities included), a
-    mapping key that is not a string, or a value of a type JSON does not have.
-    """
-    _check_canonical(obj, "")
-    return _dumps(obj)
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def _check_canonical(obj: Any, path: str) -> None:
-    if obj is None or isinstance(obj, str | int):  # bool is an int
-        return
-    if isinstance(obj, float):
-        raise CanonicalizationError(
-            f"{_where(path)}: float {obj!r}: floats are prohibited; write decimals as strings"
-        )
-    if isinstance(obj, Mapping):
-        for key, value in obj.items():
-            if not isinstance(key, str):
-                raise CanonicalizationError(f"{_where(path)}: key {key!r} is not a string")
-            _check_canonical(value, f"{path}.{key}" if path else key)
-        return
-    if isinstance(obj, list | tuple):
-        for index, value in enumerate(obj):
-            _check_canonical(value, f"{path}[{index}]")
-        return
-    raise CanonicalizationError(f"{_where(path)}: {type(obj).__name__} is not a JSON value")
-
-
-def _where(path: str) -> str:
-    return f"at {path}" if path else "the value"
-
-
-def _digest(canonical: str) -> str:
-    try:
-        data = canonical.encode("utf-8")
-    except UnicodeEncodeError as error:
-        bad = canonical[error.start]
-        raise CanonicalizationError(
-            f"text holds U+{ord(bad):04X}, a lone surrogate, which UTF-8 cannot encode"
-        ) from None
-    return hashlib.sha256(data).hexdigest()
-
-
-def event_hash(event: Mapping[str, Any], prev_hash: str | None) -> str:
-    """The spec's hash of ``event`` chained after ``prev_hash`` (None for the first event):
-    SHA-256, in lowercase hex, of the canonical JSON of every field but ``hash``, with
-    ``prev_hash`` set to the value given.
-
-    Raises :class:`CanonicalizationError` when the event has no canonical form.
-    """
-    fields = {key: value for key, value in event.items() if key != "hash"}
-    fields["prev_hash"] = prev_hash
-    return _digest(canonical_json(fields))
-
-
-def chain(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """New events, in order, with ``prev_hash`` and ``hash`` filled in: the first event's
-    ``prev_hash`` is None, every other's the hash of the one before. Any ``prev_hash`` or
-    ``hash`` already present is replaced.
-
-    Raises :class:`CanonicalizationError` (naming the event by its 0-based index) when an
-    event has no canonical form.
-    """
-    chained: list[dict[str, Any]] = []
-    prev: str | None = None
-    for index, event in enumerate(events):
-        linked = {key: value for key, value in event.items() if key != "hash"}
-        linked["prev_hash"] = prev
-        try:
-            linked["hash"] = prev = event_hash(linked, prev)
-        except CanonicalizationError as error:
-            raise CanonicalizationError(f"event {index}: {error}") from None
-        chained.append(linked)
-    return chained
-
-
-# -- writing ------------------------------------------------------------------------------
-
-
-def write_session(
-    directory: str | Path,
-    events: Iterable[Mapping[str, Any]],
-    meta: Mapping[str, Any] | None = None,
-    *,
-    overwrite: bool = False,
-) -> list[dict[str, Any]]:
-    """Write a session the reference reads and verifies: ``directory/events.jsonl`` (the
-    events chained with :func:`chain`, one line each, keys sorted, ASCII-escaped as the
-    reference writes them) and ``directory/meta.json``, which records the chain's head
-    under :data:`ANCHOR_KEY`. Both files are written atomically; the folder is created.
-
-    ``events`` need every field of :data:`REQUIRED_FIELDS` but ``prev_hash`` and ``hash``
-    (``schema_version`` defaults to ``"1"``). ``meta`` adds to or overrides the defaults:
-    ``session_id`` (the first event's), ``schema_version``, ``lightbox_version``
-    (:data:`LIGHTBOX_VERSION`) and ``created_at`` (the first event's ``timestamp_start``, so
-    the same events give the same bytes; now when there are none).
-
-    Returns the chained events. Raises :class:`ValueError` (:class:`CanonicalizationError`
-    included) for an event without a required field or without a canonical form, or a
-    session without a ``session_id``; :class:`FileExistsError` when ``events.jsonl`` exists
-    and ``overwrite`` is false; :class:`OSError` when a file cannot be written.
-    """
-    from bbox_lark.files.atomic import write_atomic
-
-    prepared: list[dict[str, Any]] = []
-    for index, event in enumerate(events):
-        if not isinstance(event, Mapping):
-            raise ValueError(f"event {index}: not a mapping but {type(event).__name__}")
-        filled = {"schema_version": SCHEMA_VERSION, **event}
-        missing = [name for name in REQUIRED_FIELDS[:-2] if name not in filled]
-        if missing:
-            raise ValueError(f"event {index}: missing required field(s): {', '.join(missing)}")
-        prepared.append(filled)
-    chained = chain(prepared)
-
-    document: dict[str, Any] = {
-        "session_id": chained[0]["session_id"] if chained else None,
-        "schema_version": SCHEMA_VERSION,
-        "lightbox_version": LIGHTBOX_VERSION,
-        "created_at": chained[0]["timestamp_start"] if chained else _now(),
-    }
-    document.update(meta or {})
-    if not isinstance(document.get("session_id"), str) or not document["session_id"]:
-        raise ValueError("no session_id: give it in meta (a session without events has none)")
-    document[ANCHOR_KEY] = {"head": chained[-1]["hash"] if chained else None, "events": len(chained)}
-
-    folder = Path(directory)
-    events_path = folder / _EVENTS
-    if events_path.exists() and not overwrite:
-        raise FileExistsError(f"{events_path}: already exists (pass overwrite=True to replace it)")
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = "".join(json.dumps(e, sort_keys=True, separators=(",", ":")) + "\n" for e in chained)
-    write_atomic(events_path, lines.encode("ascii"))
-    write_atomic(folder / _META, (json.dumps(document, indent=2) + "\n").encode("ascii"))
-    return chained
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 # -- verifying ----------------------------------------------------------------------------
@@ -331,41 +150,6 @@ class Verification:
             "anchor": self.anchor.to_json() if self.anchor else None,
             "notes": list(self.notes),
         }
-
-
-def events_file(path: str | Path) -> tuple[Path | None, str | None]:
-    """The events file of ``path`` (a session folder or an events file) and, when there is
-    none, why not."""
-    given = Path(path)
-    if is_dir(given):
-        candidate = given / _EVENTS
-        if is_regular(candidate):
-            return candidate, None
-        if exists(candidate):
-            return None, f"{candidate}: is not a file"
-        try:
-            others = sorted(p.name for p in given.glob("*.events.jsonl"))
-        except OSError:
-            others = []
-        hint = f" (found {', '.join(others[:3])}: give the file)" if others else ""
-        return None, f"{given}: no {_EVENTS} in this folder{hint}"
-    kind = kind_of(given)
-    if kind in ("file", "stream"):  # a stream (a FIFO, <(…)) is read once
-        return given, None
-    if kind == "missing":
-        return None, f"{given}: no such file or folder"
-    return None, why_not(given) or f"{given}: not a file or folder"
-
-
-def meta_file(events_path: Path) -> Path | None:
-    """The ``meta.json`` beside an events file: ``meta.json`` for ``events.jsonl``,
-    ``NAME.meta.json`` for ``NAME.events.jsonl``; None for any other name."""
-    name = events_path.name
-    if name == _EVENTS:
-        return events_path.with_name(_META)
-    if name.endswith("." + _EVENTS):
-        return events_path.with_name(name[: -len(_EVENTS)] + _META)
-    return None
 
 
 def verify(path: str | Path) -> Verification:
@@ -538,7 +322,7 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], str]:
         raise _BadLine(f"missing required field(s): {', '.join(missing)}", event)
     fields = {key: value for key, value in event.items() if key != "hash"}
     try:
-        canonical = _dumps(fields)
+        canonical = canonical_text(fields)
         canonical.encode("utf-8")
     except UnicodeEncodeError:
         raise _BadLine(
@@ -762,3 +546,25 @@ def _check_anchor(
             " (events were appended after it was written)"
         )
     return None
+
+
+__all__ = [
+    "ANCHOR_KEY",
+    "LIGHTBOX_VERSION",
+    "OPTIONAL_FIELDS",
+    "REQUIRED_FIELDS",
+    "SCHEMA_VERSION",
+    "Anchor",
+    "CanonicalizationError",
+    "Status",
+    "Verification",
+    "canonical_json",
+    "chain",
+    "event_hash",
+    "events_file",
+    "meta_file",
+    "verify",
+    "verify_bytes",
+    "verify_lines",
+    "write_session",
+]

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from bbox_lark.convert.base import ConvertError, Format, Option, WriteContext, flatten
 from bbox_lark.convert.otlp.encode import MISSING_EXTRA, MissingOtelExtra, to_json, to_protobuf
-from bbox_lark.convert.otlp.spans import Span, SpanBuilder, session_spans, trace_id_for
+from bbox_lark.convert.otlp.parts import Span, trace_id_for
+from bbox_lark.convert.otlp.spans import SpanBuilder, session_spans
 from bbox_lark.convert.otlp.tables import BATCH_SPANS, EXPORT_MAPPING, MAX_ATTRIBUTE_CHARS, SEMCONV_VERSION
 from bbox_lark.syntax.nodes import Head
 

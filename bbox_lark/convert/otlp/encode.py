@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bbox_lark.convert.otlp.spans import AttributeValue, Span
+from bbox_lark.convert.otlp.parts import AttributeValue, Span
 from bbox_lark.convert.otlp.tables import SCHEMA_URL, SCOPE_NAME, SERVICE_NAME
 from bbox_lark.errors import MissingExtraError
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bbox_lark.errors import ConfigError, WriteError
+from bbox_lark.files.said import Said
 
 #: How many times a request is retried on 429/502/503/504 or a failed connection.
 RETRIES = 5
@@ -76,6 +77,22 @@ class Sent:
             return 2
         return 1 if self.refused or self.skipped else 0
 
+    def said(self) -> tuple[Said, ...]:
+        """What ``send`` says about this input: why it could not be sent, the records
+        skipped, the requests refused (the first one's answer), and what was sent."""
+        path = "<stdin>" if self.path == "-" else self.path
+        if self.error is not None:
+            return (Said(self.error, "error"),)
+        said = [Said(line, "!") for line in self.skipped]
+        if self.refused:
+            more = f" (and {len(self.refused) - 1} more request(s))" if len(self.refused) > 1 else ""
+            said.append(Said(f"{path}: refused: {self.refused[0]}{more}", "refused"))
+        if self.requests or not self.refused:
+            retried = f", {self.retries} retried" if self.retries else ""
+            what = f"{self.spans} span(s) of {self.sessions} session(s) in {self.requests} request(s)"
+            said.append(Said(f"{path}: {what}{retried}", "done"))
+        return tuple(said)
+
 
 @dataclass(slots=True)
 class SendResult:
@@ -92,6 +109,11 @@ class SendResult:
         if self.unreachable is not None:
             codes.append(1)
         return max(codes, default=0)
+
+    def said(self) -> tuple[Said, ...]:
+        """What ``send`` says at the end: why it stopped early, if it did (each input's own
+        lines are :meth:`Sent.said`, said as it is sent)."""
+        return () if self.unreachable is None else (Said(self.unreachable, "error"),)
 
 
 def parse_headers(text: str) -> dict[str, str]:
@@ -245,6 +267,30 @@ def _span_count(body: bytes) -> int:
     return sum(len(scope.spans) for spans in request.resource_spans for scope in spans.scope_spans)
 
 
+def send_sessions(
+    paths: Iterable[str],
+    *,
+    endpoint: str | None = None,
+    headers: Iterable[str] = (),
+    from_: str | None = None,
+    content: bool = False,
+    retries: int = RETRIES,
+    timeout: float = TIMEOUT,
+    on_sent: Callable[[Sent], None] | None = None,
+) -> SendResult:
+    """``bbox-lark send``: :func:`send_paths` to the endpoint given (or the environment's:
+    :func:`resolve_endpoint`) with the headers given as ``KEY=VALUE`` added to the
+    environment's (:func:`resolve_headers`). Raises :class:`SendUsageError` for a bad endpoint,
+    header, ``retries`` (below 0) or ``timeout`` (0 or less)."""
+    url = resolve_endpoint(endpoint)
+    chosen = resolve_headers(headers)
+    if retries < 0 or timeout <= 0:
+        raise SendUsageError("--retries must be 0 or more and --timeout more than 0")
+    return send_paths(
+        paths, url, chosen, from_=from_, content=content, retries=retries, timeout=timeout, on_sent=on_sent
+    )
+
+
 def send_paths(
     paths: Iterable[str],
     endpoint: str,
@@ -262,7 +308,7 @@ def send_paths(
     and :class:`SendUsageError` for inputs that cannot be found."""
     from bbox_lark.convert import ConvertError, Input, RefusedInputError, convert_stream
     from bbox_lark.convert.atif.lines import split_sessions
-    from bbox_lark.convert.files import convert_inputs
+    from bbox_lark.convert.many import convert_inputs
     from bbox_lark.convert.otlp.encode import load_proto
 
     load_proto()

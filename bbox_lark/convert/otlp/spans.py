@@ -4,7 +4,8 @@
 out each :class:`Span` as soon as it ends: a call's span at its completion, a model
 response's span when the next response of its thread begins, a subagent's span when the call
 that launched it completes, the root span last. What it holds meanwhile is the open calls,
-one response per thread and one span per open thread. The mapping is in :mod:`.tables`
+one response per thread and one span per open thread. The parts (the span record, the clock,
+ids, the usage attributes) are in :mod:`.parts`, the mapping in :mod:`.tables`
 (``docs/formats/otel.md``). Nothing here needs ``opentelemetry-proto``: :mod:`.encode` turns
 spans into OTLP messages.
 """
@@ -14,15 +15,25 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
 from decimal import Decimal
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from bbox_lark.convert.otlp.parts import (
+    SYNTHETIC_BASE_NS,
+    AttributeValue,
+    Clock,
+    Open,
+    Span,
+    cut,
+    estimate,
+    trace_id_for,
+    usage_attributes,
+)
 from bbox_lark.convert.otlp.tables import (
+    AGENT_KEYS,
+    HEADER_KEYS,
     KIND_INTERNAL,
-    MAX_ATTRIBUTE_CHARS,
+    LAUNCHERS,
     OUTCOME_STATUS,
     RESPONSE_BREAKS,
     RESPONSE_KINDS,
@@ -35,116 +46,10 @@ from bbox_lark.numbers.outcomes import call_outcome
 from bbox_lark.numbers.usage import Usage, line_usage, read_totals
 from bbox_lark.syntax.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key, is_start
 from bbox_lark.syntax.nodes import Continuation, Event
-from bbox_lark.syntax.values import parse_elapsed, parse_timestamp
 
 if TYPE_CHECKING:
     from bbox_lark.convert.base import Fidelity
     from bbox_lark.syntax.nodes import Head
-
-#: Where the clock starts when a session states no time at all (2000-01-01T00:00:00Z), in ns.
-SYNTHETIC_BASE_NS = 946_684_800 * 10**9
-#: How far a line without a time is put after the line before it.
-SYNTHETIC_STEP_NS = 1_000_000
-#: Header keys whose value names the agent (the root span's name), first found wins.
-AGENT_KEYS = ("agent", "runner", "client", "slug")
-#: Header keys copied to the root span as ``bbox.header.KEY`` (short scalars only).
-HEADER_KEYS = ("repo_sha", "branch", "cwd", "model", "agent", "runner", "version", "client_version", "format")
-#: Tool names that launch a subagent in Claude Code logs (their thread's spans go under them).
-LAUNCHERS = frozenset({"Task", "Agent", "task", "agent"})
-
-AttributeValue = str | int | float | bool
-
-
-@dataclass(slots=True)
-class Span:
-    """One span, ready to encode: ids are raw bytes (16 for the trace, 8 for a span)."""
-
-    span_id: bytes
-    parent_id: bytes
-    name: str
-    kind: int
-    start_ns: int
-    end_ns: int
-    attributes: dict[str, AttributeValue] = field(default_factory=dict)
-    status: int = STATUS_UNSET
-    status_message: str = ""
-    #: The source line it came from (0 for the root).
-    line: int = 0
-
-
-def cut(text: str, limit: int = MAX_ATTRIBUTE_CHARS) -> str:
-    """``text`` at most ``limit`` characters long: a longer one is cut and says how much."""
-    if len(text) <= limit:
-        return text
-    marker = f"…[cut {len(text) - limit} chars]"
-    return text[: max(0, limit - len(marker))] + marker
-
-
-def trace_id_for(key: str) -> bytes:
-    """The trace id of a session: the first 16 bytes of SHA-256 of its key."""
-    return hashlib.sha256(b"bbox-lark/otlp trace\0" + key.encode("utf-8", "surrogatepass")).digest()[:16]
-
-
-def _ns(moment: datetime) -> int:
-    return int(moment.timestamp()) * 10**9 + moment.microsecond * 1000
-
-
-class Clock:
-    """The time of each line: its ``ts=``, a ``# t=`` mark after the first known time, else
-    the last time plus :data:`SYNTHETIC_STEP_NS` (synthetic). Never goes back."""
-
-    __slots__ = ("_anchor", "now", "synthetic_lines")
-
-    def __init__(self) -> None:
-        self.now: int | None = None
-        self._anchor: int | None = None
-        self.synthetic_lines = 0
-
-    def at(self, event: Event) -> tuple[int, bool]:
-        """The line's time in ns since the epoch and whether it is synthetic."""
-        real: int | None = None
-        ts = event.ts
-        if ts is not None:
-            moment = parse_timestamp(ts)
-            if moment is not None:
-                real = _ns(moment)
-                if self._anchor is None:
-                    self._anchor = real
-        elif event.kind == "comment" and event.name == "elapsed":
-            seconds = parse_elapsed(str(event.fields.get("t", "")))
-            if seconds is not None and self._anchor is not None:
-                real = self._anchor + seconds * 10**9
-        if real is not None:
-            self.now = real if self.now is None else max(real, self.now)
-            return self.now, False
-        self.now = (SYNTHETIC_BASE_NS if self.now is None else self.now) + SYNTHETIC_STEP_NS
-        self.synthetic_lines += 1
-        return self.now, True
-
-
-@dataclass(slots=True)
-class _Open:
-    """A span being built, with what it still needs."""
-
-    span: Span
-    synthetic: bool
-    event: Event | None = None
-    #: Thread of the lines it holds (None: the main agent).
-    tid: str | None = None
-    #: A chat: its usage key, its step, whether a ``u:``/``o:`` ended it, its usage.
-    key: tuple[int | None, int | None] | None = None
-    step: int | None = None
-    ended: bool = False
-    usage: Usage | None = None
-    metrics: Any = None
-    model: str | None = None
-    #: The content gathered (``--content``): output text parts, input text.
-    texts: list[str] = field(default_factory=list)
-    input_text: str | None = None
-    #: The ``invoke_agent`` span of an ``x:`` call when no thread takes its place.
-    child: _Open | None = None
-    #: The thread (``tid=``) this call launched, once its lines are seen.
-    thread: str | None = None
 
 
 class SpanBuilder:
@@ -174,11 +79,11 @@ class SpanBuilder:
         self.clock = Clock()
         self._start: int | None = None
         self._pairer = Pairer()
-        self._calls: dict[int, _Open] = {}  # position -> open call span, in start order
+        self._calls: dict[int, Open] = {}  # position -> open call span, in start order
         self._starts: dict[int, list[int]] = {}  # start line -> positions (built lines share one)
-        self._chats: dict[str | None, _Open] = {}  # thread -> its current response
-        self._threads: dict[str, _Open] = {}  # tid -> its open invoke_agent span
-        self._last_content: tuple[_Open, str] | None = None
+        self._chats: dict[str | None, Open] = {}  # thread -> its current response
+        self._threads: dict[str, Open] = {}  # tid -> its open invoke_agent span
+        self._last_content: tuple[Open, str] | None = None
         self._pending_input: str | None = None
         self._first_input: str | None = None
         self._last_output: str | None = None
@@ -221,7 +126,7 @@ class SpanBuilder:
             thread = self._open_thread(tid, line, now)
         return thread.span.span_id
 
-    def _open_thread(self, tid: str, line: int, now: int) -> _Open:
+    def _open_thread(self, tid: str, line: int, now: int) -> Open:
         """A new ``tid=`` thread: an ``invoke_agent`` span under the open call that launched it
         (an ``x:`` call's own subagent span, else the latest open Task/Agent call, else the
         latest open call of another thread), else under the root."""
@@ -251,7 +156,7 @@ class SpanBuilder:
             },
             line=line,
         )
-        opened = _Open(span, False, tid=tid)
+        opened = Open(span, False, tid=tid)
         if launcher is not None:
             launcher.thread = tid
         self._threads[tid] = opened
@@ -267,7 +172,7 @@ class SpanBuilder:
             self.report.note("kept", "secrets in span content (redacted)", 0, len(found))
         return cut(redacted)
 
-    def _emit(self, opened: _Open, end: int) -> Span:
+    def _emit(self, opened: Open, end: int) -> Span:
         span = opened.span
         span.end_ns = max(end, span.start_ns)
         if opened.synthetic:
@@ -417,7 +322,7 @@ class SpanBuilder:
 
     def _new_chat(
         self, event: Event, tid: str | None, now: int, synthetic: bool, key: Any, step: int | None
-    ) -> _Open:
+    ) -> Open:
         model = self.model
         span = Span(
             self.span_id("chat", self.position),
@@ -439,7 +344,7 @@ class SpanBuilder:
             )
         if step is not None:
             span.attributes["bbox.step"] = step
-        chat = _Open(span, synthetic, event, tid, key, step, model=model)
+        chat = Open(span, synthetic, event, tid, key, step, model=model)
         if self.content and self._pending_input is not None:
             chat.input_text = self._pending_input
         self._pending_input = None
@@ -467,7 +372,7 @@ class SpanBuilder:
             chat.span.attributes["llm.token_count.prompt_details.cache_write"] = int(cache_write)
         self.report.kept("# metrics (usage and cost of the chat span of their step)", line)
 
-    def _finish_chat(self, chat: _Open) -> Span:
+    def _finish_chat(self, chat: Open) -> Span:
         """A response's span, with its usage (from ``# metrics`` when they state tokens, else
         from its lines) and cost (stated, else estimated)."""
         attributes = chat.span.attributes
@@ -493,20 +398,7 @@ class SpanBuilder:
             cost = self._estimate(chat.model, input_tokens, cached, output)
             if cost is not None:
                 attributes["bbox.cost.source"] = "estimated"
-        if input_tokens is not None:
-            attributes["gen_ai.usage.input_tokens"] = input_tokens
-            attributes["llm.token_count.prompt"] = input_tokens
-        if cached is not None:
-            attributes["gen_ai.usage.cache_read.input_tokens"] = cached
-            attributes["llm.token_count.prompt_details.cache_read"] = cached
-        if output is not None:
-            attributes["gen_ai.usage.output_tokens"] = output
-            attributes["llm.token_count.completion"] = output
-        if input_tokens is not None or output is not None:
-            attributes["llm.token_count.total"] = (input_tokens or 0) + (output or 0)
-        if cost is not None:
-            attributes["gen_ai.usage.cost"] = float(cost)
-            attributes["llm.cost.total"] = float(cost)
+        usage_attributes(attributes, input_tokens, cached, output, cost)
         if self.content:
             if chat.input_text is not None:
                 text = self._text(chat.input_text)
@@ -533,7 +425,7 @@ class SpanBuilder:
         if model is None:
             return None
         uncached = None if input_tokens is None else input_tokens - (cached or 0)
-        return _estimate(model, uncached, output, cached)
+        return estimate(model, uncached, output, cached)
 
     def _call(self, event: Event, tid: str | None, now: int, synthetic: bool, ambiguous: bool) -> list[Span]:
         name = event.name or event.kind
@@ -566,7 +458,7 @@ class SpanBuilder:
             text = self._text(json.dumps(arguments, ensure_ascii=False))
             span.attributes["gen_ai.tool.call.arguments"] = text
             span.attributes["input.value"] = text
-        opened = _Open(span, synthetic, event, tid)
+        opened = Open(span, synthetic, event, tid)
         if event.kind == "subagent":
             child = Span(
                 self.span_id("subagent", self.position),
@@ -583,14 +475,14 @@ class SpanBuilder:
                 },
                 line=event.line,
             )
-            opened.child = _Open(child, synthetic, event, tid)
+            opened.child = Open(child, synthetic, event, tid)
         if is_start(event):
             self._calls[self.position] = opened
             self._starts.setdefault(event.line, []).append(self.position)
             return []
         return self._complete(opened, None, now, synthetic)
 
-    def _opened(self, line: int, completion: Event) -> _Open | None:
+    def _opened(self, line: int, completion: Event) -> Open | None:
         """The open call a completion closes: started on ``line`` (the pairer's answer) and,
         where lines built from one record share a number, with the completion's key."""
         positions = self._starts.get(line)
@@ -608,7 +500,7 @@ class SpanBuilder:
             del self._starts[line]
         return self._calls.pop(chosen)
 
-    def _complete(self, opened: _Open, completion: Event | None, now: int, synthetic: bool) -> list[Span]:
+    def _complete(self, opened: Open, completion: Event | None, now: int, synthetic: bool) -> list[Span]:
         assert opened.event is not None
         outcome = call_outcome(opened.event, completion)
         span = opened.span
@@ -694,18 +586,6 @@ class SpanBuilder:
         self.spans += 1
         done.append(root)
         return done
-
-
-@lru_cache(maxsize=4096)
-def _estimate(model: str, uncached: int | None, output: int | None, cached: int | None) -> Decimal | None:
-    """The estimated cost of one request (the price table's lookups are slow: each request
-    shape is priced once)."""
-    from bbox_lark.numbers.prices import estimate_cost
-
-    try:
-        return estimate_cost([(model, Usage(uncached, output, cached))]).cost_usd
-    except Exception:  # the price table is an optional extra; no estimate then
-        return None
 
 
 def session_spans(items: Iterator[Any], report: Fidelity, *, content: bool = False) -> Iterator[Span]:

@@ -21,6 +21,13 @@ MAX_ATTRIBUTE_CHARS = 8192
 #: below Phoenix's span queue (20,000) and the 4 MiB gRPC/HTTP body limits of collectors.
 BATCH_SPANS = 1000
 
+#: Header keys whose value names the agent (the root span's name), first found wins.
+AGENT_KEYS = ("agent", "runner", "client", "slug")
+#: Header keys copied to the root span as ``bbox.header.KEY`` (short scalars only).
+HEADER_KEYS = ("repo_sha", "branch", "cwd", "model", "agent", "runner", "version", "client_version", "format")
+#: Tool names that launch a subagent in Claude Code logs (their thread's spans go under them).
+LAUNCHERS = frozenset({"Task", "Agent", "task", "agent"})
+
 #: Span kinds (``opentelemetry.proto.trace.v1.Span.SpanKind``).
 KIND_INTERNAL = 1
 KIND_CLIENT = 3
