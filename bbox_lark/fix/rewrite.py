@@ -9,6 +9,7 @@ is done; the command renders each (:mod:`bbox_lark.cli.commands`) and picks the 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.inputs import is_regular
 from bbox_lark.files.writepolicy import WriteVerdict, write_verdict
 from bbox_lark.fix.framework import Fixer, FixOutcome
+from bbox_lark.fix.stream import Streamed
 from bbox_lark.syntax.nodes import Diagnostic, Line
 from bbox_lark.syntax.parser import Head, NodeStream
 from bbox_lark.syntax.printer import format_line
@@ -227,8 +229,10 @@ class Fixing(Rewriting):
 
     #: A fixer failed on this input (a bbox-lark bug): nothing was written.
     fix_error: str | None = None
-    #: The fixers' outcome (None when the input could not be read or a fixer failed).
-    outcome: FixOutcome | None = None
+    #: The fixers' outcome (None when the input could not be read or a fixer failed); a
+    #: :class:`~bbox_lark.fix.stream.Streamed` one (no texts, no diff) when it was written
+    #: as a stream.
+    outcome: FixOutcome | Streamed | None = None
     #: Where the fixed file goes (the input itself, ``--output``), None for a dry run.
     target: Path | None = None
 
@@ -256,8 +260,14 @@ def fix_inputs(
     place when it changed, ``output`` writes the one input's result there (even unchanged);
     the write policy decides (``force`` writes a refused file)."""
     from bbox_lark.fix import FixError, apply_fixes
+    from bbox_lark.fix.stream import streams
 
     chosen = list(fixers)
+    if streams(chosen) and (write or output is not None):
+        for item in inputs:
+            into = Path(item.path) if write or output is None else output
+            yield _fix_streamed(item, chosen, into, write=write, force=force)
+        return
     for read in read_inputs(inputs):
         item = read.item
         if read.error is not None:
@@ -276,23 +286,84 @@ def fix_inputs(
         except FixError as error:  # a fixer bug, never the input's fault: write nothing
             yield Fixing(item, fix_error=str(error))
             continue
-        # What the fixers repaired is not outstanding (refusing codes never are); a refused
-        # file is not written, so every finding of it still stands.
-        verdict = write_verdict(outcome.outstanding, settings=item.settings, path=path, force=force)
-        if verdict.refused and outcome.resolved:
-            verdict = write_verdict(
-                outcome.document.diagnostics, settings=item.settings, path=path, force=force
-            )
+        verdict = _verdict(outcome, item, path, force)
         target = path if write else output
         if target is None or verdict.refused or (write and not outcome.changed):
             yield Fixing(item, outcome=outcome, verdict=verdict, target=target)
             continue
         if write and not is_regular(target):
-            problem: str | None = (
-                f"{target}: not a regular file (a pipe): cannot rewrite it in place; give --output"
-            )
+            problem: str | None = _NOT_IN_PLACE.format(target)
         else:
             problem = write_file(target, encode(outcome.new_text))
         yield Fixing(
             item, outcome=outcome, verdict=verdict, target=target, wrote=problem is None, write_error=problem
         )
+
+
+_NOT_IN_PLACE = "{}: not a regular file (a pipe): cannot rewrite it in place; give --output"
+
+
+def _verdict(
+    outcome: FixOutcome | Streamed, item: FoundInput, path: Path | None, force: bool
+) -> WriteVerdict:
+    """The write policy on what the fixers left: what they repaired is not outstanding
+    (refusing codes never are); a refused file is not written, so every finding of it
+    still stands."""
+    verdict = write_verdict(outcome.outstanding, settings=item.settings, path=path, force=force)
+    if verdict.refused and outcome.resolved:
+        verdict = write_verdict(outcome.diagnostics, settings=item.settings, path=path, force=force)
+    return verdict
+
+
+def _fix_streamed(item: FoundInput, fixers: list[Fixer], target: Path, *, write: bool, force: bool) -> Fixing:
+    """``fix --write``/``--output`` of one input, as a stream (:mod:`bbox_lark.fix.stream`): the
+    fixed body spooled (in memory up to :data:`SPOOL`, then a temporary file), written
+    atomically once the write policy has seen every finding."""
+    from bbox_lark.checks.workflow import cannot_write
+    from bbox_lark.files.atomic import AtomicWriter
+    from bbox_lark.files.inputs import InputError, problem, reading, spooled
+    from bbox_lark.fix import FixError
+    from bbox_lark.fix.stream import Body, fix_stream
+
+    if item.problem is not None:
+        return Fixing(item, read_error=item.problem)
+    path = None if item.stdin else Path(item.path)
+    surveys = any(getattr(fixer, "surveys", False) for fixer in fixers)
+    try:
+        with contextlib.ExitStack() as stack:
+            # A fixer that surveys reads the input twice: a pipe is spooled first.
+            name = stack.enter_context(spooled(item.path)) if surveys else item.path
+            spool = stack.enter_context(tempfile.SpooledTemporaryFile(max_size=SPOOL))
+            done = fix_stream(
+                lambda: reading(name),
+                fixers,
+                Body(spool),
+                path=path,
+                max_line=item.settings.max_line,
+                allowed_secrets=item.settings.allowed_secrets,
+            )
+            verdict = _verdict(done, item, path, force)
+            if verdict.refused or (write and not done.changed):
+                return Fixing(item, outcome=done, verdict=verdict, target=target)
+            if write and not is_regular(target):
+                return Fixing(
+                    item,
+                    outcome=done,
+                    verdict=verdict,
+                    target=target,
+                    write_error=_NOT_IN_PLACE.format(target),
+                )
+            try:
+                with AtomicWriter(target) as writer:
+                    done.sink.write(writer.stream)
+                    writer.commit()
+            except OSError as error:
+                shown = cannot_write(target, error)
+                return Fixing(item, outcome=done, verdict=verdict, target=target, write_error=shown)
+            return Fixing(item, outcome=done, verdict=verdict, target=target, wrote=True)
+    except InputError as error:
+        return Fixing(item, read_error=str(error))
+    except OSError as error:
+        return Fixing(item, read_error=problem(item.path, error))
+    except FixError as error:  # a fixer bug, never the input's fault: write nothing
+        return Fixing(item, fix_error=str(error))

@@ -22,7 +22,7 @@ from bbox_lark.cli.console import (
 from bbox_lark.cli.options import (
     with_options,
 )
-from bbox_lark.files.inputs import InputError, read_input
+from bbox_lark.files.inputs import InputError
 
 if TYPE_CHECKING:
     pass
@@ -289,18 +289,19 @@ def redact_command(
         raise typer.Exit(code)
     if write or output is not None:
         raise fail_usage("--list writes nothing; leave out --write and --output")
-    from bbox_lark.secrets.redaction import listing
+    from bbox_lark.files.inputs import reading
+    from bbox_lark.secrets.redaction import iter_listing
 
     code = EXIT_OK
     for item in find_inputs_or_exit(paths, **discovery):
         try:
             if item.problem is not None:
                 raise InputError(item.problem)
-            data = read_input(item.path)
+            with reading(item.path) as file:
+                for line in iter_listing(file, safe(item.shown), allowed=item.settings.allowed_secrets):
+                    out.print(line, markup=False)
         except InputError as error:
             print_error(str(error))
             code = max(code, EXIT_USAGE)
             continue
-        for line in listing(data, safe(item.shown), allowed=item.settings.allowed_secrets):
-            out.print(line, markup=False)
     raise typer.Exit(code)
