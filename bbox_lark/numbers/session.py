@@ -376,7 +376,7 @@ class SessionCounter:
         self._first: tuple[Any, str] | None = None
         self._last: tuple[Any, str] | None = None
         #: Open starts by pairing key (the call key, or the tool of a start without one).
-        self._open_keys: dict[Any, dict[int, None]] = {}
+        self._open_keys: dict[Any, int | dict[int, None]] = {}
         self._ambiguous: set[int] = set()
         self._pairing = [0] * len(PAIRINGS)
         self._over_prompt = 0
@@ -510,23 +510,35 @@ class SessionCounter:
         elif outcome == COMPLETION:
             opened = self._open.pop(self._pairer.completed, None)
             if opened is not None:
-                pairing_key = opened.pairing_key
-                held = self._open_keys.get(pairing_key)
-                if held is not None:
-                    held.pop(opened.line, None)
-                    if not held:
-                        del self._open_keys[pairing_key]
+                self._release(opened)
                 decided.append(self._record(opened, event))
         return decided
 
     def _hold(self, start: _Start) -> None:
         """Note an open start under its pairing key: when another is open under the same
         key, a result could belong to either (§13), so both are ``ambiguous``."""
-        held = self._open_keys.setdefault(start.pairing_key, {})
-        if held:
-            self._ambiguous.update(held)
-            self._ambiguous.add(start.line)
+        key = start.pairing_key
+        held = self._open_keys.get(key)
+        if held is None:  # one call open under a key (most keys): its line, not a dict
+            self._open_keys[key] = start.line
+            return
+        if isinstance(held, int):
+            held = self._open_keys[key] = {held: None}
+        self._ambiguous.update(held)
+        self._ambiguous.add(start.line)
         held[start.line] = None
+
+    def _release(self, start: _Start) -> None:
+        """The open call ``start`` is complete: it leaves its key's open calls."""
+        key = start.pairing_key
+        held = self._open_keys.get(key)
+        if isinstance(held, int):
+            if held == start.line:
+                del self._open_keys[key]
+        elif held is not None:
+            held.pop(start.line, None)
+            if not held:
+                del self._open_keys[key]
 
     def _count_metrics(self, event: Event, metrics: Mapping[str, Any]) -> None:
         self._metrics_seen += 1
