@@ -152,3 +152,69 @@ def test_fix_output_writes_what_apply_fixes_gives(case: CorpusFile, tmp_path: Pa
     assert done.outcome is not None and done.outcome.changes == expected.changes
     assert done.outcome.notes == expected.notes
     assert out.read_bytes() == encode(expected.new_text)
+
+
+# -- many files through the one runner: --jobs 2 gives what --jobs 1 gives ---------------------
+
+
+def _folder(root: Path) -> Path:
+    folder = root / "logs"
+    folder.mkdir(parents=True)
+    for case in [*corpus_files("valid"), *corpus_files("invalid")]:
+        (folder / f"{case.folder}-{case.path.name}").write_bytes(case.path.read_bytes())
+    (folder / "secrets.bbox").write_text(HEAD + f"u: the key {KEY}\na: next -> x\n", encoding="utf-8")
+    return folder
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["fmt", "--check"],
+        ["fmt"],
+        ["fix", "--arrows", "--renumber-steps"],
+        ["fix", "--arrows", "--renumber-steps", "--redact", "--write", "--force"],
+        ["redact", "--write"],
+        ["redact", "--list"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_rewriting_many_files_with_jobs_2_is_jobs_1(
+    arguments: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from bbox_lark.cli import app
+    from bbox_lark.files import runner as files_runner
+
+    monkeypatch.setattr(files_runner, "PARALLEL_MIN_BYTES", 0)  # even a small run uses workers
+    results = []
+    for jobs in ("1", "2"):
+        folder = _folder(tmp_path / jobs)
+        done = CliRunner().invoke(app, [*arguments, "--isolated", "--jobs", jobs, str(folder)])
+        shown = (done.stdout + done.stderr).replace(str(folder), "DIR")
+        results.append((done.exit_code, shown, _tree(folder)))
+    assert results[0] == results[1]
+    assert results[0][1].count("\n") > 10
+
+
+def test_fix_inputs_with_jobs_2_are_those_of_jobs_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The results come back from worker processes (pickled): without the texts, equal.
+    from bbox_lark.files import runner as files_runner
+    from bbox_lark.files.config import Settings
+    from bbox_lark.files.discover import FoundInput
+    from bbox_lark.fix import rewrite
+
+    monkeypatch.setattr(files_runner, "PARALLEL_MIN_BYTES", 0)
+    folder = _folder(tmp_path)
+    inputs = [FoundInput(str(path), Settings()) for path in sorted(folder.iterdir())]
+    fixers = list(FIXERS.values())
+    many = list(rewrite.fix_inputs(inputs, fixers, jobs=2))
+    one = list(rewrite.fix_inputs(inputs, fixers, jobs=1))
+    assert [(d.item.path, d.outcome, d.exit_code) for d in many] == [
+        (d.item.path, d.outcome, d.exit_code) for d in one
+    ]
+    assert any(d.outcome is not None and d.outcome.diff for d in many)

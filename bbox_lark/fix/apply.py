@@ -102,20 +102,20 @@ def _streamed(
     from bbox_lark.fix.stream import Body, fix_stream, in_memory
 
     nodes: list[Line] = []
-    done = fix_stream(
+    done, sink, stream = fix_stream(
         in_memory(source), fixers, Body(), path=path, max_line=max_line, allowed_secrets=allowed, keep=nodes
     )
-    head = done.stream.head
+    head = stream.head
     assert head is not None
     document = Document(
         bom=head.bom,
         header_lines=head.header_lines,
         header_info=head.header_info,
         lines=tuple(nodes),
-        source_faults=tuple(done.stream.faults),
+        source_faults=tuple(stream.faults),
         diagnostics=done.diagnostics,
     )
-    new_text = done.sink.text() if done.changed else old_text
+    new_text = sink.text() if done.changed else old_text
     return FixOutcome(
         document=document,
         old_text=old_text,

@@ -25,6 +25,7 @@ from bbox_lark.fix.framework import (
     Edit,
     Fixer,
     FixError,
+    FixOutcome,
     LineFixer,
     Note,
     check_kind_kept,
@@ -301,7 +302,9 @@ class FixSink:
 
 @dataclass(frozen=True, slots=True)
 class Streamed:
-    """What :func:`fix_stream` found and did: an outcome without the texts."""
+    """What the fixers found and did, without the texts (what ``fix`` shows of a file, and
+    what a worker process hands back): :func:`fix_stream`'s result, or :meth:`of` a whole
+    :class:`~bbox_lark.fix.framework.FixOutcome`."""
 
     #: The input's findings (``check``'s).
     diagnostics: tuple[Diagnostic, ...]
@@ -313,12 +316,20 @@ class Streamed:
     resolved: tuple[Diagnostic, ...]
     #: The fixed file differs from the input.
     changed: bool
-    #: Where the fixed file is, to be written (:meth:`FixSink.write`, :meth:`FixSink.text`).
-    sink: FixSink
-    #: The stream read (its head and faults).
-    stream: NodeStream
-    #: No diff is made from a stream.
+    #: The unified diff (a dry run's; none is made from a stream).
     diff: str = ""
+
+    @classmethod
+    def of(cls, outcome: FixOutcome) -> Streamed:
+        """``outcome`` without its document and texts."""
+        return cls(
+            outcome.diagnostics,
+            outcome.changes,
+            outcome.notes,
+            outcome.resolved,
+            outcome.changed,
+            outcome.diff,
+        )
 
     @property
     def outstanding(self) -> tuple[Diagnostic, ...]:
@@ -337,10 +348,12 @@ def fix_stream(
     max_line: int = DEFAULT_MAX_LINE,
     allowed_secrets: Iterable[str] = (),
     keep: list[Line] | None = None,
-) -> Streamed:
+) -> tuple[Streamed, FixSink, NodeStream]:
     """Run ``fixers`` (:func:`streams` must hold) over the input ``opener`` opens, checked as
     it is read, the fixed body going to ``body``; a fixer that surveys gets a first pass.
-    ``keep`` receives every node read (the document, for :func:`apply_fixes`). Raises
+    ``keep`` receives every node read (the document, for :func:`apply_fixes`). Gives what
+    was done, the sink that writes the fixed file (:meth:`FixSink.write`, :meth:`FixSink.text`)
+    and the stream read (its head and faults). Raises
     :class:`FixError` on a fixer bug, and what reading raises (``OSError``)."""
     from bbox_lark.api import checker_for, run
 
@@ -358,15 +371,14 @@ def fix_stream(
         diagnostics = tuple(run(checker, stream, sink))
         sink.close()
     notes = sorted(sink.notes, key=lambda n: (n.line, n.col))
-    return Streamed(
+    done = Streamed(
         diagnostics=diagnostics,
         changes=sink.changes,
         notes=tuple(notes),
         resolved=resolved_findings(diagnostics, chosen, notes),
         changed=sink.changed,
-        sink=sink,
-        stream=stream,
     )
+    return done, sink, stream
 
 
 def in_memory(source: Source) -> Opener:
