@@ -432,3 +432,53 @@ def _fix_streamed(item: FoundInput, fixers: list[Fixer], target: Path, *, write:
         return Fixing(item, read_error=problem(item.path, error))
     except FixError as error:  # a fixer bug, never the input's fault: write nothing
         return Fixing(item, fix_error=str(error))
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What ``redact --list`` found in one input: its lines
+    (:func:`bbox_lark.secrets.redaction.iter_listing`)."""
+
+    item: FoundInput
+    lines: tuple[str, ...] = ()
+    #: Why the input could not be read (the lines found before it are kept).
+    read_error: str | None = None
+
+
+def list_inputs(
+    inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1, progress: Progress | None = None
+) -> Iterator[Listing]:
+    """``redact --list`` of each input, in order, through the one runner (as :func:`fmt_inputs`)."""
+
+    def far(item: FoundInput) -> Job | None:
+        return (list_one, (item,)) if _far(item) else None
+
+    def failed(item: FoundInput, error: BaseException) -> Listing:
+        return Listing(item, read_error=_crashed(item, error))
+
+    yield from run_each(
+        inputs,
+        far,
+        lambda item, pool: list_one(item),
+        failed,
+        jobs=jobs,
+        size=lambda item: file_size(item.path),
+        progress=progress,
+    )
+
+
+def list_one(item: FoundInput) -> Listing:
+    """:func:`list_inputs` of one input, read as a stream (a worker process's job)."""
+    from bbox_lark.files.inputs import InputError, reading
+    from bbox_lark.secrets.redaction import iter_listing
+
+    if item.problem is not None:
+        return Listing(item, read_error=item.problem)
+    lines: list[str] = []
+    try:
+        with reading(item.path) as file:
+            shown = shown_text(item.shown)
+            lines.extend(iter_listing(file, shown, allowed=item.settings.allowed_secrets))
+    except InputError as error:
+        return Listing(item, tuple(lines), read_error=str(error))
+    return Listing(item, tuple(lines))

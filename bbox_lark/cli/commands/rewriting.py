@@ -22,7 +22,6 @@ from bbox_lark.cli.console import (
 from bbox_lark.cli.options import (
     with_options,
 )
-from bbox_lark.files.inputs import InputError
 
 if TYPE_CHECKING:
     from bbox_lark.files.runner import Jobs as Jobs_
@@ -311,19 +310,14 @@ def redact_command(
         raise typer.Exit(code)
     if write or output is not None:
         raise fail_usage("--list writes nothing; leave out --write and --output")
-    from bbox_lark.files.inputs import reading
-    from bbox_lark.secrets.redaction import iter_listing
+    from bbox_lark.fix.rewrite import list_inputs
 
     code = EXIT_OK
-    for item in find_inputs_or_exit(paths, **discovery):
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            with reading(item.path) as file:
-                for line in iter_listing(file, safe(item.shown), allowed=item.settings.allowed_secrets):
-                    out.print(line, markup=False)
-        except InputError as error:
-            print_error(str(error))
+    inputs = find_inputs_or_exit(paths, **discovery)
+    for listed in list_inputs(inputs, jobs=jobs_of(jobs, inputs)):
+        for line in listed.lines:
+            out.print(line, markup=False)
+        if listed.read_error is not None:
+            print_error(listed.read_error)
             code = max(code, EXIT_USAGE)
-            continue
     raise typer.Exit(code)
