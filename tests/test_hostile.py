@@ -523,6 +523,20 @@ def test_atif_steps_are_located_in_linear_time() -> None:
     assert_linear(_trajectory, 25_000, lambda t: _step_lines(t, json.loads(t)["steps"]))
 
 
+def test_atif_text_is_written_a_step_at_a_time() -> None:
+    # convert --to atif held the trajectory and its whole JSON text: the text now goes out a
+    # step at a time, the same characters as json.dumps(indent=2).
+    from bbox_lark.convert.atif.jsontext import pieces
+
+    trajectory = json.loads(_trajectory(50))
+    trajectory["final_metrics"] = {"total_steps": 50, "extra": {"a": [1, 2.5, None, "\udcff"]}}
+    for ascii_only in (False, True):
+        written: list[str] = []
+        rest = pieces(trajectory, ensure_ascii=ascii_only, sink=written.append)
+        assert "".join(written + rest) == json.dumps(trajectory, indent=2, ensure_ascii=ascii_only)
+        assert len(written) > 50 and len(rest) <= 3
+
+
 def test_atif_import_of_many_steps_is_linear() -> None:
     from bbox_lark.convert import convert
 
