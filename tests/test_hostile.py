@@ -439,6 +439,8 @@ _SESSION_BODY = "".join(
 
 def _peak_mib(path: Path, arguments: list[str]) -> float:
     """The peak RSS, in MiB, of ``bbox-lark ARGUMENTS`` reading ``path`` on standard input."""
+    out = str(path.with_name(path.name + ".out"))
+    arguments = [argument.replace("{out}", out) for argument in arguments]
     command = [sys.executable, "-c", _PEAK_RSS, str(path), sys.executable, "-m", "bbox_lark.cli", *arguments]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
     code, peak = (int(word) for word in done.stdout.split())
@@ -451,14 +453,17 @@ def _session_of(path: Path, size: int) -> Path:
     return path
 
 
-#: The commands that stream standard input (docs/design.md, "Memory per command"); ``fix``,
-#: ``redact`` and ``convert --to atif`` still hold it whole: ``tools/bench.py --only
-#: commands`` shows it.
+#: The commands that stream standard input (docs/design.md, "Memory per command");
+#: ``convert --to atif`` holds the trajectory (one JSON document) and ``report`` what its
+#: page shows: ``tools/bench.py --only commands`` shows them. ``{out}`` is a file beside the input.
 STREAMING = {
     "check": ["check", "-"],
     "stats": ["stats", "--json", "-"],
     "fmt-check": ["fmt", "--check", "-"],
     "fmt": ["fmt", "-"],
+    "fix": ["fix", "--arrows", "--renumber-steps", "--force", "-o", "{out}", "-"],
+    "redact": ["redact", "--force", "-o", "{out}", "-"],
+    "redact-list": ["redact", "--list", "-"],
     "convert-jsonl": ["convert", "--to", "jsonl", "-"],
     "convert-compact": ["convert", "--to", "compact", "-"],
 }
