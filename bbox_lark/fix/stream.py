@@ -53,6 +53,8 @@ class Body:
 
     #: Parts gathered before one write to the spool.
     BATCH = 512
+    #: A text this long is written on its own (not copied into a batch).
+    LONG = 1 << 16
 
     def __init__(self, spool: IO[bytes] | None = None) -> None:
         self._spool = spool
@@ -64,6 +66,12 @@ class Body:
         if not text:
             return
         self.empty = False
+        if self._spool is not None and len(text) >= self.LONG:  # a long line: no copy joined
+            self._flush()
+            data = encode(text)
+            self._spool.write(data)
+            self._size += len(data)
+            return
         self._parts.append(text)
         if self._spool is not None and len(self._parts) >= self.BATCH:
             self._flush()
@@ -217,10 +225,12 @@ class FixSink:
         from bbox_lark.secrets.redaction import TextPart
 
         group, self._group = self._group, []
-        text = "".join(line.raw + line.eol for line in group)
         if self._redactor is None:
-            self._body.write(text)
+            for line in group:  # each piece as it is: a long line is not copied to be joined
+                self._body.write(line.raw)
+                self._body.write(line.eol)
             return
+        text = "".join(line.raw + line.eol for line in group)
         new = self._redacted(TextPart(text, group[0].line), group)  # written there
         if "\n" not in self._first:
             self._first += new
