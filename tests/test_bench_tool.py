@@ -157,6 +157,12 @@ def test_a_small_commands_run_prints_every_command(capsys: pytest.CaptureFixture
         assert f"  {name}" in shown
 
 
+def test_a_commands_run_measures_the_commands_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--only", "commands", "--command-lines", "40", "--command", "fix --arrows"]) == 0
+    shown = capsys.readouterr().out
+    assert "  fix --arrows" in shown and "  check " not in shown and "redact" not in shown
+
+
 def test_harbor_row_is_skipped_with_a_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     python, why = bench.harbor_python(str(tmp_path / "no-python"))
     assert python is None and "cannot run" in why

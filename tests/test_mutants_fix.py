@@ -69,6 +69,6 @@ def test_redact_refuses_a_rewrite_that_changes_what_kind_a_line_is(monkeypatch: 
     import bbox_lark.secrets.redaction
 
     kinds = iter([("event",), ("continuation",)])
-    monkeypatch.setattr(bbox_lark.secrets.redaction, "line_kinds", lambda text: next(kinds))
+    monkeypatch.setattr(bbox_lark.secrets.redaction, "part_kinds", lambda lines: next(kinds))
     with pytest.raises(FixError, match=r"^redacting would change what kind of line one is$"):
         apply_fixes(HEAD + f"a: the key is {KEY}\n", [FIXERS["redact"]], allowed_secrets=())

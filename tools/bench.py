@@ -25,8 +25,9 @@ across changes; the machine is noisy, so read the ordering, not the third digit.
 * **Peak memory per command** (``--only commands``): the RSS high-water mark of a fresh
   ``check``, ``stats``, ``fmt``, ``fix``, ``redact``, ``convert``, ``report`` and ``export``
   process on a generated session of each ``--command-lines`` size (default 10,000 and
-  1,000,000 lines), its ratio to ``check``'s peak on the same file, and its growth from the
-  smallest size to the largest (a streaming command's stays near 1).
+  1,000,000 lines; ``--quick`` 10,000 and 100,000), its ratio to ``check``'s peak on the
+  same file, and its growth from the smallest size to the largest (a streaming command's
+  stays near 1); ``--command NAME`` measures only the commands named.
 * **Against harbor** (``--only harbor``, issue "Core v4"): Claude Code → ATIF (``convert
   --to atif``) and usage (``stats --json``) against harbor 0.25.0's own converter
   (``ClaudeCode.convert_trajectory``, the trajectory written as harbor writes it; usage:
@@ -474,6 +475,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "fmt": ("fmt",),
     "fix --arrows": ("fix", "--arrows", "--isolated", "-o", "{out}/fixed.bbox"),
     "redact --list": ("redact", "--list"),
+    "redact": ("redact", "--isolated", "--force", "-o", "{out}/redacted.bbox"),
     "convert jsonl": ("convert", "--to", "jsonl", "-o", "{out}/out.jsonl"),
     "convert compact": ("convert", "--to", "compact", "-o", "{out}/out.bbox"),
     "convert atif": ("convert", "--to", "atif", "-o", "{out}/out.json"),
@@ -781,6 +783,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--command-lines", help="comma-separated sizes for peak memory per command (default 10000,1000000)"
     )
+    parser.add_argument(
+        "--command",
+        action="append",
+        choices=list(COMMANDS),
+        help="peak memory of this command only (repeatable; default: every command)",
+    )
     parser.add_argument("--export-sessions", type=int, help="sessions for export (default 3000)")
     parser.add_argument("--export-lines", type=int, default=300, help="lines per export session")
     parser.add_argument(
@@ -841,7 +849,7 @@ def main(argv: list[str] | None = None) -> int:
             print()
         if "commands" in sections and command_sizes:
             print("peak memory per command: RSS high-water mark of a fresh process (generated session)")
-            command_memory(folder, command_sizes)
+            command_memory(folder, command_sizes, args.command)
             print()
         if "startup" in sections:
             print(f"start-up: CPU time of a whole process, {runs} interleaved runs each, warm caches")

@@ -142,6 +142,20 @@ def read_input(item: str) -> bytes:
 
 
 @contextlib.contextmanager
+def reading(item: str) -> Iterator[IO[bytes]]:
+    """:func:`open_input` as a context: the stream is closed afterwards (standard input is
+    left open), and an operating-system error while it is read is an :class:`InputError`."""
+    stream = open_input(item)
+    try:
+        yield stream
+    except OSError as error:
+        raise InputError(problem(item, error)) from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+@contextlib.contextmanager
 def spooled(item: str) -> Iterator[str]:
     """A path to a regular file holding ``item``'s bytes, for a reader that reads it more
     than once (sniffing its format, two passes): ``item`` itself when it is a regular file

@@ -2,7 +2,7 @@
 
 Each fixer lives in its own module and subclasses :class:`Fixer`; :data:`FIXERS` registers
 it under its flag name, and the command line builds one ``--NAME`` flag per entry. The
-shared machinery (edits, notes, :func:`apply_fixes`, the diff) is in
+shared machinery (edits, notes, the diff) is in
 :mod:`bbox_lark.fix.framework`.
 
 >>> from bbox_lark.fix import FIXERS, apply_fixes
@@ -17,6 +17,7 @@ May import :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`, :mod:`bbox_lark.secr
 
 from __future__ import annotations
 
+from bbox_lark.fix.apply import apply_fixes
 from bbox_lark.fix.arrows import Arrows
 from bbox_lark.fix.framework import (
     Edit,
@@ -24,10 +25,10 @@ from bbox_lark.fix.framework import (
     FixError,
     FixOutcome,
     FixResult,
+    LineFixer,
     Note,
     TextFixer,
     apply_edits,
-    apply_fixes,
     unified_diff,
 )
 from bbox_lark.fix.redact import Redact
@@ -44,6 +45,7 @@ __all__ = [
     "FixOutcome",
     "FixResult",
     "Fixer",
+    "LineFixer",
     "Note",
     "Redact",
     "RenumberSteps",

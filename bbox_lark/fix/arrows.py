@@ -9,26 +9,25 @@ continuation lines and the header. The count is the number of arrows rewritten.
 
 from __future__ import annotations
 
-from bbox_lark.fix.framework import Edit, Fixer, FixResult, plural
-from bbox_lark.syntax.nodes import Document
+from bbox_lark.fix.framework import Edit, FixResult, LineFixer, plural
+from bbox_lark.syntax.nodes import Event
 
 ASCII_ARROW = "->"
 ARROW = "→"
 
 
-class Arrows(Fixer):
+class Arrows(LineFixer):
     name = "arrows"
     description = "Turn ASCII -> result arrows into →, keeping the spacing around them."
 
     def summary(self, changed: int) -> str:
         return f"Rewrote {plural(changed, 'ASCII arrow')} as {ARROW}"
 
-    def edits(self, document: Document) -> FixResult:
-        edits = [
-            Edit(event.line, event.arrow_col, event.arrow_col + len(ASCII_ARROW), ARROW)
-            for event in document.events
-            if event.arrow == ASCII_ARROW
-            and event.arrow_col is not None
-            and event.raw[event.arrow_col - 1 : event.arrow_col + 1] == ASCII_ARROW
-        ]
-        return FixResult(tuple(edits), len(edits))
+    def edit(self, event: Event, survey: object) -> FixResult:
+        col = event.arrow_col
+        if event.arrow != ASCII_ARROW or col is None or event.raw[col - 1 : col + 1] != ASCII_ARROW:
+            return NOTHING
+        return FixResult((Edit(event.line, col, col + len(ASCII_ARROW), ARROW),), 1)
+
+
+NOTHING = FixResult()

@@ -29,13 +29,9 @@ from dataclasses import field, replace
 from pathlib import Path
 
 from bbox_lark._classes import dataclass
-from bbox_lark._renamed import renamed
-from bbox_lark.api import parse
 from bbox_lark.errors import WriteError
 from bbox_lark.syntax.nodes import Diagnostic, Document, Event, Line
 from bbox_lark.syntax.parser import reparse
-from bbox_lark.syntax.printer import dumps
-from bbox_lark.syntax.source import DEFAULT_MAX_LINE, decode
 
 
 class FixError(WriteError, ValueError):
@@ -103,6 +99,38 @@ class Fixer(ABC):
         return f"{self.name}: {changed} change(s)"
 
 
+class LineFixer(Fixer):
+    """A fixer whose edits of an event line depend only on that line and on what
+    :meth:`survey` gathered from every event first (when :attr:`surveys`): ``fix`` then
+    streams a file instead of holding it (:mod:`bbox_lark.fix.stream`). :meth:`edits` is
+    the same rule over a whole document."""
+
+    #: Whether :meth:`survey` must see every event before the first is edited (a first
+    #: pass over the input).
+    surveys: bool = False
+
+    def survey(self, events: Iterable[Event]) -> object:
+        """What :meth:`edit` needs to know about the whole input (only with :attr:`surveys`)."""
+        return None
+
+    @abstractmethod
+    def edit(self, event: Event, survey: object) -> FixResult:
+        """The edits of ``event``'s own line, given what :meth:`survey` returned."""
+
+    def edits(self, document: Document) -> FixResult:
+        events = document.events
+        survey = self.survey(events) if self.surveys else None
+        edits: list[Edit] = []
+        notes: list[Note] = []
+        changed = 0
+        for event in events:
+            result = self.edit(event, survey)
+            edits.extend(result.edits)
+            notes.extend(result.notes)
+            changed += result.changed
+        return FixResult(tuple(edits), changed, tuple(notes))
+
+
 class TextFixer(Fixer):
     """A fixer that rewrites the whole text (see the module's notes); it runs after the edit
     fixers, on their result. :meth:`edits` proposes nothing."""
@@ -151,6 +179,11 @@ class FixOutcome:
         return tuple(d for d in self.document.diagnostics if id(d) not in fixed)
 
     @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """The input's findings (``check``'s)."""
+        return self.document.diagnostics
+
+    @property
     def changed(self) -> bool:
         """True when the fixed text differs from the input."""
         return self.new_text != self.old_text
@@ -165,67 +198,7 @@ class FixOutcome:
         return sum(1 for d in self.document.diagnostics if d.severity == "error")
 
 
-@renamed(data="source")
-def apply_fixes(
-    source: str | bytes,
-    fixers: Iterable[Fixer],
-    *,
-    path: str | Path | None = None,
-    label: str | None = None,
-    max_line: int = DEFAULT_MAX_LINE,
-    allowed_secrets: Iterable[str] | None = None,
-) -> FixOutcome:
-    """Run ``fixers`` over a document and return the fixed text, the counts, the notes and a
-    unified diff. Never raises on bad input (a document with errors is still fixed; whether
-    to *write* it is the caller's choice); raises :class:`FixError` only on a fixer bug:
-    edits that overlap, fall outside their line, touch a line that is not an event, comment
-    or lifecycle line, or would change what kind of line it is.
-
-    ``path`` is where the input came from (used for the blob checks, as by ``check``);
-    ``label`` names the file in the diff headers (default: ``path``, else ``<stdin>``).
-    ``allowed_secrets`` are the values of the ``allowed-secrets`` setting, the same for the
-    findings and the fixers (None: those of the configuration that applies to ``path``).
-    """
-    if allowed_secrets is None:
-        from bbox_lark.secrets.redaction import redact_file_settings
-
-        allowed_secrets = redact_file_settings(Path(path) if path is not None else None)
-    allowed = frozenset(allowed_secrets)
-    document = parse(source, path=path, max_line=max_line, allowed_secrets=allowed)
-    old_text = decode(source)
-    edits: list[Edit] = []
-    changes: dict[str, int] = {}
-    notes: list[Note] = []
-    chosen = list(fixers)
-    for fixer in chosen:
-        if isinstance(fixer, TextFixer):
-            continue
-        result = fixer.edits(document)
-        edits.extend(result.edits)
-        changes[fixer.name] = result.changed
-        notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
-    new_text = dumps(apply_edits(document, edits)) if edits else old_text
-    for fixer in chosen:
-        if isinstance(fixer, TextFixer):
-            where = Path(path) if path is not None else None
-            new_text, result = fixer.rewrite(new_text, where, allowed_secrets=allowed)
-            changes[fixer.name] = result.changed
-            notes.extend(replace(note, fixer=note.fixer or fixer.name) for note in result.notes)
-    changes = {fixer.name: changes[fixer.name] for fixer in chosen}
-    resolved = _resolved(document.diagnostics, chosen, notes)
-    shown = label if label is not None else (str(path) if path is not None else "<stdin>")
-    return FixOutcome(
-        document=document,
-        old_text=old_text,
-        new_text=new_text,
-        changes=changes,
-        notes=tuple(sorted(notes, key=lambda n: (n.line, n.col))),
-        diff=unified_diff(old_text, new_text, shown),
-        resolved=resolved,
-    )
-
-
-def _resolved(
+def resolved_findings(
     diagnostics: Iterable[Diagnostic], fixers: list[Fixer], notes: list[Note]
 ) -> tuple[Diagnostic, ...]:
     """The findings a fixer repaired: one of its :attr:`Fixer.resolves` codes at one of its
@@ -254,24 +227,24 @@ def apply_edits(document: Document, edits: Sequence[Edit]) -> Document:
             raise FixError(
                 f"line {number}: edits apply only to body lines (not the header, blank or continuation lines)"
             )
-        text = _splice(node.raw, number, line_edits)
+        text = splice(node.raw, number, line_edits)
         try:
             edited = reparse(node, text)
         except ValueError as error:  # no longer an event, comment or lifecycle line
             raise FixError(f"line {number}: the edits would change what kind of line it is") from error
-        _check_kind_kept(node, edited)
+        check_kind_kept(node, edited)
         lines[position] = edited
     return replace(document, lines=tuple(lines))
 
 
-def _check_kind_kept(before: Event, after: Event) -> None:
+def check_kind_kept(before: Event, after: Event) -> None:
     """A fixer changes values, never what a line is: the edited line must read as the same
     kind and name (a safety net against fixer bugs)."""
     if (after.kind, after.name) != (before.kind, before.name):
         raise FixError(f"line {before.line}: the edits would change what kind of line it is")
 
 
-def _splice(raw: str, number: int, edits: list[Edit]) -> str:
+def splice(raw: str, number: int, edits: list[Edit]) -> str:
     ordered = sorted(edits, key=lambda e: (e.col_start, e.col_end))
     previous: Edit | None = None
     for edit in ordered:

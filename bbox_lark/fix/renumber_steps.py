@@ -24,11 +24,11 @@ The count is the number of ``step=`` values whose text changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from bbox_lark.fix.framework import Edit, Fixer, FixResult, Note, plural
+from bbox_lark.fix.framework import Edit, FixResult, LineFixer, Note, plural
 from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import Document, Event, Field
+from bbox_lark.syntax.nodes import Event, Field
 from bbox_lark.syntax.values import parse_int
 
 
@@ -46,7 +46,7 @@ def _plain(node: Field) -> int | None:
     return None if node.quoted else parse_int(node.value)
 
 
-class RenumberSteps(Fixer):
+class RenumberSteps(LineFixer):
     name = "renumber-steps"
     description = (
         "Renumber step= on events to 1..N (distinct values dense-ranked in order of first"
@@ -56,50 +56,52 @@ class RenumberSteps(Fixer):
     def summary(self, changed: int) -> str:
         return f"Renumbered {plural(changed, 'step reference')}"
 
-    def edits(self, document: Document) -> FixResult:
-        events = document.events
-        mapping = self.ranking(events)
+    surveys = True
+
+    def survey(self, events: Iterable[Event]) -> dict[int, int]:
+        return self.ranking(events)
+
+    def edit(self, event: Event, survey: object) -> FixResult:
+        mapping: dict[int, int] = survey  # type: ignore[assignment]
         edits: list[Edit] = []
         notes: list[Note] = []
 
-        renumbered = set(mapping.values())
-
-        def note(event: Event, node: Field, why: str) -> None:
+        def note(node: Field, why: str) -> None:
             message = f"step={node.raw_value} {why}; left unchanged"
             value = parse_int(node.value)
-            if value in renumbered:  # a dangling 3 would silently name the event now numbered 3
+            # The new numbers are 1..N: a dangling 3 would silently name the event now numbered 3.
+            if value is not None and 1 <= value <= len(mapping):
                 message += f", but an event is now numbered {value}"
             notes.append(Note(event.line, node.value_col, message))
 
-        def remap(event: Event, node: Field) -> None:
+        def remap(node: Field) -> None:
             if node.quoted:
-                note(event, node, "is quoted")
+                note(node, "is quoted")
                 return
             value = parse_int(node.value)
             if value is None:
-                note(event, node, "is not a non-negative integer")
+                note(node, "is not a non-negative integer")
             elif value not in mapping:
-                note(event, node, "refers to a step no event has")
+                note(node, "refers to a step no event has")
             elif str(mapping[value]) != node.raw_value:
                 end = node.value_col + len(node.raw_value)
                 edits.append(Edit(event.line, node.value_col, end, str(mapping[value])))
 
-        for event in events:
-            if event.kind == "comment":
-                if event.name in vocabulary().step_reference_comments:
-                    for node in _steps(event.field_nodes):
-                        remap(event, node)
-                continue
-            if not _has_steps(event):
-                continue
+        if event.kind == "comment":
+            if event.name in vocabulary().step_reference_comments:
+                for node in _steps(event.field_nodes):
+                    remap(node)
+        elif _has_steps(event):
             for node in _steps(event.field_nodes):
-                remap(event, node)
+                remap(node)
             for node in _steps(event.metric_nodes):
-                remap(event, node)
+                remap(node)
+        if not edits and not notes:
+            return _NOTHING
         return FixResult(tuple(edits), len(edits), tuple(notes))
 
     @staticmethod
-    def ranking(events: list[Event]) -> dict[int, int]:
+    def ranking(events: Iterable[Event]) -> dict[int, int]:
         """Old step value to new: the distinct line steps dense-ranked in order of first
         appearance (only plain values take part)."""
         mapping: dict[int, int] = {}
@@ -111,3 +113,6 @@ class RenumberSteps(Fixer):
             if value is not None and value not in mapping:
                 mapping[value] = len(mapping) + 1
         return mapping
+
+
+_NOTHING = FixResult()

@@ -9,6 +9,7 @@ is done; the command renders each (:mod:`bbox_lark.cli.commands`) and picks the 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -20,8 +21,10 @@ from bbox_lark._classes import dataclass
 from bbox_lark.checks.workflow import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, read_inputs, write_file
 from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.inputs import is_regular
+from bbox_lark.files.runner import Job, Jobs, Progress, file_size, run_each
 from bbox_lark.files.writepolicy import WriteVerdict, write_verdict
 from bbox_lark.fix.framework import Fixer, FixOutcome
+from bbox_lark.fix.stream import Streamed
 from bbox_lark.syntax.nodes import Diagnostic, Line
 from bbox_lark.syntax.parser import Head, NodeStream
 from bbox_lark.syntax.printer import format_line
@@ -75,7 +78,13 @@ class Formatting(Rewriting):
 
 
 def fmt_inputs(
-    inputs: Iterable[FoundInput], *, check: bool = False, diff: bool = False, force: bool = False
+    inputs: Iterable[FoundInput],
+    *,
+    check: bool = False,
+    diff: bool = False,
+    force: bool = False,
+    jobs: Jobs | None = 1,
+    progress: Progress | None = None,
 ) -> Iterator[Formatting]:
     """Format each input in canonical form (docs/fmt.md), one result each, in order.
 
@@ -88,27 +97,67 @@ def fmt_inputs(
     Every input is read as a stream, line by line (docs/design.md, "Memory per command"):
     ``check`` keeps nothing; a rewrite spools the formatted bytes (in memory up to 1 MiB, then in a
     temporary file) until the write policy has seen the whole file. Only ``diff`` holds the
-    whole input and its canonical form (a diff needs both)."""
+    whole input and its canonical form (a diff needs both).
+
+    Many files go through the one runner (:func:`bbox_lark.files.runner.run_each`): ``jobs``
+    worker processes (``"auto"``/None: the cores) when the run is large enough, each file
+    formatted and written by one of them; the results are the same whatever the number of
+    jobs. Standard input and pipes are done here."""
+
+    def far(item: FoundInput) -> Job | None:
+        return (fmt_one, (item, check, diff, force)) if _far(item) else None
+
+    def failed(item: FoundInput, error: BaseException) -> Formatting:
+        return Formatting(item, read_error=_crashed(item, error))
+
+    for done in run_each(
+        inputs,
+        far,
+        lambda item, pool: fmt_one(item, check, diff, force),
+        failed,
+        jobs=jobs,
+        size=lambda item: file_size(item.path),
+        progress=progress,
+    ):
+        yield done
+        if done.output is not None:
+            done.output.close()
+
+
+def _far(item: FoundInput) -> bool:
+    """Whether a worker process may do ``item``: a regular file (never standard input or a
+    pipe, read once and written to standard output here)."""
+    return item.problem is None and not item.stdin and is_regular(item.path)
+
+
+def _crashed(item: FoundInput, error: BaseException) -> str:
+    """The message of an input whose worker process failed (the run goes on)."""
+    return f"{shown_text(item.shown)}: {type(error).__name__}: {error}"
+
+
+def fmt_one(item: FoundInput, check: bool, diff: bool, force: bool) -> Formatting:
+    """:func:`fmt_inputs` of one input (a worker process's job)."""
     from bbox_lark.api import format_text
     from bbox_lark.fix.framework import unified_diff
 
+    if item.problem is not None:
+        return Formatting(item, read_error=item.problem)
     if diff:
-        for read in read_inputs(inputs):
-            item = read.item
-            if read.error is not None:
-                yield Formatting(item, read_error=read.error)
-                continue
-            formatted = format_text(read.data, path=read.path, max_line=item.settings.max_line)
-            shown = formatted.changed
-            text = unified_diff(formatted.old, formatted.new, shown_text(item.shown)) if shown else ""
-            yield Formatting(item, changed=formatted.changed, diff=text)
-        return
-    for item in inputs:
-        if item.problem is not None:
-            yield Formatting(item, read_error=item.problem)
-            continue
-        with tempfile.SpooledTemporaryFile(max_size=SPOOL) as spool:
-            yield _fmt_one(item, None if check else spool, force)
+        [read] = read_inputs([item])
+        if read.error is not None:
+            return Formatting(item, read_error=read.error)
+        formatted = format_text(read.data, path=read.path, max_line=item.settings.max_line)
+        shown = formatted.changed
+        text = unified_diff(formatted.old, formatted.new, shown_text(item.shown)) if shown else ""
+        return Formatting(item, changed=formatted.changed, diff=text)
+    if check:
+        return _fmt_one(item, None, force)
+    # Handed back open when it is standard output's (fmt_inputs closes it after use).
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL)  # noqa: SIM115
+    done = _fmt_one(item, spool, force)
+    if done.output is not spool:
+        spool.close()
+    return done
 
 
 #: Bytes of formatted output ``fmt`` holds in memory before it spools them to a temporary file.
@@ -227,8 +276,9 @@ class Fixing(Rewriting):
 
     #: A fixer failed on this input (a bbox-lark bug): nothing was written.
     fix_error: str | None = None
-    #: The fixers' outcome (None when the input could not be read or a fixer failed).
-    outcome: FixOutcome | None = None
+    #: What the fixers did, without the texts (None when the input could not be read or a
+    #: fixer failed).
+    outcome: Streamed | None = None
     #: Where the fixed file goes (the input itself, ``--output``), None for a dry run.
     target: Path | None = None
 
@@ -249,50 +299,186 @@ def fix_inputs(
     write: bool = False,
     output: Path | None = None,
     force: bool = False,
+    jobs: Jobs | None = 1,
+    progress: Progress | None = None,
 ) -> Iterator[Fixing]:
     """Apply ``fixers`` to each input (docs/fix.md), one result each, in order.
 
     A dry run by default (the outcome holds the diff); ``write`` rewrites each file in
     place when it changed, ``output`` writes the one input's result there (even unchanged);
-    the write policy decides (``force`` writes a refused file)."""
-    from bbox_lark.fix import FixError, apply_fixes
-
+    the write policy decides (``force`` writes a refused file). Writing streams the input
+    (:mod:`bbox_lark.fix.stream`; a dry run holds it, a diff needs both texts). Many files
+    go through the one runner, as for :func:`fmt_inputs` (``jobs``, ``progress``)."""
     chosen = list(fixers)
-    for read in read_inputs(inputs):
-        item = read.item
-        if read.error is not None:
-            yield Fixing(item, read_error=read.error)
-            continue
-        path = read.path
-        try:
-            outcome = apply_fixes(
-                read.data,
-                chosen,
+
+    def far(item: FoundInput) -> Job | None:
+        return (fix_one, (item, chosen, write, output, force)) if _far(item) else None
+
+    def failed(item: FoundInput, error: BaseException) -> Fixing:
+        return Fixing(item, read_error=_crashed(item, error))
+
+    yield from run_each(
+        inputs,
+        far,
+        lambda item, pool: fix_one(item, chosen, write, output, force),
+        failed,
+        jobs=jobs,
+        size=lambda item: file_size(item.path),
+        progress=progress,
+    )
+
+
+def fix_one(item: FoundInput, fixers: list[Fixer], write: bool, output: Path | None, force: bool) -> Fixing:
+    """:func:`fix_inputs` of one input (a worker process's job)."""
+    from bbox_lark.fix import FixError, apply_fixes
+    from bbox_lark.fix.stream import streams
+
+    if streams(fixers) and (write or output is not None):
+        into = Path(item.path) if write or output is None else output
+        return _fix_streamed(item, fixers, into, write=write, force=force)
+    [read] = read_inputs([item])
+    if read.error is not None:
+        return Fixing(item, read_error=read.error)
+    path = read.path
+    try:
+        whole = apply_fixes(
+            read.data,
+            fixers,
+            path=path,
+            label=shown_text(item.shown),
+            max_line=item.settings.max_line,
+            allowed_secrets=item.settings.allowed_secrets,
+        )
+    except FixError as error:  # a fixer bug, never the input's fault: write nothing
+        return Fixing(item, fix_error=str(error))
+    outcome = Streamed.of(whole)
+    verdict = _verdict(outcome, item, path, force)
+    target = path if write else output
+    if target is None or verdict.refused or (write and not outcome.changed):
+        return Fixing(item, outcome=outcome, verdict=verdict, target=target)
+    if write and not is_regular(target):
+        problem: str | None = _NOT_IN_PLACE.format(target)
+    else:
+        problem = write_file(target, encode(whole.new_text))
+    return Fixing(
+        item, outcome=outcome, verdict=verdict, target=target, wrote=problem is None, write_error=problem
+    )
+
+
+_NOT_IN_PLACE = "{}: not a regular file (a pipe): cannot rewrite it in place; give --output"
+
+
+def _verdict(
+    outcome: FixOutcome | Streamed, item: FoundInput, path: Path | None, force: bool
+) -> WriteVerdict:
+    """The write policy on what the fixers left: what they repaired is not outstanding
+    (refusing codes never are); a refused file is not written, so every finding of it
+    still stands."""
+    verdict = write_verdict(outcome.outstanding, settings=item.settings, path=path, force=force)
+    if verdict.refused and outcome.resolved:
+        verdict = write_verdict(outcome.diagnostics, settings=item.settings, path=path, force=force)
+    return verdict
+
+
+def _fix_streamed(item: FoundInput, fixers: list[Fixer], target: Path, *, write: bool, force: bool) -> Fixing:
+    """``fix --write``/``--output`` of one input, as a stream (:mod:`bbox_lark.fix.stream`): the
+    fixed body spooled (in memory up to :data:`SPOOL`, then a temporary file), written
+    atomically once the write policy has seen every finding."""
+    from bbox_lark.checks.workflow import cannot_write
+    from bbox_lark.files.atomic import AtomicWriter
+    from bbox_lark.files.inputs import InputError, problem, reading, spooled
+    from bbox_lark.fix import FixError
+    from bbox_lark.fix.stream import Body, fix_stream
+
+    if item.problem is not None:
+        return Fixing(item, read_error=item.problem)
+    path = None if item.stdin else Path(item.path)
+    surveys = any(getattr(fixer, "surveys", False) for fixer in fixers)
+    try:
+        with contextlib.ExitStack() as stack:
+            # A fixer that surveys reads the input twice: a pipe is spooled first.
+            name = stack.enter_context(spooled(item.path)) if surveys else item.path
+            spool = stack.enter_context(tempfile.SpooledTemporaryFile(max_size=SPOOL))
+            done, sink, _stream = fix_stream(
+                lambda: reading(name),
+                fixers,
+                Body(spool),
                 path=path,
-                label=shown_text(item.shown),
                 max_line=item.settings.max_line,
                 allowed_secrets=item.settings.allowed_secrets,
             )
-        except FixError as error:  # a fixer bug, never the input's fault: write nothing
-            yield Fixing(item, fix_error=str(error))
-            continue
-        # What the fixers repaired is not outstanding (refusing codes never are); a refused
-        # file is not written, so every finding of it still stands.
-        verdict = write_verdict(outcome.outstanding, settings=item.settings, path=path, force=force)
-        if verdict.refused and outcome.resolved:
-            verdict = write_verdict(
-                outcome.document.diagnostics, settings=item.settings, path=path, force=force
-            )
-        target = path if write else output
-        if target is None or verdict.refused or (write and not outcome.changed):
-            yield Fixing(item, outcome=outcome, verdict=verdict, target=target)
-            continue
-        if write and not is_regular(target):
-            problem: str | None = (
-                f"{target}: not a regular file (a pipe): cannot rewrite it in place; give --output"
-            )
-        else:
-            problem = write_file(target, encode(outcome.new_text))
-        yield Fixing(
-            item, outcome=outcome, verdict=verdict, target=target, wrote=problem is None, write_error=problem
-        )
+            verdict = _verdict(done, item, path, force)
+            if verdict.refused or (write and not done.changed):
+                return Fixing(item, outcome=done, verdict=verdict, target=target)
+            if write and not is_regular(target):
+                return Fixing(
+                    item,
+                    outcome=done,
+                    verdict=verdict,
+                    target=target,
+                    write_error=_NOT_IN_PLACE.format(target),
+                )
+            try:
+                with AtomicWriter(target) as writer:
+                    sink.write(writer.stream)
+                    writer.commit()
+            except OSError as error:
+                shown = cannot_write(target, error)
+                return Fixing(item, outcome=done, verdict=verdict, target=target, write_error=shown)
+            return Fixing(item, outcome=done, verdict=verdict, target=target, wrote=True)
+    except InputError as error:
+        return Fixing(item, read_error=str(error))
+    except OSError as error:
+        return Fixing(item, read_error=problem(item.path, error))
+    except FixError as error:  # a fixer bug, never the input's fault: write nothing
+        return Fixing(item, fix_error=str(error))
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What ``redact --list`` found in one input: its lines
+    (:func:`bbox_lark.secrets.redaction.iter_listing`)."""
+
+    item: FoundInput
+    lines: tuple[str, ...] = ()
+    #: Why the input could not be read (the lines found before it are kept).
+    read_error: str | None = None
+
+
+def list_inputs(
+    inputs: Iterable[FoundInput], *, jobs: Jobs | None = 1, progress: Progress | None = None
+) -> Iterator[Listing]:
+    """``redact --list`` of each input, in order, through the one runner (as :func:`fmt_inputs`)."""
+
+    def far(item: FoundInput) -> Job | None:
+        return (list_one, (item,)) if _far(item) else None
+
+    def failed(item: FoundInput, error: BaseException) -> Listing:
+        return Listing(item, read_error=_crashed(item, error))
+
+    yield from run_each(
+        inputs,
+        far,
+        lambda item, pool: list_one(item),
+        failed,
+        jobs=jobs,
+        size=lambda item: file_size(item.path),
+        progress=progress,
+    )
+
+
+def list_one(item: FoundInput) -> Listing:
+    """:func:`list_inputs` of one input, read as a stream (a worker process's job)."""
+    from bbox_lark.files.inputs import InputError, reading
+    from bbox_lark.secrets.redaction import iter_listing
+
+    if item.problem is not None:
+        return Listing(item, read_error=item.problem)
+    lines: list[str] = []
+    try:
+        with reading(item.path) as file:
+            shown = shown_text(item.shown)
+            lines.extend(iter_listing(file, shown, allowed=item.settings.allowed_secrets))
+    except InputError as error:
+        return Listing(item, tuple(lines), read_error=str(error))
+    return Listing(item, tuple(lines))

@@ -244,12 +244,12 @@ def _args_summary(event: Event) -> str:
     return text if len(text) <= ARGS_SUMMARY_CHARS else text[: ARGS_SUMMARY_CHARS - 1] + "…"
 
 
-def _latency(start: Event, end: Event | None) -> int | None:
+def _latency(start: _Start, end: Event | None) -> int | None:
     if end is not None and (value := end.latency_ms) is not None:
         return value
     if (value := start.latency_ms) is not None:
         return value
-    if end is None or end is start:
+    if end is None or end.line == start.line:
         return None
     a, b = start.ts, end.ts
     if a is None or b is None:
@@ -262,6 +262,43 @@ def _latency(start: Event, end: Event | None) -> int | None:
     except TypeError:
         return None
     return milliseconds if milliseconds >= 0 else None
+
+
+class _Start:
+    """What a call's numbers need of its start line, kept while the call is open instead of
+    the line's node (a never-completed call costs this small record until the end of the
+    file, as :class:`~bbox_lark.syntax.correlate.OpenCall` does for ``check``)."""
+
+    __slots__ = (
+        "args",
+        "key",
+        "kind",
+        "latency_ms",
+        "line",
+        "name",
+        "response",
+        "starts",
+        "step",
+        "ts",
+        "usage",
+    )
+
+    def __init__(self, event: Event, response: int | None) -> None:
+        self.line = event.line
+        self.kind = event.kind
+        self.name = event.name
+        self.key = call_key(event)
+        self.args = _args_summary(event)
+        self.step = event.step
+        self.ts = event.ts
+        self.latency_ms = event.latency_ms
+        self.usage = line_usage(event)
+        self.response = response
+        self.starts = is_start(event)
+
+    @property
+    def pairing_key(self) -> Any:
+        return self.key if self.key is not None else ("", self.name)
 
 
 def _comment_model(event: Event) -> str | None:
@@ -315,7 +352,7 @@ class SessionCounter:
         self._metrics_prices = Pricer() if estimate else None
         self._header_totals = read_totals(fields, HEADER_TOTALS)
         self._pairer = Pairer()
-        self._open: dict[int, tuple[Event, int | None]] = {}  # start line -> (start, response)
+        self._open: dict[int, _Start] = {}  # start line -> what its record needs
         self._responses = Responses()
         model = fields.get("model")
         self._models: dict[str, None] = {}
@@ -339,7 +376,7 @@ class SessionCounter:
         self._first: tuple[Any, str] | None = None
         self._last: tuple[Any, str] | None = None
         #: Open starts by pairing key (the call key, or the tool of a start without one).
-        self._open_keys: dict[Any, dict[int, None]] = {}
+        self._open_keys: dict[Any, int | dict[int, None]] = {}
         self._ambiguous: set[int] = set()
         self._pairing = [0] * len(PAIRINGS)
         self._over_prompt = 0
@@ -368,19 +405,26 @@ class SessionCounter:
             record = self._step(response.step, response.first_line)
             record.usage = record.usage + response.usage
 
-    def _record(self, start: Event, end: Event | None, response: int | None) -> CallRecord:
-        key = call_key(start)
+    def _record(self, start: _Start, end: Event | None, line: Event | None = None) -> CallRecord:
+        """The record of a call: ``start`` completed by ``end``, or a call ``line`` that
+        completes nothing (then ``start`` is its own), or a start nothing completed."""
+        key = start.key
         family = FAMILIES[start.kind]
-        outcome = call_outcome(start, end)
+        if end is not None:
+            outcome = call_outcome(end, end)  # the completing line's result decides
+        elif line is not None:
+            outcome = call_outcome(line)
+        else:
+            outcome = "pending"
         index = OUTCOMES.index(outcome)
         self._outcomes[index] += 1
         tally = self._tools.setdefault((family, start.name or "(none)"), [0] * len(OUTCOMES))
         tally[index] += 1
-        line = start.line
-        if line in self._ambiguous:
-            self._ambiguous.discard(line)
+        number = start.line
+        if number in self._ambiguous:
+            self._ambiguous.discard(number)
             pairing = "ambiguous"
-        elif key is None and end is not None and end is not start:
+        elif key is None and end is not None and end.line != number:
             pairing = "order"
         else:
             pairing = "id"
@@ -392,15 +436,15 @@ class SessionCounter:
             tool=start.name,
             family=family,
             kind=start.kind,
-            args=_args_summary(start),
+            args=start.args,
             start_line=start.line,
-            end_line=end.line if end is not None else None if is_start(start) else start.line,
+            end_line=end.line if end is not None else None if start.starts else start.line,
             outcome=outcome,
             latency_ms=_latency(start, end),
             step=start.step,
             ts=start.ts,
-            response=response,
-            usage=line_usage(start),
+            response=start.response,
+            usage=start.usage,
             pairing=pairing,
         )
 
@@ -457,31 +501,44 @@ class SessionCounter:
         if outcome in (CALL, AMBIGUOUS):
             if record is not None:
                 record.calls += 1
-            if is_start(event):
-                self._open[event.line] = (event, response)
-                self._hold(event)
+            start = _Start(event, response)
+            if start.starts:
+                self._open[event.line] = start
+                self._hold(start)
             else:
-                decided.append(self._record(event, None, response))
+                decided.append(self._record(start, None, event))
         elif outcome == COMPLETION:
             opened = self._open.pop(self._pairer.completed, None)
             if opened is not None:
-                pairing_key = _pairing_key(opened[0])
-                held = self._open_keys.get(pairing_key)
-                if held is not None:
-                    held.pop(opened[0].line, None)
-                    if not held:
-                        del self._open_keys[pairing_key]
-                decided.append(self._record(opened[0], event, opened[1]))
+                self._release(opened)
+                decided.append(self._record(opened, event))
         return decided
 
-    def _hold(self, start: Event) -> None:
+    def _hold(self, start: _Start) -> None:
         """Note an open start under its pairing key: when another is open under the same
         key, a result could belong to either (§13), so both are ``ambiguous``."""
-        held = self._open_keys.setdefault(_pairing_key(start), {})
-        if held:
-            self._ambiguous.update(held)
-            self._ambiguous.add(start.line)
+        key = start.pairing_key
+        held = self._open_keys.get(key)
+        if held is None:  # one call open under a key (most keys): its line, not a dict
+            self._open_keys[key] = start.line
+            return
+        if isinstance(held, int):
+            held = self._open_keys[key] = {held: None}
+        self._ambiguous.update(held)
+        self._ambiguous.add(start.line)
         held[start.line] = None
+
+    def _release(self, start: _Start) -> None:
+        """The open call ``start`` is complete: it leaves its key's open calls."""
+        key = start.pairing_key
+        held = self._open_keys.get(key)
+        if isinstance(held, int):
+            if held == start.line:
+                del self._open_keys[key]
+        elif held is not None:
+            held.pop(start.line, None)
+            if not held:
+                del self._open_keys[key]
 
     def _count_metrics(self, event: Event, metrics: Mapping[str, Any]) -> None:
         self._metrics_seen += 1
@@ -511,7 +568,7 @@ class SessionCounter:
         """The calls nothing completed, the steps (by step value) and the totals."""
         for ended in self._responses.finish():
             self._response_ended(ended)
-        pending = [self._record(start, None, response) for start, response in self._open.values()]
+        pending = [self._record(start, None) for start in self._open.values()]
         self._open.clear()
         steps = tuple(
             StepRecord(
@@ -576,11 +633,6 @@ class SessionCounter:
             metrics_cached_over_prompt=self._over_prompt,
         )
         return pending, steps, totals
-
-
-def _pairing_key(start: Event) -> Any:
-    key = call_key(start)
-    return key if key is not None else ("", start.name)
 
 
 def _collect(

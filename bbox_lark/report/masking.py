@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bbox_lark.secrets.redaction import locate
-from bbox_lark.secrets.scanner import SecretMatch, find_secrets, hide_secrets, might_hold_secrets
+from bbox_lark.secrets.redaction import PartRedactor, locate, text_parts
+from bbox_lark.secrets.scanner import SecretMatch, hide_secrets, might_hold_secrets
 
 
 @contextlib.contextmanager
@@ -32,17 +32,18 @@ def masked_copy(path: Path, allowed: tuple[str, ...] = ()) -> Iterator[tuple[Pat
     if not _may_hold_secrets(path):  # the usual case, read line by line: the page streams
         yield path, []
         return
-    text = path.read_bytes().decode("utf-8", "surrogateescape")
-    found = find_secrets(text, allowed_secrets=allowed)
-    if not found:
-        yield path, []
-        return
-    notes = [f"line {line}: {secret.kind} {secret.masked}" for line, _, secret in locate(text, found)]
+    # Read a part at a time (the header, an event with its continuation lines), as redact does.
+    redactor = PartRedactor(allowed)
+    notes: list[str] = []
     handle, name = tempfile.mkstemp(suffix=".bbox", prefix="bbox-lark-masked-")
     try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(_hidden(text, found).encode("utf-8", "surrogateescape"))
-        yield Path(name), notes
+        with os.fdopen(handle, "wb") as file, path.open("rb") as source:
+            for part in text_parts(source):
+                found = redactor.find(part.text)
+                for line, _, secret in locate(part.text, found):
+                    notes.append(f"line {part.line + line - 1}: {secret.kind} {secret.masked}")
+                file.write(_hidden(part.text, found).encode("utf-8", "surrogateescape"))
+        yield (Path(name), notes) if notes else (path, [])
     finally:
         Path(name).unlink(missing_ok=True)
 

@@ -1,8 +1,11 @@
 """Redacting the secrets of a bbox/1 text (docs/reference.md#secrets): ``bbox_lark.redact``, the
 ``redact`` fixer (``bbox-lark redact``, ``fix --redact``) and ``convert --redact``.
 
-Each secret :func:`bbox_lark.secrets.scanner.find_secrets` finds in the whole text becomes
-``[redacted:KIND]``; only the secret is replaced, so a line keeps its kind, name and other
+The text is scanned a part at a time (:func:`text_parts`): the header, then each body event
+with the continuation and blank lines after it, so a long log is redacted as it is read and
+the parts are those the checks scan. Each secret
+:func:`bbox_lark.secrets.scanner.find_secrets` finds in a part becomes ``[redacted:KIND]``;
+only the secret is replaced, so a line keeps its kind, name and other
 fields. A private key block over continuation lines is one secret, so it becomes one marker
 on its first line (its continuation lines go). A secret that is a whole header value
 becomes a quoted marker (``key: "[redacted:github_token]"``): YAML would read a bare
@@ -65,19 +68,81 @@ def redact(source: str, *, allowed_secrets: Collection[str] = ()) -> Redacted:
     ``# redactions=N`` kept true (see the module's notes); values in ``allowed_secrets`` (the
     ``allowed-secrets`` setting) are kept. Never raises on text; a text without secrets comes
     back unchanged. Redacting again changes nothing."""
-    found = find_secrets(source, allowed_secrets=allowed_secrets)
+    redactor = PartRedactor(allowed_secrets)
+    parts: list[str] = []
+    found: list[SecretMatch] = []
+    at = 0
+    for part in text_parts(source):
+        new, secrets = redactor.part(part)
+        parts.append(new)
+        found.extend(replace(s, start=s.start + at, end=s.end + at) for s in secrets)
+        at += len(part.text)
     if not found:
         return Redacted(source)
-    return Redacted(_keep_count_true(_replace(source, found, _body_offset(source))), tuple(found))
+    return Redacted(_keep_count_true("".join(parts)), tuple(found))
 
 
-def _body_offset(text: str) -> int:
-    """Where the body starts (the offset of its first line)."""
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """A part of a bbox/1 text the scanner reads on its own (:func:`text_parts`)."""
+
+    #: The part's text, line endings included (the header's with the byte order mark).
+    text: str
+    #: The line its text starts on (1-based).
+    line: int
+    #: The header (and byte order mark), which may be empty: its values are YAML.
+    header: bool = False
+
+
+def text_parts(source: object, *, max_line: int | None = None) -> Iterator[TextPart]:
+    """``source`` (anything :func:`~bbox_lark.syntax.parser.iter_nodes` reads) in the parts the
+    secrets are found in, in order, their texts joined the whole text: the header with the
+    byte order mark (always, even empty), then each body event with the continuation and
+    blank lines that follow it (lines before the first event make a part of their own).
+    Only one part is held at a time."""
     from bbox_lark.syntax.parser import iter_nodes
+    from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
-    head = next(iter_nodes(text, attach=False))
+    stream = iter_nodes(source, max_line=max_line or DEFAULT_MAX_LINE, attach=False)  # type: ignore[arg-type]
+    head = next(stream)
     assert isinstance(head, Head)
-    return _line_offsets(text, head.body_start)[head.body_start]
+    yield TextPart(
+        (BOM if head.bom else "") + "".join(line.raw + line.eol for line in head.header_lines), 1, True
+    )
+    lines: list[str] = []
+    first = head.body_start
+    for node in stream:
+        assert not isinstance(node, Head)
+        if isinstance(node, Event) and lines:
+            yield TextPart("".join(lines), first)
+            lines = []
+        if not lines:
+            first = node.line
+        lines.append(node.raw + node.eol)
+    if lines:
+        yield TextPart("".join(lines), first)
+
+
+class PartRedactor:
+    """Find and replace the secrets of one :class:`TextPart` at a time (what :func:`redact`
+    and ``fix --redact`` share): a secret that is a whole header value becomes a quoted
+    marker; values in ``allowed_secrets`` are kept."""
+
+    def __init__(self, allowed_secrets: Collection[str] = ()) -> None:
+        self.allowed = frozenset(allowed_secrets)
+
+    def find(self, text: str) -> list[SecretMatch]:
+        """The secrets of one part's text."""
+        if not might_hold_secrets(text):
+            return []
+        return find_secrets(text, allowed_secrets=self.allowed)
+
+    def part(self, part: TextPart) -> tuple[str, list[SecretMatch]]:
+        """The part's text redacted, and the secrets replaced (offsets into the part)."""
+        found = self.find(part.text)
+        if not found:
+            return part.text, found
+        return _replace(part.text, found, len(part.text) if part.header else 0), found
 
 
 def _starts_yaml_value(text: str, offset: int) -> bool:
@@ -98,7 +163,7 @@ def _line_offsets(text: str, last: int) -> dict[int, int]:
     return offsets
 
 
-def _states_count(node: Line) -> Field | None:
+def states_count(node: Line) -> Field | None:
     """The ``redactions=`` field of a comment that states the count (``# redactions=N``, the
     closing summary: the structured comments with fields), else None."""
     from bbox_lark.syntax.grammar import vocabulary
@@ -127,7 +192,7 @@ def _keep_count_true(text: str) -> str:
     for node in _lines(stream):
         if "[redacted:" in node.raw:
             count += sum(1 for _ in line_redactions(node))
-        field = _states_count(node)
+        field = states_count(node)
         if field is not None:
             stated.append((node.line, field))
     if not stated:
@@ -156,7 +221,12 @@ def line_kinds(text: str) -> list[str]:
 
     stream = iter_nodes(text, attach=False)
     next(stream)
-    return [node.kind for node in _lines(stream) if isinstance(node, Event) and _states_count(node) is None]
+    return part_kinds(list(stream))
+
+
+def part_kinds(lines: Iterable[object]) -> list[str]:
+    """:func:`line_kinds` of nodes already read (a part's, :class:`PartRedactor`)."""
+    return [node.kind for node in lines if isinstance(node, Event) and states_count(node) is None]
 
 
 def locate(text: str, secrets: Iterable[SecretMatch]) -> list[tuple[int, int, SecretMatch]]:
@@ -177,16 +247,25 @@ def locate(text: str, secrets: Iterable[SecretMatch]) -> list[tuple[int, int, Se
 
 
 def listing(data: str | bytes, shown: str, *, allowed: Collection[str] = ()) -> list[str]:
-    """``redact --list``: one line per secret (``path:line:col: kind masked``), then the
-    count per kind (``path: 3 secrets: aws_access_key 1, github_token 2``)."""
-    from bbox_lark.syntax.source import decode
+    """:func:`iter_listing` as a list."""
+    return list(iter_listing(data, shown, allowed=allowed))
 
-    text = decode(data)
-    found = find_secrets(text, allowed_secrets=allowed)
-    lines = [f"{shown}:{line}:{col}: {s.kind} {s.masked}" for line, col, s in locate(text, found)]
-    kinds = ", ".join(f"{kind} {count}" for kind, count in count_kinds(found).items())
-    lines.append(f"{shown}: {len(found)} secret(s)" + (f": {kinds}" if kinds else ""))
-    return lines
+
+def iter_listing(data: object, shown: str, *, allowed: Collection[str] = ()) -> Iterator[str]:
+    """``redact --list``: one line per secret (``path:line:col: kind masked``), then the
+    count per kind (``path: 3 secrets: aws_access_key 1, github_token 2``). ``data`` is the
+    text, its bytes or an open binary file, read a part at a time (:func:`text_parts`)."""
+    redactor = PartRedactor(allowed)
+    kinds: dict[str, int] = {}
+    total = 0
+    for part in text_parts(data):
+        found = redactor.find(part.text)
+        for line, col, s in locate(part.text, found):
+            yield f"{shown}:{part.line + line - 1}:{col}: {s.kind} {s.masked}"
+            kinds[s.kind] = kinds.get(s.kind, 0) + 1
+        total += len(found)
+    counted = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
+    yield f"{shown}: {total} secret(s)" + (f": {counted}" if counted else "")
 
 
 def redact_file_settings(path: Path | None) -> tuple[str, ...]:
@@ -445,7 +524,7 @@ def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
             attached = {id(c) for c in item.continuation}
             lines: tuple[Line, ...] = (item, *item.continuation)
             markers += sum(1 for line in lines for _ in line_redactions(line))
-            if held is None and _states_count(item) is not None:
+            if held is None and states_count(item) is not None:
                 held = []
         elif isinstance(item, Continuation) and id(item) not in attached:
             markers += sum(1 for _ in line_redactions(item))
@@ -459,7 +538,7 @@ def _counted(items: Iterator[Item], scan: StreamScan) -> Iterator[Item]:
         if last is not None:
             yield last
         for item in held:
-            field = _states_count(item) if scan.found and isinstance(item, Event) else None
+            field = states_count(item) if scan.found and isinstance(item, Event) else None
             if field is not None and isinstance(item, Event):
                 start = field.value_col - 1
                 item = reparse(

@@ -22,15 +22,15 @@ from bbox_lark.cli.console import (
 from bbox_lark.cli.options import (
     with_options,
 )
-from bbox_lark.files.inputs import InputError, read_input
 
 if TYPE_CHECKING:
-    pass
+    from bbox_lark.files.runner import Jobs as Jobs_
 
 
 from bbox_lark.cli.commands.base import (
     DISCOVERY,
     Force,
+    Jobs,
     Paths,
     Write,
     app,
@@ -40,6 +40,19 @@ from bbox_lark.cli.commands.base import (
 )
 
 # -- formatting: fmt ---------------------------------------------------------------------
+
+
+def jobs_of(jobs: str | None, inputs: list[Any]) -> "Jobs_ | None":
+    """``--jobs``, else the configuration's ``jobs`` (as ``check`` and ``stats`` read it)."""
+    from bbox_lark.files.config import ConfigError, cli_overrides
+
+    try:
+        value = cli_overrides(jobs=jobs).jobs
+    except ConfigError as error:
+        raise fail_usage(str(error)) from None
+    if value is None and inputs:
+        value = inputs[0].settings.jobs
+    return value
 
 
 @app.command("fmt")
@@ -58,6 +71,7 @@ def fmt_command(
     force: Annotated[
         bool, typer.Option("--force", help="Rewrite files even when they cannot be read faithfully.")
     ] = False,
+    jobs: Jobs = None,
     **discovery: Any,
 ) -> None:
     """Rewrite files in canonical form (docs/fmt.md).
@@ -73,7 +87,9 @@ def fmt_command(
 
     code = EXIT_OK
     counts = {"changed": 0, "unchanged": 0, "refused": 0}
-    for done in fmt_inputs(find_inputs_or_exit(paths, **discovery), check=check_only, diff=diff, force=force):
+    inputs = find_inputs_or_exit(paths, **discovery)
+    chosen = jobs_of(jobs, inputs)
+    for done in fmt_inputs(inputs, check=check_only, diff=diff, force=force, jobs=chosen):
         code = max(code, done.exit_code)
         shown = safe(done.item.shown)
         if done.read_error is not None:
@@ -144,6 +160,7 @@ def fix_command(
         ),
     ] = None,
     force: Force = False,
+    jobs: Jobs = None,
     **chosen: Any,
 ) -> None:
     """Repair files with the chosen fixers (docs/fix.md).
@@ -169,7 +186,8 @@ def fix_command(
     code = EXIT_OK
     totals = {fixer.name: 0 for fixer in fixers}
     dry_changes = False
-    for done in fix_inputs(inputs, fixers, write=write, output=output, force=force):
+    workers = jobs_of(jobs, inputs)
+    for done in fix_inputs(inputs, fixers, write=write, output=output, force=force, jobs=workers):
         code = max(code, done.exit_code)
         shown = safe(done.item.shown)
         if done.read_error is not None:
@@ -271,6 +289,7 @@ def redact_command(
         bool,
         typer.Option("--list", help="Only list the secrets found (masked) and their count per kind."),
     ] = False,
+    jobs: Jobs = None,
     **discovery: Any,
 ) -> None:
     """Replace each secret with \\[redacted:KIND] (docs/fix.md): `fix --redact`, with the
@@ -283,24 +302,22 @@ def redact_command(
         rest = [path for path in paths if path not in foreign]
         if rest:
             try:
-                fix_command(rest, write=write, output=output, force=force, redact=True, **discovery)
+                fix_command(
+                    rest, write=write, output=output, force=force, jobs=jobs, redact=True, **discovery
+                )
             except typer.Exit as done:
                 code = max(code, done.exit_code)
         raise typer.Exit(code)
     if write or output is not None:
         raise fail_usage("--list writes nothing; leave out --write and --output")
-    from bbox_lark.secrets.redaction import listing
+    from bbox_lark.fix.rewrite import list_inputs
 
     code = EXIT_OK
-    for item in find_inputs_or_exit(paths, **discovery):
-        try:
-            if item.problem is not None:
-                raise InputError(item.problem)
-            data = read_input(item.path)
-        except InputError as error:
-            print_error(str(error))
-            code = max(code, EXIT_USAGE)
-            continue
-        for line in listing(data, safe(item.shown), allowed=item.settings.allowed_secrets):
+    inputs = find_inputs_or_exit(paths, **discovery)
+    for listed in list_inputs(inputs, jobs=jobs_of(jobs, inputs)):
+        for line in listed.lines:
             out.print(line, markup=False)
+        if listed.read_error is not None:
+            print_error(listed.read_error)
+            code = max(code, EXIT_USAGE)
     raise typer.Exit(code)

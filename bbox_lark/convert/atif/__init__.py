@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO, cast
 
 from bbox_lark.convert.atif.document import finish
-from bbox_lark.convert.atif.jsontext import pieces
+from bbox_lark.convert.atif.jsontext import pieces, strings
 from bbox_lark.convert.atif.reader import read, sniff
 from bbox_lark.convert.atif.records import attachment, read_attachments, record, restore, text_lines
 from bbox_lark.convert.atif.schema import step_problems, trajectory_problems
@@ -94,20 +94,22 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     for node in stream:
         writer.feed(node)
     trajectory = finish(writer)
-    parts = pieces(trajectory, ensure_ascii=False)
-    pairs = sum(len(_PAIR.findall(part)) for part in parts)
+    pairs, undecodable = 0, False
+    for text in strings(trajectory):  # what the text will hold, before a piece of it is written
+        if _SURROGATE.search(text) is not None:
+            undecodable = True
+            pairs += len(_PAIR.findall(text))
     if pairs:
         # A str given to the API may hold an emoji as two UTF-16 code units; in JSON they are
         # one escaped pair, which every JSON reader reads as the one character it encodes.
         ctx.report.dropped("surrogate pairs as two code units (read back as one character)", 0, pairs)
-    if any(_SURROGATE.search(part) for part in parts):
+    if undecodable:
         # Bytes that were not UTF-8 in the bbox file (kept as lone surrogates): JSON escapes.
-        parts = pieces(trajectory, ensure_ascii=True)
         ctx.report.extra("undecodable bytes (as \\udcXX escapes)", 0)
-    parts.append("\n")
-    parts.reverse()
-    while parts:
-        out.write(parts.pop())
+    # Each step's text is written as it is made (the text is never held whole).
+    for piece in pieces(trajectory, ensure_ascii=undecodable, sink=out.write):
+        out.write(piece)
+    out.write("\n")
 
 
 def _sniff(text: str) -> int:

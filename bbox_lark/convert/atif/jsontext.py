@@ -17,11 +17,11 @@ text, and can drop each piece once written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
-__all__ = ["dumps", "pieces"]
+__all__ = ["dumps", "pieces", "strings"]
 
 #: The items of containers at this depth are joined into one piece each (the top-level
 #: object is depth 0, its ``steps`` depth 1: one piece per step).
@@ -55,9 +55,13 @@ def _key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def pieces(value: Any, *, ensure_ascii: bool = False) -> list[str]:
+def pieces(
+    value: Any, *, ensure_ascii: bool = False, sink: Callable[[str], object] | None = None
+) -> list[str]:
     """The text of ``json.dumps(value, indent=2, ensure_ascii=ensure_ascii)`` as a list of
     strings whose concatenation is that text (one piece per item of the top-level containers).
+    With ``sink``, each piece is handed to it as soon as it is made (one step at a time) and
+    what is left is returned: the text is never held whole.
     Values of types ``json`` cannot write raise its ``TypeError``; a value that contains
     itself raises ``ValueError`` (``RecursionError`` for one too deep, as ``json`` may)."""
     escape: Callable[[str], str] = encode_basestring_ascii if ensure_ascii else encode_basestring
@@ -70,6 +74,14 @@ def pieces(value: Any, *, ensure_ascii: bool = False) -> list[str]:
         while len(pads) <= level:
             pads.append("\n" + "  " * len(pads))
         return pads[level]
+
+    def done(mark: int) -> None:
+        """An item of the top-level containers is complete: one piece (handed on)."""
+        out[mark:] = ["".join(out[mark:])]
+        if sink is not None:
+            for piece in out:
+                sink(piece)
+            out.clear()
 
     def scalar(item: Any) -> str | None:
         """The text of a scalar, or None for a container (or a type json refuses)."""
@@ -113,7 +125,7 @@ def pieces(value: Any, *, ensure_ascii: bool = False) -> list[str]:
                 mark = len(out)
                 container(member, level + 1)
                 if level == _PIECE_DEPTH:
-                    out[mark:] = ["".join(out[mark:])]
+                    done(mark)
             append(pad(level) + "}")
             active.discard(marker)
             return
@@ -143,7 +155,7 @@ def pieces(value: Any, *, ensure_ascii: bool = False) -> list[str]:
                 mark = len(out)
                 container(member, level + 1)
                 if level == _PIECE_DEPTH:
-                    out[mark:] = ["".join(out[mark:])]
+                    done(mark)
             append(pad(level) + "]")
             active.discard(marker)
             return
@@ -156,6 +168,22 @@ def pieces(value: Any, *, ensure_ascii: bool = False) -> list[str]:
         return [text]
     container(value, 0)
     return out
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in ``value`` (the keys of its objects included), in no particular order."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for key, member in item.items():
+                if isinstance(key, str):
+                    yield key
+                todo.append(member)
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
 
 
 def dumps(value: Any, *, ensure_ascii: bool = False) -> str:
