@@ -6,6 +6,7 @@ Each test runs on a tiny input in a few seconds at most; the full benchmark is t
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -94,6 +95,21 @@ def test_a_small_run_prints_every_throughput_figure(
     assert "real logs (corpus): 2 file(s)" in shown
     assert shown.count("check, one process") == 2 and shown.count("ratio") >= 3
     assert "all cores (2)" in shown
+
+
+def test_a_small_rates_run_compares_each_command_with_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.bbox").write_text(bench.generate_session(40, seed=1), encoding="utf-8")
+    assert bench.main(["--only", "rates", "--corpus", str(corpus), "--repeat", "1"]) == 0
+    shown = capsys.readouterr().out
+    assert "real logs (corpus): 41 lines" in shown
+    for name in ("stats --json", "export", "report"):
+        row = rf"{re.escape(name)} +CPU +[0-9.]+ s .* of check [0-9.]+ \(goal >= 0.6\)"
+        assert re.search(row, shown), name
+    assert "exited" not in shown
 
 
 def test_a_small_export_run_prints_both_figures(

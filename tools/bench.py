@@ -15,6 +15,10 @@ across changes; the machine is noisy, so read the ordering, not the third digit.
   driver for the lines it declines), building the nodes and every check, each including the
   ones before it (interleaved run by run), beside the baseline; the share of lines the scan
   reads, and the LALR driver on every line for comparison.
+* **Rates** (``--only rates``, issue "Core v4"): CPU time of whole ``check``, ``stats
+  --json``, ``export`` and ``report`` processes (one job each) over the real logs, best of
+  ``--repeat``, interleaved, and each command's lines/s as a share of ``check``'s (goal:
+  >= 0.6). Start-up is included in each.
 * **Peak memory**: the RSS high-water mark of a fresh ``bbox-lark check FILE`` process on
   generated files of 10k, 100k and 1M lines, and the ratio of the largest to the smallest.
 * **Export** (``bbox-lark export``, the ``scale`` extra): lines/s of a fresh ``bbox-lark
@@ -49,6 +53,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
     python tools/bench.py --quick              # 100k lines, fewer runs: under a minute
     python tools/bench.py --only startup --startup-runs 60
     python tools/bench.py --only stages        # µs per line: split, scan, build, checks
+    python tools/bench.py --only rates         # stats, export, report against check
     python tools/bench.py --corpus DIR --lines 200000 --repeat 5
     python tools/bench.py --only export --export-sessions 3000
     python tools/bench.py --only commands      # peak RSS per command at 10k and 1M lines
@@ -80,7 +85,7 @@ except ImportError:  # run with a Python that does not have the project installe
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
-SECTIONS = ("throughput", "stages", "memory", "commands", "startup", "export", "harbor")
+SECTIONS = ("throughput", "stages", "rates", "memory", "commands", "startup", "export", "harbor")
 GOAL_ONE, GOAL_ALL, GOAL_STARTUP = 0.5, 1.0, 1.5
 
 _LINE = re.compile(r"(t!|t~|th|td|[uatosmprxcq]):(\S*)(.*)")
@@ -631,6 +636,40 @@ _MEASURED = (
 HARBOR_VENV = Path("/tmp/harbor-venv/bin/python")
 
 
+#: Whole commands over the same files (``--only rates``), each with one job: the share of
+#: ``check``'s lines/s that each reaches (issue "Core v4": >= 0.6 for stats, export, report).
+RATE_COMMANDS: dict[str, tuple[str, ...]] = {
+    "check": ("check", "--quiet", "--jobs", "1", "{input}"),
+    "stats --json": ("stats", "--json", "--jobs", "1", "{input}"),
+    "export": ("export", "{input}", "-o", "{out}", "--jobs", "1"),
+    "report": ("report", "{input}", "-o", "{out}", "--jobs", "1"),
+}
+GOAL_RATE = 0.6
+
+
+def command_rates(label: str, folder: Path, corpus: Path, runs: int) -> None:
+    """Lines/s of each of :data:`RATE_COMMANDS` as a fresh process over ``corpus`` (CPU
+    time of the process and its children, start-up included, best of ``runs``,
+    interleaved), and each one's rate as a share of ``check``'s."""
+    lines = sum(count_lines(_read(str(path))) for path in corpus.iterdir() if path.is_file())
+    best = dict.fromkeys(RATE_COMMANDS, float("inf"))
+    for run in range(runs):
+        for name, arguments in RATE_COMMANDS.items():
+            out = folder / f"rates-{run}-{name.split()[0]}"
+            command = [*bbox_lark_command(), *(a.format(input=corpus, out=out) for a in arguments)]
+            code, cpu, _peak = run_child(command, child_env())
+            if code not in (0, 1):
+                print(f"  {name}: exited {code}, skipped")
+                best[name] = float("nan")
+                continue
+            best[name] = min(best[name], cpu)
+    check = best["check"]
+    print(f"  {label}: {lines:,} lines")
+    for name, cpu in best.items():
+        share = "" if name == "check" else f"   of check {check / cpu:.2f} (goal >= {GOAL_RATE})"
+        print(f"    {name:<13} CPU {cpu:6.2f} s   {lines / cpu:>10,.0f} lines/s{share}")
+
+
 def harbor_python(given: str | None) -> tuple[str | None, str]:
     """The Python that has harbor 0.25 installed (``--harbor-python``, ``$BBOX_HARBOR_PYTHON``,
     else ``/tmp/harbor-venv``), or None and why not."""
@@ -842,6 +881,14 @@ def main(argv: list[str] | None = None) -> int:
                 stages(f"real logs ({args.corpus.name})", texts, repeat)
             if lines > 0:
                 stages("generated clean session", [generate_session(min(lines, 200_000))], repeat)
+            print()
+        if "rates" in sections:
+            print("rates: whole commands over the same files, one job each; CPU of the process, best of")
+            print(f"  {repeat}, interleaved; each command's lines/s as a share of check's")
+            if args.corpus.is_dir():
+                command_rates(f"real logs ({args.corpus.name})", folder, args.corpus, repeat)
+            else:
+                print(f"  real logs: {args.corpus} not found, skipped")
             print()
         if "memory" in sections and sizes:
             print("peak memory: RSS high-water mark of a fresh `bbox-lark check FILE` (generated)")
