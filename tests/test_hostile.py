@@ -461,7 +461,7 @@ STREAMING = {
     "stats": ["stats", "--json", "-"],
     "fmt-check": ["fmt", "--check", "-"],
     "fmt": ["fmt", "-"],
-    "fix": ["fix", "--arrows", "--renumber-steps", "--force", "-o", "{out}", "-"],
+    "fix": ["fix", "--arrows", "--force", "-o", "{out}", "-"],
     "redact": ["redact", "--force", "-o", "{out}", "-"],
     "redact-list": ["redact", "--list", "-"],
     "convert-jsonl": ["convert", "--to", "jsonl", "-"],

@@ -24,6 +24,7 @@ The count is the number of ``step=`` values whose text changes.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 
 from bbox_lark.fix.framework import Edit, FixResult, LineFixer, Note, plural
@@ -72,7 +73,8 @@ class RenumberSteps(LineFixer):
             # The new numbers are 1..N: a dangling 3 would silently name the event now numbered 3.
             if value is not None and 1 <= value <= len(mapping):
                 message += f", but an event is now numbered {value}"
-            notes.append(Note(event.line, node.value_col, message))
+            # One string per distinct message: a log may hold a dangling reference a line.
+            notes.append(Note(event.line, node.value_col, sys.intern(message)))
 
         def remap(node: Field) -> None:
             if node.quoted:

@@ -264,37 +264,39 @@ def _latency(start: _Start, end: Event | None) -> int | None:
     return milliseconds if milliseconds >= 0 else None
 
 
+@dataclass(slots=True)
 class _Start:
     """What a call's numbers need of its start line, kept while the call is open instead of
     the line's node (a never-completed call costs this small record until the end of the
     file, as :class:`~bbox_lark.syntax.correlate.OpenCall` does for ``check``)."""
 
-    __slots__ = (
-        "args",
-        "key",
-        "kind",
-        "latency_ms",
-        "line",
-        "name",
-        "response",
-        "starts",
-        "step",
-        "ts",
-        "usage",
-    )
+    line: int
+    kind: str
+    name: str | None
+    key: Any
+    args: str
+    step: int | None
+    ts: str | None
+    latency_ms: int | None
+    usage: Usage | None
+    response: int | None
+    starts: bool
 
-    def __init__(self, event: Event, response: int | None) -> None:
-        self.line = event.line
-        self.kind = event.kind
-        self.name = event.name
-        self.key = call_key(event)
-        self.args = _args_summary(event)
-        self.step = event.step
-        self.ts = event.ts
-        self.latency_ms = event.latency_ms
-        self.usage = line_usage(event)
-        self.response = response
-        self.starts = is_start(event)
+    @classmethod
+    def of(cls, event: Event, response: int | None) -> _Start:
+        return cls(
+            event.line,
+            event.kind,
+            event.name,
+            call_key(event),
+            _args_summary(event),
+            event.step,
+            event.ts,
+            event.latency_ms,
+            line_usage(event),
+            response,
+            is_start(event),
+        )
 
     @property
     def pairing_key(self) -> Any:
@@ -501,7 +503,7 @@ class SessionCounter:
         if outcome in (CALL, AMBIGUOUS):
             if record is not None:
                 record.calls += 1
-            start = _Start(event, response)
+            start = _Start.of(event, response)
             if start.starts:
                 self._open[event.line] = start
                 self._hold(start)
