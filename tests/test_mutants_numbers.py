@@ -68,6 +68,12 @@ def test_a_completion_without_a_result_is_unknown_and_a_start_alone_pending() ->
     assert call_outcome(done) == "unknown"
 
 
+def test_a_completion_with_a_start_status_leaves_the_call_pending() -> None:
+    start, running, started = events("t!:bash id=1\no: id=1 → [running]\nt:bash id=1 → [started]\n")
+    assert call_outcome(start, running) == "pending"
+    assert call_outcome(start, started) == "pending"
+
+
 # -- the values a count or a cost accepts --------------------------------------------------
 
 
