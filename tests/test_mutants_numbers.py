@@ -423,6 +423,11 @@ def test_no_estimate_without_the_price_table(monkeypatch: pytest.MonkeyPatch) ->
         ("1E+2", "$100"),
         ("0", "$0"),
         ("0.00", "$0"),
+        # longer than the default 28 digits: every whole dollar kept (quantize raised, and
+        # `stats` failed with an internal error on such a stated cost)
+        ("12345678901234567890123.1234567", "$12345678901234567890123.123457"),
+        ("123456789012345678901234567890.12", "$123456789012345678901234567890.12"),
+        ("123456789012345678901234567890", "$123456789012345678901234567890"),
     ],
 )
 def test_a_cost_as_shown(value: str, shown: str) -> None:
