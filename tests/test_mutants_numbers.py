@@ -201,6 +201,7 @@ def test_the_input_with_cache_reads() -> None:
 
 def test_usage_adds_and_shows_cache_writes_only_when_named() -> None:
     assert Usage(1, None, 3, None) + Usage(10, 20, None, 40) == Usage(11, 20, 3, 40)
+    assert Usage(1, 2, 3, 4) + Usage(10, 20, 30, 40) == Usage(11, 22, 33, 44)
     assert Usage(1, 2, 3).to_json() == {"tokens_in": 1, "tokens_out": 2, "tokens_cached": 3}
     assert Usage(1, 2, 3, 0).to_json() == {
         "tokens_in": 1,
@@ -244,6 +245,12 @@ def test_the_fields_a_number_is_read_from(line: str, fields: dict[str, str]) -> 
         ("a: tokens_in=1 y " + " ".join(f"k{i}=v" for i in range(70)), ["tokens_in"]),
         ("a: one=1 two", []),
         ("t:read a → [ok] tokens_in=5 x", []),  # not free text
+        ("t:read tokens_in=5 x → [ok]", []),
+        ("o: id=1 tokens_in=3 z → [ok]", []),
+        ("# note tokens_in=1 more", []),
+        ("@end tokens_in=1 x", []),
+        ("th: model=x y", ["model"]),  # the field right before the last word
+        ("a: tokens_in=1 words tokens_in=2", ["tokens_in"]),  # the key also in the trailing run
     ],
 )
 def test_the_number_fields_inside_a_free_text_line(line: str, inside: list[str]) -> None:
@@ -432,3 +439,32 @@ def test_no_estimate_without_the_price_table(monkeypatch: pytest.MonkeyPatch) ->
 )
 def test_a_cost_as_shown(value: str, shown: str) -> None:
     assert format_usd(Decimal(value)) == shown
+
+
+def test_a_cache_write_stated_on_a_later_line_of_a_response() -> None:
+    lines = events("a: one tokens_in=1 tokens_out=2\na: two tokens_in=1 tokens_out=3 tokens_cache_write=6\n")
+    assert response_usage(lines)[6] == Response(1, 6, 7, Usage(1, 3, None, 6))
+
+
+def test_the_current_response_is_of_the_last_lines_thread() -> None:
+    lines = events(
+        "a: main tokens_in=1\n"  # 6: response 1
+        "a: sub tid=s tokens_in=2\n"  # 7: response 2
+        "a: main again tokens_in=1\n"  # 8: response 1
+        "a: sub again tid=s tokens_in=2 tokens_out=4\n"  # 9: response 2
+    )
+    responses = Responses()
+    current = []
+    for line in lines:
+        responses.feed(line)
+        assert responses.current is not None
+        current.append(responses.current.ordinal)
+    assert current == [1, 2, 1, 2]
+    assert {line: r.ordinal for line, r in response_usage(lines).items()} == {6: 1, 7: 2, 8: 1, 9: 2}
+
+
+def test_a_new_input_in_a_thread_ends_that_threads_response_only() -> None:
+    lines = events("a: main tokens_in=1\na: sub tid=x tokens_in=1\na: sub new tid=x tokens_in=2\n")
+    responses = Responses()
+    assert [tuple(r.ordinal for r in responses.feed(line)) for line in lines] == [(), (), (2,)]
+    assert [r.ordinal for r in responses.finish()] == [1, 3]
