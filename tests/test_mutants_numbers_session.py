@@ -239,3 +239,30 @@ def test_the_time_span_takes_the_earliest_and_latest_valid_ts() -> None:
         0,
     )
     assert numbers("u: a\n").totals.duration_ms is None
+
+
+def test_a_trailing_metrics_step_counts_and_every_skip_and_overflow_is_counted() -> None:
+    totals = numbers(
+        "a: z # metrics step=4 prompt=2\n"  # the step of the metrics: the line states none
+        "# metrics step=4 prompt=3\n"  # skipped
+        "# metrics step=4 prompt=3\n"  # skipped
+        "# metrics prompt=1 cached=5\n"  # W028
+        "# metrics prompt=1 cached=6\n"  # W028
+    ).totals
+    assert (totals.metrics_seen, totals.metrics_counted, totals.metrics_skipped) == (5, 3, 2)
+    assert totals.metrics_cached_over_prompt == 2
+    assert totals.metrics_totals == Totals(prompt=4, cached=11)
+
+
+def test_a_model_name_with_a_colon_or_an_x() -> None:
+    totals = numbers(
+        "# model: vertex:m3\na: y tokens_in=1\n# model: X1X r=2\nu: q\na: w tokens_in=2\n"
+    ).totals
+    assert totals.models == ("vertex:m3", "X1X")
+
+
+def test_document_numbers_hands_each_call_to_on_call() -> None:
+    taken: list[object] = []
+    document = bbox_lark.parse(HEADER + "t:read a → [ok]\nt!:bash id=1\n")
+    result = document_numbers(document, estimate=False, on_call=taken.append)
+    assert result.calls == () and [call.start_line for call in taken] == [6, 7]  # type: ignore[attr-defined]
