@@ -251,6 +251,8 @@ def test_the_fields_a_number_is_read_from(line: str, fields: dict[str, str]) -> 
         ("@end tokens_in=1 x", []),
         ("th: model=x y", ["model"]),  # the field right before the last word
         ("a: tokens_in=1 words tokens_in=2", ["tokens_in"]),  # the key also in the trailing run
+        ("a: tokens_in=1 9k=x", ["tokens_in"]),  # `9k=x` and `=x` are words, not fields
+        ("a: tokens_in=1 =x", ["tokens_in"]),
     ],
 )
 def test_the_number_fields_inside_a_free_text_line(line: str, inside: list[str]) -> None:
