@@ -266,3 +266,37 @@ def test_document_numbers_hands_each_call_to_on_call() -> None:
     document = bbox_lark.parse(HEADER + "t:read a → [ok]\nt!:bash id=1\n")
     result = document_numbers(document, estimate=False, on_call=taken.append)
     assert result.calls == () and [call.start_line for call in taken] == [6, 7]  # type: ignore[attr-defined]
+
+
+def test_an_estimate_is_made_unless_refused() -> None:
+    text = HEADER + "a: x tokens_in=1\n# c\n"
+    assert read_session(text).totals.estimate_note == "no model named"  # asked for by default
+    counter = SessionCounter(bbox_lark.parse(text).header)
+    for event in bbox_lark.parse(text).events:
+        counter.feed(event)
+    totals = counter.finish()[2]
+    assert (totals.estimate_note, totals.events) == ("no model named", 2)
+    assert numbers("# metrics prompt=5\n").totals.estimate_note == "not asked for"
+
+
+def test_a_calls_pairing_step_and_time() -> None:
+    calls = numbers(
+        "t!:bash id=1 step=3 ts=2025-01-01T00:00:00Z\n"
+        "o: id=1 → [ok]\n"
+        "t!:Read a\n"
+        "t!:Grep b\n"
+        "t:Read → [ok]\n"
+        "t:Grep → [ok]\n"
+    ).calls
+    assert [(c.tool, c.pairing, c.step, c.ts) for c in calls] == [
+        ("bash", "id", 3, "2025-01-01T00:00:00Z"),
+        ("Read", "order", None, None),
+        ("Grep", "order", None, None),
+    ]
+
+
+def test_read_session_takes_a_session_id_and_a_line_limit() -> None:
+    text = HEADER + "t:read " + "x" * 50 + " → [ok]\n"
+    assert read_session(text, session_id="f.bbox").totals.session_id == "f.bbox"
+    assert read_session(text).totals.calls == 1
+    assert read_session(text, max_line=20).totals.calls == 0  # the long line is not read
