@@ -300,3 +300,15 @@ def test_read_session_takes_a_session_id_and_a_line_limit() -> None:
     assert read_session(text, session_id="f.bbox").totals.session_id == "f.bbox"
     assert read_session(text).totals.calls == 1
     assert read_session(text, max_line=20).totals.calls == 0  # the long line is not read
+
+
+def test_a_completed_call_leaves_no_guess_on_the_next_with_its_key() -> None:
+    calls = numbers(
+        "t!:bash id=1\no: id=1 → [ok]\nt!:bash id=1\no: id=1 → [ok]\n"
+        "t!:Read a\nt:Read → [ok]\nt!:Read b\nt:Read → [ok]\n"
+    ).calls
+    assert [c.pairing for c in calls] == ["id", "id", "order", "order"]
+    assert [c.response for c in numbers("t:read a tokens_in=1 → [ok]\nt!:bash id=1 tokens_in=1\n").calls] == [
+        1,
+        1,
+    ]
