@@ -312,3 +312,9 @@ def test_a_completed_call_leaves_no_guess_on_the_next_with_its_key() -> None:
         1,
         1,
     ]
+
+
+def test_the_steps_name_their_session_and_the_metrics_usage_is_kept() -> None:
+    result = numbers("a: x step=1\n# metrics step=1 prompt=10 cached=4 completion=2\n")
+    assert [s.session_id for s in result.steps] == ["s1"]
+    assert result.totals.metrics_usage == Usage(6, 2, 4)
