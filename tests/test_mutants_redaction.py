@@ -362,3 +362,122 @@ def counted(text: str) -> list[tuple[int, str, str]]:
 )
 def test_the_count_line_appended_after_the_last_line(body: str, expected: list[tuple[int, str, str]]) -> None:
     assert counted(HEAD + body) == expected
+
+
+# -- the stream scan, second round: attached lines, blank lines, defaults ----------------------
+
+
+@pytest.mark.parametrize("attach", [False, True], ids=["alone", "attached"])
+def test_a_secret_after_a_blank_line_inside_a_continued_event_counts_once(attach: bool) -> None:
+    """The continuation lines attached to an event go on after a blank line: a secret there
+    is counted, and its marker stated, once (it was counted twice when attached)."""
+    body = f"u: x\n  c1\n\n  c2 {GH}\n"
+    assert scan_lines(HEAD + body, attach=attach) == (
+        f"u: x\n  c1\n\n  c2 {MARK}\n# redactions=1\n",
+        {"github_token": 1},
+        [(10, 6)],
+        [f"{REPLACED} (10,)"],
+    )
+
+
+def test_a_converted_secret_after_a_blank_line_counts_once() -> None:
+    text = HEAD + f"u: x\n  c1\n\n  c2 {GH}\n"
+    assert rows(text, True) == (
+        HEAD + f"u: x\n  c1\n\n  c2 {MARK}\n# redactions=1\n",
+        {"github_token": 1},
+        [dropped("github_token", 10)],
+    )
+
+
+def test_continued_lines_without_a_hint_pass_once_when_attached() -> None:
+    body = "t:cat → [ok]\n  a\n  b\n\n  c\nu: hi\n  d\n"
+    assert scan_lines(HEAD + body, attach=True) == (body, {}, [], [])
+    assert scan_lines(HEAD + body, attach=True, redact=False) == (body, {}, [], [])
+
+
+def attached_lines(text: str) -> list[tuple[str, list[str]]]:
+    """Each event a redacting stream scan gives (lines attached), with its continuation lines."""
+    scan = StreamScan(None, redact=True)
+    return [
+        (item.raw, [c.raw for c in item.continuation])
+        for item in scan.items(iter_nodes(text, attach=True))
+        if not isinstance(item, Head) and hasattr(item, "continuation")
+    ]
+
+
+def test_an_event_keeps_its_continuation_lines_as_redacted() -> None:
+    body = f"t:cat → [ok]\n  x {GH}\n  {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}\n  y\nu: {AWS}\n  z\n"
+    assert attached_lines(HEAD + body) == [
+        ("t:cat → [ok]", [f"  x {MARK}", "  [redacted:private_key]", "  y"]),
+        ("u: [redacted:aws_access_key]", ["  z"]),
+    ]
+
+
+def test_a_key_block_on_one_line_leaves_the_next_lines() -> None:
+    body = f"u: {BEGIN}MIIEFAKE{END} tail\n  next\n  {GH}\n"
+    text, kinds, where, _ = scan_lines(HEAD + body)
+    assert (text, kinds, where) == (
+        f"u: [redacted:private_key] tail\n  next\n  {MARK}\n# redactions=2\n",
+        {"github_token": 1, "private_key": 1},
+        [(7, 4), (9, 3)],
+    )
+
+
+@pytest.mark.parametrize("attach", [False, True], ids=["alone", "attached"])
+def test_allowed_values_are_kept_on_any_line_and_in_the_header(attach: bool) -> None:
+    text = with_header(f"extra.k: {GH}\n") + f"u: {GH}\n  {GH} {GH2}\n"
+    scan = StreamScan(Fidelity(), redact=True, allowed=[GH], keep_count=True)
+    items = list(scan.items(iter_nodes(text, attach=attach)))
+    assert isinstance(items[0], Head) and items[0].header_lines[5].raw == f"extra.k: {GH}"
+    assert [(item.raw, item.line) for item in items[1:] if not hasattr(item, "continuation")] == [
+        (f"  {GH} {MARK}", 9)
+    ]
+    assert (scan.kinds, [(line, col) for line, col, _ in scan.located]) == ({"github_token": 1}, [(9, 44)])
+
+
+@pytest.mark.parametrize("bom", ["", "\ufeff"], ids=["no-bom", "bom"])
+def test_a_redacted_header_keeps_its_byte_order_mark_and_body_start(bom: str) -> None:
+    text = bom + with_header(f"extra.k: {GH}\n") + "u: hi\n"
+    scan = StreamScan(None, redact=True)
+    head = next(iter(scan.items(iter_nodes(text, attach=False))))
+    assert isinstance(head, Head)
+    assert (head.bom, head.body_start) == (bool(bom), 8)
+    assert [line.raw for line in head.header_lines][:6] == [*HEAD.split("\n")[:5], f'extra.k: "{MARK}"']
+
+
+def test_two_wrapped_keys_of_one_event_are_both_counted_when_kept() -> None:
+    body = f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} {GH2[:20]}\n  {GH2[20:]} y\n"
+    text, kinds, where, rows_ = scan_lines(HEAD + body, redact=False, attach=True)
+    assert (text, kinds, sorted(where)) == (body, {"github_token": 2}, [(8, 5), (9, 24)])
+    assert rows_ == ["kept secrets (github_token; convert --redact replaces them) (9, 8)"]
+
+
+def test_a_redacting_stream_scan_adds_no_count_unless_asked() -> None:
+    scan = StreamScan(None, redact=True)
+    assert (scan.redact, scan.keep_count) == (True, False)
+    items = list(scan.items(iter_nodes(HEAD + f"u: {GH}\n", attach=False)))
+    assert [item.raw for item in items[1:]] == [f"u: {MARK}"]  # type: ignore[union-attr]
+
+
+def test_continuation_lines_before_any_event() -> None:
+    body = f"  a\n  b {GH}\nu: hi\n"
+    assert scan_lines(HEAD + body) == (
+        f"  a\n  b {MARK}\nu: hi\n# redactions=1\n",
+        {"github_token": 1},
+        [(8, 5)],
+        [f"{REPLACED} (8,)"],
+    )
+
+
+# -- redact, second round ----------------------------------------------------------------------
+
+
+def test_a_stated_count_after_an_empty_first_line() -> None:
+    text = f"\n# redactions=5\nu: {GH}\n"
+    assert redact(text).text == f"\n# redactions=1\nu: {MARK}\n"
+    assert redact(f"\n\n# redactions=5\nu: {GH}\n").text == f"\n\n# redactions=1\nu: {MARK}\n"
+
+
+def test_a_redactions_field_on_a_line_that_is_no_count_comment_stays() -> None:
+    text = HEAD + f"u: {GH} redactions=7\n# note redactions=9\n"
+    assert redact(text).text == HEAD + f"# redactions=1\nu: {MARK} redactions=7\n# note redactions=9\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from decimal import Decimal
+from decimal import Context, Decimal
 from functools import cache
 from typing import Any
 
@@ -181,8 +181,11 @@ def format_usd(value: Decimal) -> str:
     """A cost as every page and table shows it: dollars to a millionth (a price goes no
     finer), trailing zeros dropped (``$0.462381``, ``$12.5``). JSON keeps the exact value; a
     stated float's binary tail (``0.46238100000000004``) is not shown."""
-    shown = value.quantize(Decimal("0.000001")) if value.as_tuple().exponent < -6 else value  # type: ignore[operator]
-    text = f"{shown.normalize():f}"
+    # Enough digits for every whole dollar: the default 28 would raise on a longer amount
+    # (quantize) or round it (normalize); a stated cost may be as long as its writer likes.
+    exact = Context(prec=max(28, value.adjusted() + 8))
+    shown = value.quantize(Decimal("0.000001"), context=exact) if value.as_tuple().exponent < -6 else value  # type: ignore[operator]
+    text = f"{shown.normalize(exact):f}"
     return f"${text}"
 
 

@@ -371,9 +371,9 @@ class StreamScan:
             if id(item) in self._attached:
                 return self._attached.pop(id(item))[1]
             return self._continuation(item)
+        # A blank line: the continuation lines attached to the last event may go on after it
+        # (each is taken once, from :attr:`_attached`, when the stream yields it again).
         self._in_key_block = False
-        self._attached = {}
-        self._attached_seen = set()
         return item
 
     def _across(self, before: Line, line: Continuation) -> tuple[Line, Continuation]:
