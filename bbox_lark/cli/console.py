@@ -27,7 +27,7 @@ from bbox_lark.syntax.source import shown_text as safe
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bbox_lark.files.said import Said
+    from bbox_lark.files.said import Said, Told
     from bbox_lark.syntax.nodes import Diagnostic
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "safe"]
@@ -514,6 +514,22 @@ def say(lines: "Iterable[Said]") -> None:
             print_marked(mark, safe(line.text))
         else:
             err.print(mark + safe(line.text), markup=False)
+
+
+def tell(told: "Told") -> None:
+    """What the library tells of one input a command rewrote (:class:`~bbox_lark.files.said.Told`),
+    in its order: what is said before, the diff on stdout, the fixers' notes and the findings
+    on stderr, then what is said."""
+    say(told.before)
+    if told.diff:
+        write_diff(told.diff)
+    shown = safe(told.shown)
+    for note in told.notes:
+        err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
+        err.print("[cyan]note[/] ", end="")
+        err.print(safe(note.message), markup=False)
+    print_findings(shown, told.findings)
+    say(told.said)
 
 
 def print_marked(mark: str, message: str) -> None:
