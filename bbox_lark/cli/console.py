@@ -446,15 +446,6 @@ def write_json(value: object) -> None:
     sys.stdout.write(text)
 
 
-def errors_exit(diagnostics: "tuple[Diagnostic, ...]", shown: str) -> int:
-    """Exit 1 (with a note on stderr) when the input has errors, as ``check`` would."""
-    from bbox_lark.files.said import errors_note
-
-    note = errors_note(diagnostics, shown)
-    say(note)
-    return EXIT_FINDINGS if note else EXIT_OK
-
-
 def write_bytes_out(text: str) -> None:
     """Text on stdout as UTF-8, byte for byte (CRLF and undecodable input bytes, kept as lone
     surrogates, go out as the bytes they came from)."""
