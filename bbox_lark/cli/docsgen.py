@@ -550,11 +550,20 @@ def check_docs(out_dir: Path) -> DocsCheck:
 
 
 def write_docs(out_dir: Path) -> list[Path]:
-    """Write the generated files into ``out_dir`` (created if needed); return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write the generated files into ``out_dir`` (created if needed); return their paths.
+    :class:`~bbox_lark.errors.WriteError` when ``out_dir`` is not a folder or cannot be written."""
+    from bbox_lark.checks.workflow import cannot_write
+    from bbox_lark.errors import WriteError
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise WriteError(f"{out_dir}: is not a directory")
     written = []
-    for name, content in generated_files().items():
-        path = out_dir / name
-        path.write_text(content, encoding="utf-8", newline="\n")
-        written.append(path)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, content in generated_files().items():
+            path = out_dir / name
+            path.write_text(content, encoding="utf-8", newline="\n")
+            written.append(path)
+    except OSError as error:
+        raise WriteError(cannot_write(out_dir, error)) from None
     return written

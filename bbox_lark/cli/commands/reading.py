@@ -32,7 +32,6 @@ from bbox_lark.cli.commands.base import (
     Isolated,
     MaxLine,
     app,
-    fail_usage,
 )
 
 
@@ -159,11 +158,5 @@ def docs(
         found = check_docs(out_dir)
         say(found.said)
         raise typer.Exit(found.exit_code)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise fail_usage(f"{out_dir}: is not a directory")
-    try:
-        written = write_docs(out_dir)
-    except OSError as error:
-        raise fail_usage(f"{out_dir}: cannot write: {error.strerror or error}") from None
-    for path in written:
+    for path in write_docs(out_dir):
         out.print(f"wrote {path}", markup=False)
