@@ -27,8 +27,7 @@ from bbox_lark.syntax.source import shown_text as safe
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bbox_lark.files.said import Said, Told
-    from bbox_lark.syntax.nodes import Diagnostic
+    from bbox_lark.files.said import Finding, Said, Told
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "safe"]
 
@@ -253,7 +252,7 @@ def print_error(message: str) -> None:
     err.print(safe(message), markup=False)
 
 
-def print_findings(shown: str, diagnostics: "Iterable[Diagnostic]") -> None:
+def print_findings(shown: str, diagnostics: "Iterable[Finding]") -> None:
     """Findings as ``check`` shows them, on stderr (writing commands keep stdout for data)."""
     for d in diagnostics:
         err.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)

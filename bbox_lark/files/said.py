@@ -43,6 +43,15 @@ class Located(Protocol):
     def message(self) -> str: ...
 
 
+class Finding(Located, Protocol):
+    """A finding of an input (a :class:`~bbox_lark.syntax.nodes.Diagnostic`), as a command shows it."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Told:
     """What a rewriting command (``fmt``, ``fix``, ``redact``) shows of one input, in this
@@ -55,7 +64,7 @@ class Told:
     said: tuple[Said, ...] = ()
     diff: str = ""
     notes: tuple[Located, ...] = ()
-    findings: tuple[Diagnostic, ...] = ()
+    findings: tuple[Finding, ...] = ()
     before: tuple[Said, ...] = ()
 
 
@@ -80,4 +89,4 @@ def unreadable(path: str, why: str) -> Said:
     return Said(why if why.startswith(path) else f"{path}: {why}", "error")
 
 
-__all__ = ["Located", "Mark", "Said", "Told", "credentials_refused", "errors_note", "unreadable"]
+__all__ = ["Finding", "Located", "Mark", "Said", "Told", "credentials_refused", "errors_note", "unreadable"]
