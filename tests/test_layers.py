@@ -129,7 +129,6 @@ KNOWN_LONG_FUNCTIONS = {
     "write.writer:__init__": "the Writer's options, each checked at the call",
     "convert.lightbox.reader:read": "one Lightbox event's fields in order",
     "syntax.transform:build_result": "every result kind's values checked",
-    "cli.commands.rewriting:fix_command": "its messages move into the library (thin CLI)",
     "report.survey:survey": "the first pass over a session's lines",
     "convert.lightbox.reader:_build": "one Lightbox record into nodes",
     "convert.atif.jsontext:pieces": "the JSON encoder, one recursive function: a call per value is its speed",

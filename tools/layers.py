@@ -160,6 +160,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "checks.workflow",
             "fix.rewrite",
+            "fix.runs",
+            "convert.redact_run",
             "convert.files",
             "convert.many",
             "convert.asbbox",

@@ -24,7 +24,8 @@ from typing import IO, TYPE_CHECKING, Any
 from bbox_lark._classes import dataclass
 from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.inputs import InputError, open_input
-from bbox_lark.syntax.nodes import Diagnostic
+from bbox_lark.files.said import Said, errors_note
+from bbox_lark.syntax.nodes import Diagnostic, Document
 from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE, decode
 
 if TYPE_CHECKING:
@@ -488,3 +489,79 @@ def write_file(target: str | Path, data: bytes) -> str | None:
 def cannot_write(target: str | Path, error: OSError) -> str:
     """The message for a path that cannot be written."""
     return f"{target}: cannot write: {error.strerror or error}"
+
+
+# -- parse: one file as the command shows it ---------------------------------------------
+
+
+def in_header(document: Document, diagnostic: Diagnostic) -> bool:
+    """True when a finding is about the header: on a header line, or a header check's
+    finding when there is no header at all (E004 at line 1)."""
+    if diagnostic.line <= len(document.header_lines):
+        return True
+    if document.header_lines:
+        return False
+    from bbox_lark.checks import registry
+
+    info = registry().get(diagnostic.code)
+    return info is not None and info.family == "header"
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """What ``bbox-lark parse`` shows of one file (:func:`parse_path`)."""
+
+    #: The input as shown (``<stdin>`` for ``-``).
+    shown: str
+    document: Document
+    #: Show the header, the body.
+    header: bool = True
+    body: bool = True
+
+    def json(self) -> dict[str, Any]:
+        """``parse --json`` (docs/schema/parse.schema.json): the parts shown, and the
+        findings about them."""
+        from bbox_lark.syntax.jsonout import diagnostic_to_json, document_to_json
+
+        document = self.document
+        value = document_to_json(document, header=self.header, body=self.body, diagnostics=False)
+        value["diagnostics"] = [
+            diagnostic_to_json(d)
+            for d in document.diagnostics
+            if (self.header if in_header(document, d) else self.body)  # findings about the part shown
+        ]
+        return {"path": self.shown, **value}
+
+    @property
+    def said(self) -> tuple[Said, ...]:
+        """How many errors the file has (``check`` lists them), when it has any."""
+        return errors_note(self.document.diagnostics, self.shown)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the file has errors, else 0."""
+        return EXIT_FINDINGS if self.said else EXIT_OK
+
+
+def parse_path(
+    file: str, *, header_only: bool = False, body_only: bool = False, max_line: int | None = None
+) -> Parsed:
+    """``bbox-lark parse`` of ``file`` (``-``: standard input): the whole file, or only its
+    header or its body. :class:`~bbox_lark.errors.ConfigError` for both ``header_only`` and
+    ``body_only`` or a ``max_line`` below 1; :class:`InputError` when ``file`` cannot be read
+    (a folder among them)."""
+    from bbox_lark.api import parse
+    from bbox_lark.errors import ConfigError
+    from bbox_lark.files.config import check_max_line
+    from bbox_lark.files.inputs import is_dir, read_input
+    from bbox_lark.syntax.source import shown_text
+
+    if header_only and body_only:
+        raise ConfigError("--header and --body exclude each other; give one or neither")
+    limit = DEFAULT_MAX_LINE if max_line is None else check_max_line(max_line, "--max-line")
+    if is_dir(file):
+        raise InputError(f"{file}: is a directory; give one file (or - for stdin)")
+    data = read_input(file)
+    document = parse(data, path=None if file == "-" else Path(file), max_line=limit)
+    shown = "<stdin>" if file == "-" else shown_text(file)
+    return Parsed(shown, document, header=not body_only, body=not header_only)

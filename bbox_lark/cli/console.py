@@ -27,8 +27,7 @@ from bbox_lark.syntax.source import shown_text as safe
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bbox_lark.files.said import Said
-    from bbox_lark.syntax.nodes import Diagnostic
+    from bbox_lark.files.said import Finding, Said, Told
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "safe"]
 
@@ -253,7 +252,7 @@ def print_error(message: str) -> None:
     err.print(safe(message), markup=False)
 
 
-def print_findings(shown: str, diagnostics: "Iterable[Diagnostic]") -> None:
+def print_findings(shown: str, diagnostics: "Iterable[Finding]") -> None:
     """Findings as ``check`` shows them, on stderr (writing commands keep stdout for data)."""
     for d in diagnostics:
         err.print(f"{shown}:{d.line}:{d.col}: ", end="", markup=False)
@@ -446,15 +445,6 @@ def write_json(value: object) -> None:
     sys.stdout.write(text)
 
 
-def errors_exit(diagnostics: "tuple[Diagnostic, ...]", shown: str) -> int:
-    """Exit 1 (with a note on stderr) when the input has errors, as ``check`` would."""
-    from bbox_lark.files.said import errors_note
-
-    note = errors_note(diagnostics, shown)
-    say(note)
-    return EXIT_FINDINGS if note else EXIT_OK
-
-
 def write_bytes_out(text: str) -> None:
     """Text on stdout as UTF-8, byte for byte (CRLF and undecodable input bytes, kept as lone
     surrogates, go out as the bytes they came from)."""
@@ -514,6 +504,22 @@ def say(lines: "Iterable[Said]") -> None:
             print_marked(mark, safe(line.text))
         else:
             err.print(mark + safe(line.text), markup=False)
+
+
+def tell(told: "Told") -> None:
+    """What the library tells of one input a command rewrote (:class:`~bbox_lark.files.said.Told`),
+    in its order: what is said before, the diff on stdout, the fixers' notes and the findings
+    on stderr, then what is said."""
+    say(told.before)
+    if told.diff:
+        write_diff(told.diff)
+    shown = safe(told.shown)
+    for note in told.notes:
+        err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
+        err.print("[cyan]note[/] ", end="")
+        err.print(safe(note.message), markup=False)
+    print_findings(shown, told.findings)
+    say(told.said)
 
 
 def print_marked(mark: str, message: str) -> None:

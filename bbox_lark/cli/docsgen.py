@@ -17,6 +17,7 @@ from typing import Any
 
 from bbox_lark._classes import dataclass
 from bbox_lark.checks import CheckInfo, registry
+from bbox_lark.files.said import Said
 from bbox_lark.syntax.source import visible
 
 #: The files ``bbox-lark docs`` writes.
@@ -186,6 +187,39 @@ def find_check(code: str) -> CheckInfo | None:
     if info is not None:
         return info
     return next((i for i in codes.values() if i.name == wanted.lower()), None)
+
+
+def explain_check(code: str | None, *, list_all: bool = False, as_json: bool = False) -> CheckInfo | None:
+    """What ``bbox-lark explain`` shows: the registry entry of ``code`` (:func:`find_check`), or
+    None for ``list_all`` (every code: :func:`code_list`). :class:`~bbox_lark.errors.ConfigError`
+    for options that do not go together, and for an unknown code (with the close matches)."""
+    import difflib
+
+    from bbox_lark.errors import ConfigError
+
+    if list_all:
+        if code is not None:
+            raise ConfigError("give a CODE or --list, not both")
+        return None
+    if as_json:
+        raise ConfigError("--json goes with --list")
+    if code is None:
+        raise ConfigError("give a diagnostic CODE (or its name), or --list for every code")
+    info = find_check(code)
+    if info is not None:
+        return info
+    known = [*registry(), *(i.name for i in registry().values())]
+    close = difflib.get_close_matches(code.upper() if code[:1].isalpha() else code, known, n=3)
+    close += [c for c in difflib.get_close_matches(code.lower(), known, n=3) if c not in close]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `bbox-lark explain --list` lists every code"
+    raise ConfigError(f"unknown diagnostic code {code!r}{hint}")
+
+
+def code_list() -> list[dict[str, Any]]:
+    """``explain --list --json``: each code's code, name, severity, summary, fix and whether
+    it is retired."""
+    keys = ("code", "name", "severity", "summary", "fix", "retired")
+    return [{key: getattr(info, key) for key in keys} for info in registry().values()]
 
 
 # -- grammar.html -----------------------------------------------------------------------
@@ -485,12 +519,51 @@ def stale_files(out_dir: Path) -> list[tuple[Path, str]]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class DocsCheck:
+    """What ``bbox-lark docs --check`` found (:func:`check_docs`)."""
+
+    #: A line for each generated page missing or stale (or for a missing folder).
+    said: tuple[Said, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a page is missing or stale, else 0."""
+        return 1 if self.said else 0
+
+
+def check_docs(out_dir: Path) -> DocsCheck:
+    """``bbox-lark docs --check``: whether the generated pages under ``out_dir`` are up to date
+    (:func:`stale_files`), each one that is not said with how to make it."""
+    if not out_dir.is_dir():
+        why = (
+            f"{out_dir}: no such folder; --check compares the generated pages of a"
+            " checkout's docs folder (run it there, or give --out DIR)"
+        )
+        return DocsCheck((Said(why, "refused"),))
+    return DocsCheck(
+        tuple(
+            Said(f"{path} is {why}; run `bbox-lark docs --out {out_dir}`", "refused")
+            for path, why in stale_files(out_dir)
+        )
+    )
+
+
 def write_docs(out_dir: Path) -> list[Path]:
-    """Write the generated files into ``out_dir`` (created if needed); return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write the generated files into ``out_dir`` (created if needed); return their paths.
+    :class:`~bbox_lark.errors.WriteError` when ``out_dir`` is not a folder or cannot be written."""
+    from bbox_lark.checks.workflow import cannot_write
+    from bbox_lark.errors import WriteError
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise WriteError(f"{out_dir}: is not a directory")
     written = []
-    for name, content in generated_files().items():
-        path = out_dir / name
-        path.write_text(content, encoding="utf-8", newline="\n")
-        written.append(path)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, content in generated_files().items():
+            path = out_dir / name
+            path.write_text(content, encoding="utf-8", newline="\n")
+            written.append(path)
+    except OSError as error:
+        raise WriteError(cannot_write(out_dir, error)) from None
     return written

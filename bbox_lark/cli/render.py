@@ -135,22 +135,11 @@ def _diagnostic_row(diagnostic: Diagnostic) -> Text:
     return text
 
 
-def in_header(document: Document, diagnostic: Diagnostic) -> bool:
-    """True when a finding is about the header: on a header line, or a header check's
-    finding when there is no header at all (E004 at line 1)."""
-    if diagnostic.line <= len(document.header_lines):
-        return True
-    if document.header_lines:
-        return False
-    from bbox_lark.checks import registry
-
-    info = registry().get(diagnostic.code)
-    return info is not None and info.family == "header"
-
-
 def parse_rows(document: Document, *, header: bool = True, body: bool = True) -> Iterator[Text]:
     """One row per physical line (``line kind name details``), each followed by the
     diagnostics reported on it; findings about no line that exists come last."""
+    from bbox_lark.checks.workflow import in_header
+
     by_line: dict[int, list[Diagnostic]] = {}
     for diagnostic in document.diagnostics:
         if (header and in_header(document, diagnostic)) or (body and not in_header(document, diagnostic)):

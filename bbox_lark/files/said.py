@@ -10,7 +10,7 @@ reach a Python caller.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from bbox_lark._classes import dataclass
 
@@ -30,6 +30,42 @@ class Said:
     #: The words, without the mark (never markup; a path in them is shown as given).
     text: str
     mark: Mark = ""
+
+
+class Located(Protocol):
+    """A fixer's note: something at a line and column of an input."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def col(self) -> int: ...
+    @property
+    def message(self) -> str: ...
+
+
+class Finding(Located, Protocol):
+    """A finding of an input (a :class:`~bbox_lark.syntax.nodes.Diagnostic`), as a command shows it."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """What a rewriting command (``fmt``, ``fix``, ``redact``) shows of one input, in this
+    order: ``before`` (said), the unified ``diff`` (standard output), the fixers' ``notes`` and
+    the input's ``findings`` (``path:line:col:`` lines, as ``check`` shows findings), then
+    ``said``. The command line renders it (``bbox_lark.cli.console.tell``)."""
+
+    #: The input as shown in the notes and findings.
+    shown: str
+    said: tuple[Said, ...] = ()
+    diff: str = ""
+    notes: tuple[Located, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    before: tuple[Said, ...] = ()
 
 
 def errors_note(diagnostics: Iterable[Diagnostic], shown: str) -> tuple[Said, ...]:
@@ -53,4 +89,4 @@ def unreadable(path: str, why: str) -> Said:
     return Said(why if why.startswith(path) else f"{path}: {why}", "error")
 
 
-__all__ = ["Mark", "Said", "credentials_refused", "errors_note", "unreadable"]
+__all__ = ["Finding", "Located", "Mark", "Said", "Told", "credentials_refused", "errors_note", "unreadable"]

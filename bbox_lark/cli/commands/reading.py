@@ -8,22 +8,18 @@ import typer
 
 from bbox_lark.cli.console import (
     CHECK_OPTIONS,
-    EXIT_FINDINGS,
     EXIT_OK,
     ProgressBar,
-    errors_exit,
     isatty,
     out,
-    print_marked,
     run_check,
-    safe,
+    say,
     write_json,
     write_out,
 )
 from bbox_lark.cli.options import (
     with_options,
 )
-from bbox_lark.files.inputs import is_dir, read_input
 
 if TYPE_CHECKING:
     pass
@@ -36,8 +32,6 @@ from bbox_lark.cli.commands.base import (
     Isolated,
     MaxLine,
     app,
-    fail_usage,
-    max_line_option,
 )
 
 
@@ -57,15 +51,6 @@ def check(
 # -- inspecting: parse, stats, explain, docs --------------------------------------------
 
 
-def _read_one(file: str) -> tuple[str, bytes]:
-    """The shown name and bytes of one FILE argument (``-`` is stdin); exits 2 when the path
-    is missing, unreadable or a directory."""
-    if is_dir(file):
-        raise fail_usage(f"{file}: is a directory; give one file (or - for stdin)")
-    data = read_input(file)
-    return ("<stdin>" if file == "-" else safe(file)), data
-
-
 @app.command("parse")
 def parse_command(
     file: Annotated[str, typer.Argument(help="A bbox file, or - for stdin.")],
@@ -75,28 +60,17 @@ def parse_command(
     max_line: MaxLine = None,
 ) -> None:
     """Show every line with its parsed kind, name, fields and result."""
-    from bbox_lark.api import parse
-    from bbox_lark.cli.render import in_header, parse_rows
-    from bbox_lark.syntax.jsonout import diagnostic_to_json, document_to_json
+    from bbox_lark.checks.workflow import parse_path
+    from bbox_lark.cli.render import parse_rows
 
-    if header_only and body_only:
-        raise fail_usage("--header and --body exclude each other; give one or neither")
-    max_line = max_line_option(max_line)
-    shown, data = _read_one(file)
-    document = parse(data, path=None if file == "-" else Path(file), max_line=max_line)
-    header, body = not body_only, not header_only
+    parsed = parse_path(file, header_only=header_only, body_only=body_only, max_line=max_line)
     if as_json:
-        value = document_to_json(document, header=header, body=body, diagnostics=False)
-        value["diagnostics"] = [
-            diagnostic_to_json(d)
-            for d in document.diagnostics
-            if (header if in_header(document, d) else body)  # findings about the part shown
-        ]
-        write_json({"path": shown, **value})
+        write_json(parsed.json())
     else:
-        for row in parse_rows(document, header=header, body=body):
+        for row in parse_rows(parsed.document, header=parsed.header, body=parsed.body):
             out.print(row)
-    raise typer.Exit(errors_exit(document.diagnostics, shown))
+    say(parsed.said)
+    raise typer.Exit(parsed.exit_code)
 
 
 @app.command()
@@ -157,36 +131,16 @@ def explain(
 ) -> None:
     """Print what a diagnostic code means, why, what to do, and a failing and a passing example;
     --list lists every code."""
-    import difflib
-
     from bbox_lark.checks import registry
-    from bbox_lark.cli.docsgen import check_section, code_table, find_check
+    from bbox_lark.cli.docsgen import check_section, code_list, code_table, explain_check
 
-    if list_all:
-        if code is not None:
-            raise fail_usage("give a CODE or --list, not both")
-        codes = list(registry().values())
+    info = explain_check(code, list_all=list_all, as_json=as_json)
+    if info is None:  # --list
         if as_json:
-            keys = ("code", "name", "severity", "summary", "fix", "retired")
-            write_json([{key: getattr(info, key) for key in keys} for info in codes])
+            write_json(code_list())
         else:
-            write_out(code_table(codes))
+            write_out(code_table(registry().values()))
         raise typer.Exit(EXIT_OK)
-    if as_json:
-        raise fail_usage("--json goes with --list")
-    if code is None:
-        raise fail_usage("give a diagnostic CODE (or its name), or --list for every code")
-    info = find_check(code)
-    if info is None:
-        known = [*registry(), *(i.name for i in registry().values())]
-        close = difflib.get_close_matches(code.upper() if code[:1].isalpha() else code, known, n=3)
-        close += [c for c in difflib.get_close_matches(code.lower(), known, n=3) if c not in close]
-        hint = (
-            f"; did you mean {', '.join(close)}?"
-            if close
-            else "; `bbox-lark explain --list` lists every code"
-        )
-        raise fail_usage(f"unknown diagnostic code {code!r}{hint}")
     out.print(check_section(info).rstrip("\n"), markup=False)
 
 
@@ -198,25 +152,11 @@ def docs(
     ] = False,
 ) -> None:
     """Generate checks.md (from the check registry) and grammar.html (railroad diagrams)."""
-    from bbox_lark.cli.docsgen import stale_files, write_docs
+    from bbox_lark.cli.docsgen import check_docs, write_docs
 
     if check_only:
-        if not out_dir.is_dir():
-            print_marked(
-                "[red]✗[/] ",
-                f"{safe(str(out_dir))}: no such folder; --check compares the generated pages of a"
-                " checkout's docs folder (run it there, or give --out DIR)",
-            )
-            raise typer.Exit(EXIT_FINDINGS)
-        found = stale_files(out_dir)
-        for path, why in found:
-            print_marked("[red]✗[/] ", f"{safe(str(path))} is {why}; run `bbox-lark docs --out {out_dir}`")
-        raise typer.Exit(EXIT_FINDINGS if found else EXIT_OK)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise fail_usage(f"{out_dir}: is not a directory")
-    try:
-        written = write_docs(out_dir)
-    except OSError as error:
-        raise fail_usage(f"{out_dir}: cannot write: {error.strerror or error}") from None
-    for path in written:
+        found = check_docs(out_dir)
+        say(found.said)
+        raise typer.Exit(found.exit_code)
+    for path in write_docs(out_dir):
         out.print(f"wrote {path}", markup=False)

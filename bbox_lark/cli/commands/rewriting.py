@@ -6,18 +6,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bbox_lark.cli.console import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
     CommandOption,
     copy_bytes_out,
-    err,
     out,
-    print_error,
-    print_findings,
-    print_marked,
-    safe,
-    write_diff,
+    say,
+    tell,
 )
 from bbox_lark.cli.options import (
     with_options,
@@ -36,7 +29,6 @@ from bbox_lark.cli.commands.base import (
     app,
     fail_usage,
     find_inputs_or_exit,
-    print_refused,
 )
 
 # -- formatting: fmt ---------------------------------------------------------------------
@@ -83,48 +75,16 @@ def fmt_command(
     A file that cannot be read faithfully (invalid UTF-8, NUL, a line over the limit, an
     unterminated quote in a call, an unreadable header) is left alone unless --force; other
     errors are shown and the file is formatted."""
-    from bbox_lark.fix.rewrite import fmt_inputs
+    from bbox_lark.fix.runs import fmt_run
 
-    code = EXIT_OK
-    counts = {"changed": 0, "unchanged": 0, "refused": 0}
     inputs = find_inputs_or_exit(paths, **discovery)
-    chosen = jobs_of(jobs, inputs)
-    for done in fmt_inputs(inputs, check=check_only, diff=diff, force=force, jobs=chosen):
-        code = max(code, done.exit_code)
-        shown = safe(done.item.shown)
-        if done.read_error is not None:
-            print_error(done.read_error)
-            continue
-        verdict = done.verdict
-        if verdict is None:  # --check, --diff
-            counts["changed" if done.changed else "unchanged"] += 1
-            if done.diff:
-                write_diff(done.diff)
-            if done.changed and check_only:
-                err.print(f"would reformat {shown}", markup=False)
-            continue
-        print_findings(shown, verdict.errors)
-        if verdict.refused:
-            print_refused(shown, verdict, "not formatted")
-            counts["refused"] += 1
-            continue
-        if verdict.refusing:
-            err.print(
-                f"! {shown}: {len(verdict.refusing)} error(s); formatted anyway (--force)", markup=False
-            )
-        counts["changed" if done.changed else "unchanged"] += 1
+    run = fmt_run(inputs, check=check_only, diff=diff, force=force, jobs=jobs_of(jobs, inputs))
+    for done, told in run:
+        tell(told)
         if done.output is not None:
             copy_bytes_out(done.output)  # stdout, byte for byte
-        elif done.write_error is not None:
-            print_error(done.write_error)
-        elif done.wrote:
-            err.print(f"reformatted {shown}", markup=False)
-    would = "would be " if check_only or diff else ""
-    summary = f"{counts['changed']} file(s) {would}reformatted, {counts['unchanged']} unchanged"
-    if counts["refused"]:
-        summary += f", {counts['refused']} not formatted (errors)"
-    err.print(summary, markup=False)
-    raise typer.Exit(code)
+    say(run.summary())
+    raise typer.Exit(run.exit_code)
 
 
 # -- fixing: fix ------------------------------------------------------------------------
@@ -168,109 +128,17 @@ def fix_command(
     A dry run by default: prints a unified diff and what would change; --write (each file
     in place) or --output (one file) applies it."""
     from bbox_lark.fix import FIXERS
-    from bbox_lark.fix.rewrite import fix_inputs
+    from bbox_lark.fix.runs import fix_options, fix_run
 
     discovery = {o.name: chosen.pop(o.name) for o in DISCOVERY}
     fixers = [fixer for name, fixer in FIXERS.items() if chosen.get(name.replace("-", "_"))]
-    if not fixers:
-        raise fail_usage("choose at least one fixer: " + ", ".join(f"--{name}" for name in FIXERS))
-    if write and output is not None:
-        raise fail_usage("--write and --output exclude each other; give one or neither")
-    if write and "-" in paths:
-        raise fail_usage("--write rewrites FILE in place; with - (stdin) use --output PATH")
+    fix_options(fixers, paths, write=write, output=output)
     inputs = find_inputs_or_exit(paths, **discovery)
-    if output is not None and len(inputs) != 1:
-        raise fail_usage(
-            f"--output writes one file, but {len(inputs)} inputs were given; --write rewrites each in place"
-        )
-    code = EXIT_OK
-    totals = {fixer.name: 0 for fixer in fixers}
-    dry_changes = False
-    workers = jobs_of(jobs, inputs)
-    for done in fix_inputs(inputs, fixers, write=write, output=output, force=force, jobs=workers):
-        code = max(code, done.exit_code)
-        shown = safe(done.item.shown)
-        if done.read_error is not None:
-            print_error(done.read_error)
-            continue
-        outcome, verdict = done.outcome, done.verdict
-        if outcome is None or verdict is None:  # a fixer failed
-            print_error(f"{shown}: {done.fix_error}; nothing written")
-            continue
-        target = done.target
-        if target is not None and verdict.refused:
-            print_findings(shown, verdict.errors)
-            print_refused(shown, verdict, "not written")
-            continue
-        if target is None and outcome.diff:
-            write_diff(outcome.diff)
-        for note in outcome.notes:
-            err.print(f"{shown}:{note.line}:{note.col}: ", end="", markup=False)
-            err.print("[cyan]note[/] ", end="")
-            err.print(safe(note.message), markup=False)
-        print_findings(shown, verdict.errors)
-        for name, changed in outcome.changes.items():
-            totals[name] += changed
-        if len(inputs) == 1:
-            for fixer in fixers:
-                print_marked("[green]✓[/] ", fixer.summary(outcome.changes[fixer.name]))
-        if target is None:
-            dry_changes = dry_changes or outcome.changed
-            if verdict.refused:
-                print_marked(
-                    "[red]✗[/] ",
-                    f"{shown}: {len(verdict.refusing)} error(s); --write would not write it"
-                    " (fix them first, or pass --force)",
-                )
-            continue
-        if verdict.refusing:
-            err.print(f"! {shown}: {len(verdict.refusing)} error(s); written anyway (--force)", markup=False)
-        if write and not outcome.changed:
-            err.print(f"{shown}: nothing to change; not rewritten", markup=False)
-        elif done.write_error is not None:
-            print_error(done.write_error)
-        else:
-            err.print(f"wrote {safe(str(target))}", markup=False)
-    if len(inputs) > 1:
-        for fixer in fixers:
-            print_marked("[green]✓[/] ", f"{fixer.summary(totals[fixer.name])} in {len(inputs)} files")
-    if not write and output is None and dry_changes:
-        err.print("! Dry run: nothing written; --write or --output PATH applies it", markup=False)
-    raise typer.Exit(code)
-
-
-def _redact_foreign(files: dict[str, str], write: bool, output: Path | None) -> int:
-    """``redact`` on files in other formats (docs/reference.md#secrets): each rewritten in its own
-    format (:mod:`bbox_lark.convert.redact`), or refused; the exit code."""
-    from bbox_lark.checks.workflow import write_file
-    from bbox_lark.convert.redact import ForeignRedactError, redact_path
-    from bbox_lark.fix.framework import unified_diff
-    from bbox_lark.secrets.redaction import redact_file_settings
-    from bbox_lark.syntax.source import encode
-
-    code = EXIT_OK
-    for path, fmt in files.items():
-        shown = safe(path)
-        try:
-            old, done = redact_path(path, fmt, allowed=redact_file_settings(Path(path)))
-        except (ForeignRedactError, OSError) as error:
-            print_error(f"{shown}: {getattr(error, 'strerror', None) or error}; not redacted")
-            code = max(code, EXIT_FINDINGS)
-            continue
-        for line, col, secret in done.secrets:
-            err.print(f"{shown}:{line}:{col}: note redacted {secret.kind} {secret.masked}", markup=False)
-        print_marked("[green]✓[/] ", f"redact: {len(done.secrets)} secret(s) replaced ({fmt}, in place)")
-        target = Path(path) if write else output
-        if target is None:
-            write_diff(unified_diff(old, done.text, path))
-        elif done.changed or output is not None:
-            problem = write_file(target, encode(done.text))
-            if problem is not None:
-                print_error(problem)
-                code = max(code, EXIT_USAGE)
-            else:
-                err.print(f"wrote {safe(str(target))}", markup=False)
-    return code
+    run = fix_run(inputs, fixers, write=write, output=output, force=force, jobs=jobs_of(jobs, inputs))
+    for _done, told in run:
+        tell(told)
+    say(run.summary())
+    raise typer.Exit(run.exit_code)
 
 
 @app.command("redact")
@@ -294,30 +162,44 @@ def redact_command(
 ) -> None:
     """Replace each secret with \\[redacted:KIND] (docs/fix.md): `fix --redact`, with the
     same dry run (a diff, secrets masked), --write, --output and refusals."""
+    from bbox_lark.fix.runs import list_options, list_run
+
     if not list_only:
-        from bbox_lark.convert.files import foreign_format
-
-        foreign = {path: fmt for path in paths if (fmt := foreign_format(path)) is not None}
-        code = _redact_foreign(foreign, write, output) if foreign else EXIT_OK
-        rest = [path for path in paths if path not in foreign]
-        if rest:
-            try:
-                fix_command(
-                    rest, write=write, output=output, force=force, jobs=jobs, redact=True, **discovery
-                )
-            except typer.Exit as done:
-                code = max(code, done.exit_code)
-        raise typer.Exit(code)
-    if write or output is not None:
-        raise fail_usage("--list writes nothing; leave out --write and --output")
-    from bbox_lark.fix.rewrite import list_inputs
-
-    code = EXIT_OK
+        raise typer.Exit(_redact(paths, write, output, force, jobs, discovery))
+    list_options(write=write, output=output)
     inputs = find_inputs_or_exit(paths, **discovery)
-    for listed in list_inputs(inputs, jobs=jobs_of(jobs, inputs)):
+    run = list_run(inputs, jobs=jobs_of(jobs, inputs))
+    for listed, said in run:
         for line in listed.lines:
             out.print(line, markup=False)
-        if listed.read_error is not None:
-            print_error(listed.read_error)
-            code = max(code, EXIT_USAGE)
-    raise typer.Exit(code)
+        say(said)
+    raise typer.Exit(run.exit_code)
+
+
+def _redact(
+    paths: list[str], write: bool, output: Path | None, force: bool, jobs: str | None, discovery: Any
+) -> int:
+    """``redact`` without ``--list``: the files in other formats first, in their own format
+    (:func:`bbox_lark.convert.redact_run.redact_foreign_paths`), then the bbox files with the
+    ``redact`` fixer (:func:`bbox_lark.fix.runs.fix_run`, as ``fix --redact``); the exit code."""
+    from bbox_lark.convert.files import foreign_format
+    from bbox_lark.convert.redact_run import redact_foreign_paths
+    from bbox_lark.fix import FIXERS
+    from bbox_lark.fix.framework import unified_diff
+    from bbox_lark.fix.runs import fix_options, fix_run
+
+    foreign = {path: fmt for path in paths if (fmt := foreign_format(path)) is not None}
+    others = redact_foreign_paths(foreign, write=write, output=output, diff=unified_diff)
+    for told in others:
+        tell(told)
+    rest = [path for path in paths if path not in foreign]
+    if not rest:
+        return others.exit_code
+    fixers = [FIXERS["redact"]]
+    fix_options(fixers, rest, write=write, output=output)
+    inputs = find_inputs_or_exit(rest, **discovery)
+    run = fix_run(inputs, fixers, write=write, output=output, force=force, jobs=jobs_of(jobs, inputs))
+    for _done, told in run:
+        tell(told)
+    say(run.summary())
+    return max(others.exit_code, run.exit_code)
