@@ -117,7 +117,10 @@ KNOWN_LONG = {
     ),
     "report.page": "the page's sections, streamed in order",
     "numbers.session": "the session counter's one pass over the events",
-    "numbers.stats": "the stats record and its JSON shape; being streamed",
+    "numbers.stats": (
+        "the stats record, its streaming counter and the sum over files share one set of count"
+        " types; the seam is record+JSON / counter / combine, not done this turn"
+    ),
 }
 
 #: Functions over ``MAX_FUNCTION_LINES`` (80), each with why it stays for now. Only shrinks.
