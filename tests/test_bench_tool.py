@@ -98,18 +98,37 @@ def test_a_small_run_prints_every_throughput_figure(
 
 
 def test_a_small_rates_run_compares_each_command_with_check(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The section's wiring and arithmetic with the processes' CPU given; each command's
+    # arguments are then run for real, in this process (a process each would be 2 s).
+    from typer.testing import CliRunner
+
+    from bbox_lark.cli import app
+
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "a.bbox").write_text(bench.generate_session(40, seed=1), encoding="utf-8")
-    assert bench.main(["--only", "rates", "--corpus", str(corpus), "--repeat", "1"]) == 0
+    commands: list[list[str]] = []
+
+    def run_child(command: list[str], env: object = None) -> tuple[int, float, int]:
+        commands.append(command)
+        return 0, 0.5 if command[len(bench.bbox_lark_command())] == "check" else 2.0, 0
+
+    monkeypatch.setattr(bench, "run_child", run_child)
+    assert bench.main(["--only", "rates", "--corpus", str(corpus), "--repeat", "2"]) == 0
     shown = capsys.readouterr().out
     assert "real logs (corpus): 41 lines" in shown
     for name in ("stats --json", "export", "report"):
-        row = rf"{re.escape(name)} +CPU +[0-9.]+ s .* of check [0-9.]+ \(goal >= 0.6\)"
-        assert re.search(row, shown), name
-    assert "exited" not in shown
+        assert re.search(
+            rf"{re.escape(name)} +CPU +2\.00 s +20 lines/s +of check 0\.25 \(goal >= 0\.6\)", shown
+        )
+    assert re.search(r"check +CPU +0\.50 s +82 lines/s\n", shown)
+    assert len(commands) == 2 * len(bench.RATE_COMMANDS)
+    for command in commands[: len(bench.RATE_COMMANDS)]:
+        arguments = command[len(bench.bbox_lark_command()) :]
+        done = CliRunner().invoke(app, arguments)
+        assert done.exit_code in (0, 1), (arguments, done.output)
 
 
 def test_a_small_export_run_prints_both_figures(
