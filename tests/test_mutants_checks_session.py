@@ -41,3 +41,16 @@ def test_the_first_start_of_any_part_is_the_one_reported(tmp_path: Path) -> None
 def test_an_end_in_a_later_part_closes_the_session(tmp_path: Path) -> None:
     body = "@start\n" + "".join(f"a: line {n}\n" for n in range(60)) + "@end\n" + "# after\n" * 10
     assert in_parts(tmp_path, HEAD + body) == []
+
+
+def test_i001_starts_one_line_past_the_limit() -> None:
+    # A survivor of the second run (`>` made `>=`): exactly LONG_SESSION lines are not long.
+    from bbox_lark.checks.session import LONG_SESSION
+
+    def found(lines: int) -> list[tuple[int, str, str]]:
+        diagnostics = bbox_lark.check(HEAD + "a: x\n" * lines)
+        return [(d.line, d.code, d.message) for d in diagnostics if d.code == "I001"]
+
+    assert found(LONG_SESSION) == []
+    over = LONG_SESSION + 1
+    assert found(over) == [(1, "I001", f"{over} non-blank body lines and no @start")]
