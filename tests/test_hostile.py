@@ -373,25 +373,31 @@ def _open_calls(n: int, keyed: bool) -> Iterator[bytes]:
         ).encode()
 
 
-@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "anonymous"])
-def test_an_open_call_is_a_small_record(keyed: bool) -> None:
-    # Each never-completed call kept its whole node until the end of the file: about 2.9 KiB
-    # a keyed call (200,000 open calls: `check` peaked at 692 MiB). Now a small record.
+def _held_after_feeding(feed: Callable[[bbox_lark.Event], object], n: int, keyed: bool) -> int:
+    """The bytes still held (tracemalloc) after ``feed`` took each event of ``n`` open calls."""
     import tracemalloc
 
-    from bbox_lark.syntax.correlate import OpenCall, Pairer
     from bbox_lark.syntax.parser import iter_nodes
 
-    n = 5000
-    pairer = Pairer()
     tracemalloc.start()
     try:
         for node in iter_nodes(_open_calls(n, keyed), attach=False):
             if isinstance(node, bbox_lark.Event):
-                pairer.feed(node)
-        held, _peak = tracemalloc.get_traced_memory()
+                feed(node)
+        return tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["keyed", "anonymous"])
+def test_an_open_call_is_a_small_record(keyed: bool) -> None:
+    # Each never-completed call kept its whole node until the end of the file: about 2.9 KiB
+    # a keyed call (200,000 open calls: `check` peaked at 692 MiB). Now a small record.
+    from bbox_lark.syntax.correlate import OpenCall, Pairer
+
+    n = 5000
+    pairer = Pairer()
+    held = _held_after_feeding(pairer.feed, n, keyed)
     assert len(pairer.open_starts) == n
     assert all(type(call) is OpenCall for call in pairer.open_starts)
     assert held / n < 1024, f"{held / n:.0f} bytes per open call"
@@ -404,21 +410,11 @@ def test_an_open_call_counted_is_a_small_record(keyed: bool) -> None:
     # The numbers (stats, export, report) kept each never-completed call's whole node: about
     # 1.7 KiB a keyed call with the pairing's share (197 MiB at 50,000 open calls against
     # check's 74). Now a small record of what a call's row needs.
-    import tracemalloc
-
     from bbox_lark.numbers.session import SessionCounter
-    from bbox_lark.syntax.parser import iter_nodes
 
     n = 5000
     counter = SessionCounter()
-    tracemalloc.start()
-    try:
-        for node in iter_nodes(_open_calls(n, keyed), attach=False):
-            if isinstance(node, bbox_lark.Event):
-                counter.feed(node)
-        held, _peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    held = _held_after_feeding(counter.feed, n, keyed)
     assert held / n < 1024, f"{held / n:.0f} bytes per open call"
     pending, _steps, _totals = counter.finish()
     assert len(pending) == n and all(record.outcome == "pending" for record in pending)
