@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -29,9 +30,10 @@ from test_line_scan import TRICKY
 import bbox_lark
 from bbox_lark.checks.fields import checked_keys
 from bbox_lark.syntax import parser, shape
-from bbox_lark.syntax.nodes import DEFERRED_PARTS, Deferred, Event
+from bbox_lark.syntax.nodes import DEFERRED_PARTS, EMPTY_PARTS, Deferred, Event, Message
 
-EVENT_FIELDS = [f.name for f in dataclasses.fields(Event)]
+#: Every part an event reads: the base's fields and those only some families hold.
+EVENT_FIELDS = [f.name for f in dataclasses.fields(Event)] + sorted(EMPTY_PARTS)
 
 #: What is taken of a node before any of its parts is read, and compared both ways.
 VIEWS: dict[str, Callable[[Any], Any]] = {
@@ -59,8 +61,10 @@ def attributes(node: Any) -> Any:
 
 
 def slot_values(node: Event) -> list[Any]:
-    """What the deferrable slots hold, without building anything."""
-    return [vars(Event)[name].slot.__get__(node) for name in DEFERRED_PARTS]
+    """What the deferrable slots hold, without building anything (() for a part the node's
+    family does not hold)."""
+    found = [inspect.getattr_static(type(node), name) for name in DEFERRED_PARTS]
+    return [part.slot.__get__(node) if hasattr(part, "slot") else () for part in found]
 
 
 def parse_both_ways(data: str | bytes, monkeypatch: pytest.MonkeyPatch, attach: bool) -> list[Any]:
@@ -110,6 +114,18 @@ def test_reading_one_part_builds_them_all() -> None:
     assert [f.key for f in node.field_nodes] == ["n", "k"]
     assert [f.key for f in node.metric_nodes] == ["step"]
     assert Event.field_nodes is vars(Event)["field_nodes"]  # the class attribute stays readable
+    assert type(node).field_nodes is vars(type(node))["field_nodes"]
+
+
+def test_a_family_without_args_defers_the_rest() -> None:
+    node = shape.scanned_line("u: hello n=1 # metrics step=2", 1, "\n")
+    assert isinstance(node, Message)
+    assert "args" not in {f.name for f in dataclasses.fields(node)}
+    assert [type(v) is Deferred for v in slot_values(node)] == [True, False, True]
+    assert [f.key for f in node.metric_nodes] == ["step"]
+    assert not any(type(v) is Deferred for v in slot_values(node))
+    assert [f.key for f in node.field_nodes] == ["n"]
+    assert node.args == ()
 
 
 def test_empty_parts_are_not_deferred() -> None:

@@ -102,6 +102,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "syntax.grammar",
             "syntax.values",
             "syntax.frozen",
+            "syntax.deferred",
             "cli.ansi",
             "files",
             "files.globs",

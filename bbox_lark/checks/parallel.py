@@ -54,6 +54,7 @@ from bbox_lark.syntax.nodes import (
 from bbox_lark.syntax.parser import Head, NodeStream, iter_nodes
 from bbox_lark.syntax.record import Record, iter_records
 from bbox_lark.syntax.scan import UNWRITABLE
+from bbox_lark.syntax.shape import family_node, node_class
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
@@ -243,7 +244,8 @@ def _unslim(slim: Slim) -> Record:
     fields: dict[str, Any] = {}
     for field in field_nodes:
         fields.setdefault(field.key, field.value)
-    event = Event(
+    event = family_node(
+        node_class(kind),
         kind,
         line,
         "",

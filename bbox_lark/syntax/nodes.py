@@ -24,11 +24,13 @@ prints them lives in the modules that own it: :mod:`bbox_lark.syntax.build` buil
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
 from bbox_lark._classes import dataclass
+from bbox_lark.syntax.deferred import DEFERRED_PARTS as DEFERRED_PARTS
+from bbox_lark.syntax.deferred import Deferred as Deferred
+from bbox_lark.syntax.deferred import build_on_read
 from bbox_lark.syntax.frozen import NO_FIELDS as NO_FIELDS
 from bbox_lark.syntax.frozen import FrozenDict as FrozenDict
 from bbox_lark.syntax.frozen import frozen_fields as frozen_fields
@@ -198,10 +200,11 @@ def printed_parts(node: Event) -> tuple[Any, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """A body line that is not blank and not a continuation.
-
-    ``kind`` is an event kind, ``comment``, ``lifecycle`` or ``unknown`` (docs/reference.md#line-kinds).
-    """
+    """A body line that is not blank and not a continuation: what the six families
+    (:data:`FAMILY_CLASSES`) share. ``kind`` is an event kind, ``comment``, ``lifecycle`` or
+    ``unknown`` (docs/reference.md#line-kinds). Each family adds only the fields its lines can
+    fill; a part a family does not hold reads here as its empty value (:data:`EMPTY_PARTS`),
+    so code that does not know the family reads any event alike (docs/design.md, "Nodes")."""
 
     kind: str
     line: int
@@ -212,12 +215,6 @@ class Event:
     col: int = 1
     #: ``t!``, ``u``, ... for events; ``#`` for comments; ``@`` for lifecycle; "" otherwise.
     prefix: str = ""
-    #: Tool, skill, plan action, subagent type, ``server.method``, mode word, lifecycle
-    #: primitive, structured comment kind; else None.
-    name: str | None = None
-    name_col: int | None = None
-    #: True when a space stood between a named prefix and its name (``t: read``).
-    spaced_name: bool = False
     #: The call part (or message, or comment text), stripped.
     text: str = ""
     #: Column of ``text``'s first character.
@@ -226,24 +223,62 @@ class Event:
     #: arrow over after. Read-only (:class:`FrozenDict`).
     fields: FrozenDict[str, Any] = NO_FIELDS
     field_nodes: tuple[Field, ...] = ()
-    #: Positional arguments: quoted strings (unquoted), bare words, lists (tuples).
-    args: tuple[FieldValue, ...] = ()
-    #: The result arrow as written (``→`` or ``->``), or None.
-    arrow: str | None = None
-    arrow_col: int | None = None
-    result: Result | None = None
-    #: Values of a trailing ``# metrics`` comment (or of a ``# metrics`` comment line).
-    metrics: FrozenDict[str, Any] | None = None
-    metric_nodes: tuple[Field, ...] = ()
     continuation: tuple[Continuation, ...] = ()
     quote_faults: tuple[QuoteFault, ...] = ()
-    #: True when the line was too long to parse and is kept verbatim.
-    oversized: bool = False
 
     #: For a node without source: the canonical line its builder printed (what ``raw``
     #: gives; :mod:`bbox_lark.syntax.build` sets it); None for a parsed node. Not a value: it is
     #: left out of ``==``, so a built node equals what the parser makes of its line.
     emitted: Emitted | None = field(default=None, compare=False, repr=False)
+
+    # -- the parts some families hold (their slot wins over these), empty in the others ---
+
+    @property
+    def name(self) -> str | None:
+        """Tool, skill, plan action, subagent type, ``server.method``, mode word (:class:`Call`),
+        lifecycle primitive (:class:`Lifecycle`), comment kind (:class:`Comment`); else None."""
+        return None
+
+    @property
+    def name_col(self) -> int | None:
+        return None
+
+    @property
+    def spaced_name(self) -> bool:
+        """True when a space stood between a named prefix and its name (``t: read``)."""
+        return False
+
+    @property
+    def args(self) -> tuple[FieldValue, ...]:
+        """Positional arguments: quoted strings (unquoted), bare words, lists (tuples)."""
+        return ()
+
+    @property
+    def arrow(self) -> str | None:
+        """The result arrow as written (``→`` or ``->``), or None."""
+        return None
+
+    @property
+    def arrow_col(self) -> int | None:
+        return None
+
+    @property
+    def result(self) -> Result | None:
+        return None
+
+    @property
+    def metrics(self) -> FrozenDict[str, Any] | None:
+        """Values of a trailing ``# metrics`` comment (or of a ``# metrics`` comment line)."""
+        return None
+
+    @property
+    def metric_nodes(self) -> tuple[Field, ...]:
+        return ()
+
+    @property
+    def oversized(self) -> bool:
+        """True when the line was too long to parse and is kept verbatim (an :class:`Unknown`)."""
+        return False
 
     # -- source and values -----------------------------------------------------------
 
@@ -329,7 +364,13 @@ class Event:
 @dataclass(frozen=True, slots=True)
 class Message(Event):
     """A free-text line: ``u a th td`` (user, agent, thinking, todos). Its ``text`` is the
-    message with its fields (``Fix the login bug step=2``)."""
+    message with its fields (``Fix the login bug step=2``). No name and no arguments."""
+
+    arrow: str | None = None
+    arrow_col: int | None = None
+    result: Result | None = None
+    metrics: FrozenDict[str, Any] | None = None
+    metric_nodes: tuple[Field, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,89 +378,69 @@ class Call(Event):
     """A call-like line: ``t t! t~ s p m r x c q`` (``name`` for the named prefixes and the
     mode word for ``m``). Its call part is positional ``args`` and ``fields``."""
 
+    name: str | None = None
+    name_col: int | None = None
+    spaced_name: bool = False
+    args: tuple[FieldValue, ...] = ()
+    arrow: str | None = None
+    arrow_col: int | None = None
+    result: Result | None = None
+    metrics: FrozenDict[str, Any] | None = None
+    metric_nodes: tuple[Field, ...] = ()
+
 
 @dataclass(frozen=True, slots=True)
 class Observation(Event):
-    """``o:``: the result of an earlier call (``o: id=call_1 → [ok]``)."""
+    """``o:``: the result of an earlier call (``o: id=call_1 → [ok]``). No name."""
+
+    args: tuple[FieldValue, ...] = ()
+    arrow: str | None = None
+    arrow_col: int | None = None
+    result: Result | None = None
+    metrics: FrozenDict[str, Any] | None = None
+    metric_nodes: tuple[Field, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Lifecycle(Event):
     """``@start``, ``@end``, ... (``name`` is the primitive without ``@``)."""
 
+    name: str | None = None
+    name_col: int | None = None
+    args: tuple[FieldValue, ...] = ()
+    arrow: str | None = None
+    arrow_col: int | None = None
+    result: Result | None = None
+    metrics: FrozenDict[str, Any] | None = None
+    metric_nodes: tuple[Field, ...] = ()
+
 
 @dataclass(frozen=True, slots=True)
 class Comment(Event):
     """A ``#`` line; ``name`` is its structured kind (``metrics``, ``budget``, ...) or None.
-    Its ``text`` starts with the keyword (``metrics step=3 cost_usd=0.01``)."""
+    Its ``text`` starts with the keyword (``metrics step=3 cost_usd=0.01``); a ``# metrics``
+    line's values are also its ``metrics``."""
+
+    name: str | None = None
+    metrics: FrozenDict[str, Any] | None = None
+    metric_nodes: tuple[Field, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Unknown(Event):
     """A line that is nothing else (W003), kept as written."""
 
-
-# -- parts of a parsed event built on first access ----------------------------------------
-
-
-class Deferred(tuple[Any, ...]):
-    """Parts of a parsed event the parser left unbuilt: ``(read, *state)``, where
-    ``read(*state)`` gives the event's ``(field_nodes, args, metric_nodes)``.
-
-    The parser (:func:`bbox_lark.syntax.shape.event_node`) puts one such object in each of those
-    slots that ``check`` does not read (it reads ``fields``, ``quote_faults``, ``metrics``
-    and ``result``, which are built at once); the first read of any of them calls ``read``
-    (the parse side's reader, from the source and the offsets the scan found) and stores its
-    parts in every slot that still holds this object. So the node reads, compares, prints,
-    pickles and ``dataclasses.replace``-s as if they had been built with it: every way to
-    look at a slot goes through :class:`_BuiltOnRead`. A tuple, so that the parser passes it
-    where the class's annotation says ``tuple[...]``; nothing outside this module sees one.
-    """
-
-    __slots__ = ()
+    #: True when the line was too long to parse and is kept verbatim.
+    oversized: bool = False
 
 
-#: The slots of an event that may hold a :class:`Deferred`, in the order ``read`` gives them.
-DEFERRED_PARTS = ("field_nodes", "args", "metric_nodes")
+#: The event families, each holding only its own fields (:class:`Event`).
+FAMILY_CLASSES: tuple[type[Event], ...] = (Message, Call, Observation, Lifecycle, Comment, Unknown)
 
-
-class _BuiltOnRead:
-    """The class attribute of a :data:`DEFERRED_PARTS` slot: reads the slot (through its own
-    member descriptor, kept here), building the deferred parts first when it holds a
-    :class:`Deferred`. Writes go to the slot unchanged (the frozen ``__setattr__`` still
-    refuses them; ``__init__`` and unpickling write through the slot)."""
-
-    __slots__ = ("slot", "slots")
-
-    def __init__(self, slot: Any, slots: tuple[Any, ...]) -> None:
-        self.slot = slot
-        self.slots = slots
-
-    def __get__(self, node: Any, owner: type | None = None) -> Any:
-        if node is None:
-            return self
-        value = self.slot.__get__(node, owner)
-        if type(value) is Deferred:
-            read: Callable[..., tuple[Any, ...]] = value[0]
-            for slot, part in zip(self.slots, read(*value[1:]), strict=True):
-                if slot.__get__(node, owner) is value:
-                    slot.__set__(node, part)
-            value = self.slot.__get__(node, owner)
-        return value
-
-    def __set__(self, node: Any, value: Any) -> None:
-        self.slot.__set__(node, value)
-
-    def __delete__(self, node: Any) -> None:
-        self.slot.__delete__(node)
-
-
-def _build_on_read(cls: type) -> None:
-    # After every event class is made: their ``__init__`` (``_classes._fast_frozen_init``)
-    # keeps writing through the plain slot descriptors it found then.
-    slots = tuple(cls.__dict__[name] for name in DEFERRED_PARTS)
-    for name, slot in zip(DEFERRED_PARTS, slots, strict=True):
-        setattr(cls, name, _BuiltOnRead(slot, slots))
+#: The parts only some families hold, and the empty value :class:`Event` reads for them in
+#: the others.
+EMPTY_PARTS: dict[str, Any] = dict.fromkeys(("name", "name_col", "arrow", "arrow_col", "result", "metrics"))
+EMPTY_PARTS.update(spaced_name=False, args=(), metric_nodes=(), oversized=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,7 +458,8 @@ class Head:
 
 Line = Event | Continuation | BlankLine
 
-_build_on_read(Event)
+for _family in (Message, Call, Observation, Lifecycle):
+    build_on_read(_family)
 
 
 # -- what a line says (``Event.values``): data reads only, no printing --------------------

@@ -15,13 +15,14 @@ import dataclasses
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from lark import Token, Transformer
 
 from bbox_lark._classes import mypyc_attr
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import (
+    EMPTY_PARTS,
     NO_FIELDS,
     BlankLine,
     Call,
@@ -213,6 +214,8 @@ def comment_node(parts: Parts, raw: str, line: int, eol: str) -> Comment:
         metric_nodes=tuple(nodes) if name == "metrics" else (),
     )
 
+
+E = TypeVar("E", bound=Event)
 
 _NAME = re.compile(r"\s*([^\s→]+)")
 
@@ -483,33 +486,32 @@ def event_node(
     frozen = frozen_fields(fields)
     frozen_metrics = frozen_fields(metrics) if metrics is not None else None
     cls = node_class(kind)
+    faulted = tuple(faults)
     if _positional():
-        return cls(
-            kind,
-            line,
-            raw,
-            eol,
-            1,
-            prefix,
-            name,
-            name_col,
-            spaced,
-            text,
-            text_col,
-            frozen,
-            field_nodes,
-            args,
-            arrow_text,
-            arrow_col,
-            result,
-            frozen_metrics,
-            metric_nodes,
-            (),
-            tuple(faults),
-            False,
-            None,
-        )
-    return cls(
+        # By position, in each family's field order (_FAMILY_FIELDS): a fifth of the cost
+        # of making the node is matching keywords.
+        if cls is Call:
+            return Call(
+                kind, line, raw, eol, 1, prefix, text, text_col, frozen, field_nodes, (), faulted, None,
+                name, name_col, spaced, args, arrow_text, arrow_col, result, frozen_metrics, metric_nodes,
+            )  # fmt: skip
+        if cls is Observation:
+            return Observation(
+                kind, line, raw, eol, 1, prefix, text, text_col, frozen, field_nodes, (), faulted, None,
+                args, arrow_text, arrow_col, result, frozen_metrics, metric_nodes,
+            )  # fmt: skip
+        if cls is Lifecycle:
+            return Lifecycle(
+                kind, line, raw, eol, 1, prefix, text, text_col, frozen, field_nodes, (), faulted, None,
+                name, name_col, args, arrow_text, arrow_col, result, frozen_metrics, metric_nodes,
+            )  # fmt: skip
+        if cls is Message:
+            return Message(
+                kind, line, raw, eol, 1, prefix, text, text_col, frozen, field_nodes, (), faulted, None,
+                arrow_text, arrow_col, result, frozen_metrics, metric_nodes,
+            )  # fmt: skip
+    return family_node(
+        cls,
         kind,
         line,
         raw,
@@ -528,45 +530,55 @@ def event_node(
         result=result,
         metrics=frozen_metrics,
         metric_nodes=metric_nodes,
-        quote_faults=tuple(faults),
+        quote_faults=faulted,
     )
 
 
-#: The fields of every event node class, in order: :func:`event_node` passes them by
-#: position (a fifth of the cost of making the node is matching 17 keywords), as long as the
-#: classes have exactly these (:func:`_positional`; else it passes keywords).
-_EVENT_FIELDS = (
+def family_node(cls: type[E], kind: str, line: int, source: str | None, eol: str = "\n", **values: Any) -> E:
+    """A node of family ``cls`` from values given by name, the parts it does not hold left
+    out: they must be their empty value (:data:`~bbox_lark.syntax.nodes.EMPTY_PARTS`), else
+    TypeError (a ``result`` for a :class:`~bbox_lark.syntax.nodes.Comment`, ...)."""
+    own = cls.__dataclass_fields__
+    for key in [key for key in values if key not in own]:
+        value = values.pop(key)
+        if key not in EMPTY_PARTS or value != EMPTY_PARTS[key] or type(value) is Deferred:
+            raise TypeError(f"a {cls.__name__} line holds no {key} (given {value!r})")
+    return cls(kind, line, source, eol, **values)
+
+
+_BASE_FIELDS = (
     "kind",
     "line",
     "source",
     "eol",
     "col",
     "prefix",
-    "name",
-    "name_col",
-    "spaced_name",
     "text",
     "text_col",
     "fields",
     "field_nodes",
-    "args",
-    "arrow",
-    "arrow_col",
-    "result",
-    "metrics",
-    "metric_nodes",
     "continuation",
     "quote_faults",
-    "oversized",
     "emitted",
 )
+_RESULT_FIELDS = ("arrow", "arrow_col", "result", "metrics", "metric_nodes")
+
+#: The fields of the families :func:`event_node` makes by position, in order (as long as the
+#: classes have exactly these: :func:`_positional`; else it passes keywords).
+_FAMILY_FIELDS: dict[type[Event], tuple[str, ...]] = {
+    Call: (*_BASE_FIELDS, "name", "name_col", "spaced_name", "args", *_RESULT_FIELDS),
+    Observation: (*_BASE_FIELDS, "args", *_RESULT_FIELDS),
+    Lifecycle: (*_BASE_FIELDS, "name", "name_col", "args", *_RESULT_FIELDS),
+    Message: (*_BASE_FIELDS, *_RESULT_FIELDS),
+}
 
 
 @cache
 def _positional() -> bool:
-    """True when every event node class has exactly :data:`_EVENT_FIELDS`, in that order."""
-    classes: list[type[Event]] = [Event, *_classes().values()]
-    return all(tuple(f.name for f in dataclasses.fields(cls)) == _EVENT_FIELDS for cls in classes)
+    """True when each family of :data:`_FAMILY_FIELDS` has exactly those fields, in that order."""
+    return all(
+        tuple(f.name for f in dataclasses.fields(cls)) == names for cls, names in _FAMILY_FIELDS.items()
+    )
 
 
 @cache

@@ -27,7 +27,7 @@ from bbox_lark.syntax.nodes import (
 from bbox_lark.syntax.parser import parse_line
 from bbox_lark.syntax.printer import ARROW, Layout, emit_line, field_text, layout_line
 from bbox_lark.syntax.scan import UNWRITABLE, line_scanner, quote, render_arg, scan_items
-from bbox_lark.syntax.shape import comment_node, field_dict
+from bbox_lark.syntax.shape import comment_node, family_node, field_dict
 
 # The importers read these here; they belong to the parse path (:mod:`bbox_lark.syntax.shape`).
 from bbox_lark.syntax.shape import node_class as node_class
@@ -253,7 +253,8 @@ def _laid_out(
     holds = _holds(layout, head, free=free)
     if holds is False:
         raise ValueError(f"{layout.text!r} would not read back as the values it was built from")
-    node = cls(
+    node = family_node(
+        cls,
         kind,
         0,
         None,
