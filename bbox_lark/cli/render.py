@@ -19,8 +19,18 @@ from rich.text import Text
 
 from bbox_lark.numbers.stats import CallCounts, Stats
 from bbox_lark.numbers.usage import Totals
-from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Document, Event, HeaderLine, Result
+from bbox_lark.syntax.nodes import (
+    BlankLine,
+    Comment,
+    Continuation,
+    Diagnostic,
+    Document,
+    Event,
+    HeaderLine,
+    Message,
+    Result,
+    Unknown,
+)
 from bbox_lark.syntax.source import visible
 
 if TYPE_CHECKING:
@@ -73,34 +83,35 @@ def _row(line: int, kind: str, name: str, details: Text | str, kind_style: str =
 
 
 def _event_details(event: Event) -> Text:
-    if event.oversized:
-        return Text(f"<{len(event.raw):,} characters: over the line limit, not parsed>", style="italic")
-    if event.kind == "unknown":
-        return Text(quote(event.raw))
     parts: list[Text] = []
-    if event.kind == "comment":
-        if event.fields and event.name is not None:
-            parts.append(Text(_fields(event.fields)))
-        elif event.text:
-            parts.append(Text(quote(event.text)))
-    elif event.prefix in vocabulary().free_text_prefixes:
-        if event.text:
-            parts.append(Text(quote(event.text)))
-        if event.fields:
-            parts.append(Text(_fields(event.fields), style="cyan"))
-    else:
-        if event.args:
-            parts.append(Text(" ".join(show_value(arg) for arg in event.args)))
-        # Fields after the arrow are shown as part of the result.
-        before = [node for node in event.field_nodes if not node.after_arrow]
-        if before:
-            shown = " ".join(f"{node.key}={show_value(node.value)}" for node in before)
-            parts.append(Text(shown, style="cyan"))
+    match event:
+        case Unknown(oversized=True):
+            return Text(f"<{len(event.raw):,} characters: over the line limit, not parsed>", style="italic")
+        case Unknown():
+            return Text(quote(event.raw))
+        case Comment(fields=fields, name=str()) if fields:
+            parts.append(Text(_fields(fields)))
+        case Comment(text=text):
+            if text:
+                parts.append(Text(quote(text)))
+        case Message(text=text, fields=fields):
+            if text:
+                parts.append(Text(quote(text)))
+            if fields:
+                parts.append(Text(_fields(fields), style="cyan"))
+        case _:
+            if event.args:
+                parts.append(Text(" ".join(show_value(arg) for arg in event.args)))
+            # Fields after the arrow are shown as part of the result.
+            before = [node for node in event.field_nodes if not node.after_arrow]
+            if before:
+                shown = " ".join(f"{node.key}={show_value(node.value)}" for node in before)
+                parts.append(Text(shown, style="cyan"))
     if event.result is not None:
         parts.append(_result(event.result))
     elif event.arrow is not None:
         parts.append(Text("→ empty", style="magenta"))
-    if event.metrics is not None and event.kind != "comment":
+    if event.metrics is not None and not isinstance(event, Comment):
         parts.append(Text("# metrics " + _fields(event.metrics), style="dim"))
     return Text("  ").join(parts)
 

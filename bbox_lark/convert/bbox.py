@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from bbox_lark.convert.base import Format, Input, MappingRow, Option, ReadContext, WriteContext, flatten
-from bbox_lark.syntax.nodes import BlankLine, Event, Line
+from bbox_lark.syntax.nodes import BlankLine, Comment, Event, Line, Unknown
 from bbox_lark.syntax.parser import Head
 from bbox_lark.syntax.printer import emit_line, format_line
 from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE
@@ -39,7 +39,7 @@ def sniff(text: str) -> int:
         seen += 1
         if len(line) <= 10_000:
             node = parse_line(line)
-            if isinstance(node, Event) and node.kind not in ("comment", "unknown"):
+            if isinstance(node, Event) and not isinstance(node, (Comment, Unknown)):
                 return 1
         if seen >= _SNIFF_LINES:
             break

@@ -59,7 +59,17 @@ from bbox_lark.convert.base import (
     flatten,
 )
 from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import BlankLine, Continuation, Document, Event, Line
+from bbox_lark.syntax.nodes import (
+    BlankLine,
+    Call,
+    Comment,
+    Continuation,
+    Document,
+    Event,
+    Lifecycle,
+    Line,
+    Unknown,
+)
 from bbox_lark.syntax.printer import format_line, is_fence, single_spaced
 from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE, decode, split_lines
 
@@ -241,21 +251,22 @@ def _head_text(node: Line) -> str:
 
 def _head(event: Event) -> str:
     """``t:read``, ``u:``, ``@start``, and the separator before the call text."""
-    if event.kind == "lifecycle":
-        return "@" + (event.name or "")
-    if event.prefix in vocabulary().named_prefixes and event.name is not None:
-        return f"{event.prefix}:{event.name}"
+    match event:
+        case Lifecycle(name=name):
+            return "@" + (name or "")
+        case Call(prefix=prefix, name=str() as name) if prefix in vocabulary().named_prefixes:
+            return f"{prefix}:{name}"
     return f"{event.prefix}:"
 
 
 def _text_gap(event: Event) -> str:
-    return " " if event.kind == "lifecycle" or event.prefix in vocabulary().named_prefixes else ""
+    return " " if isinstance(event, Lifecycle) or event.prefix in vocabulary().named_prefixes else ""
 
 
 def _metrics_tail(event: Event) -> str | None:
     """`` # metrics k=v …`` single-spaced, or None when the source cannot be cut cleanly."""
     raw = event.raw
-    ends = [1 + len(event.name or "") if event.kind == "lifecycle" else len(event.prefix) + 1]
+    ends = [1 + len(event.name or "") if isinstance(event, Lifecycle) else len(event.prefix) + 1]
     if event.name is not None and event.name_col is not None:
         ends.append(event.name_col - 1 + len(event.name))
     if event.text:
@@ -295,24 +306,27 @@ def compact_line(event: Event) -> str:
     from bbox_lark.syntax.parser import parse_line
 
     raw = event.raw
-    if event.oversized:
-        return raw
-    if event.kind == "unknown":
-        stripped = raw.rstrip()
-        # A body line never becomes a header fence by losing its trailing whitespace.
-        candidate = raw if is_fence(stripped) and not is_fence(raw) else stripped
-    elif event.kind == "comment":
-        candidate = raw.rstrip() if event.name is None else "# " + single_spaced(event.text)
-    else:
-        result = None
-        if event.arrow is not None:
-            result = single_spaced(event.result.text) if event.result is not None else ""
-        metrics = None
-        if event.metrics is not None:
-            metrics = _metrics_tail(event)
-            if metrics is None:
-                return raw
-        candidate = _assemble(event, single_spaced(event.text), result, metrics)
+    match event:
+        case Unknown(oversized=True):
+            return raw
+        case Unknown():
+            stripped = raw.rstrip()
+            # A body line never becomes a header fence by losing its trailing whitespace.
+            candidate = raw if is_fence(stripped) and not is_fence(raw) else stripped
+        case Comment(name=None):
+            candidate = raw.rstrip()
+        case Comment(text=text):
+            candidate = "# " + single_spaced(text)
+        case _:
+            result = None
+            if event.arrow is not None:
+                result = single_spaced(event.result.text) if event.result is not None else ""
+            metrics = None
+            if event.metrics is not None:
+                metrics = _metrics_tail(event)
+                if metrics is None:
+                    return raw
+            candidate = _assemble(event, single_spaced(event.text), result, metrics)
     if candidate == raw:
         return raw
     if "\r" in raw.rstrip() and candidate.count("\r") < format_line(event).count("\r"):
@@ -364,7 +378,7 @@ def _lossy_event(event: Event, report: Report) -> tuple[str, int | None]:
     back to :func:`compact_line` when the summary would read as another kind of line."""
     from bbox_lark.syntax.parser import parse_line
 
-    if event.kind == "unknown" or event.oversized:
+    if isinstance(event, Unknown):
         return compact_line(event), None
     drops: list[str] = []
     made: str | None = None
@@ -426,7 +440,7 @@ def _lossy_lines(document: Document, lines: tuple[Line, ...], report: Report) ->
         elif isinstance(node, Continuation):
             if node.line != moved:
                 report.drop("continuation lines", node.line)
-        elif node.kind == "comment":
+        elif isinstance(node, Comment):
             report.drop("comment lines", node.line)
         else:
             text, moved = _lossy_event(node, report)

@@ -29,13 +29,13 @@ from collections.abc import Iterable, Iterator
 
 from bbox_lark.fix.framework import Edit, FixResult, LineFixer, Note, plural
 from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import Event, Field
+from bbox_lark.syntax.nodes import Comment, Event, Field, Unknown
 from bbox_lark.syntax.values import parse_int
 
 
 def _has_steps(event: Event) -> bool:
     """Event and lifecycle lines carry steps; comments and unknown lines do not."""
-    return event.kind not in ("comment", "unknown")
+    return not isinstance(event, (Comment, Unknown))
 
 
 def _steps(nodes: tuple[Field, ...]) -> Iterator[Field]:
@@ -89,7 +89,7 @@ class RenumberSteps(LineFixer):
                 end = node.value_col + len(node.raw_value)
                 edits.append(Edit(event.line, node.value_col, end, str(mapping[value])))
 
-        if event.kind == "comment":
+        if isinstance(event, Comment):
             if event.name in vocabulary().step_reference_comments:
                 for node in _steps(event.field_nodes):
                     remap(node)

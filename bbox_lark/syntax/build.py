@@ -217,32 +217,33 @@ def values_of(node: Event) -> dict[str, Any]:
     """The values a node's family builds it from (what :func:`edited` changes): the
     keyword arguments of its builder function, ``kind`` included where it takes one."""
     metrics = node.metric_nodes if node.metrics is not None else None
-    family = node_class(node.kind)
-    if node.oversized or family is Unknown:
-        # An oversized line was never parsed: its text is its source.
-        return {"text": node.raw if node.oversized else node.text, "continuation": node.continuation}
-    if family is Message:
-        return {
-            "kind": node.kind,
-            "text": node.text,
-            "fields": None,
-            "result": node.result,
-            "metrics": metrics,
-            "continuation": node.continuation,
-        }
-    if family is Comment:
-        return {"text": node.text, "fields": None, "continuation": node.continuation}
-    values: dict[str, Any] = {
-        "kind": node.kind,
-        "name": node.name,
-        "args": node.args,
-        "fields": tuple(f for f in node.field_nodes if not f.after_arrow),
-        "result": node.result,
-        "metrics": metrics,
-        "continuation": node.continuation,
-    }
-    if family is Observation:
-        del values["name"]
+    match node:
+        case Unknown(oversized=True):
+            # An oversized line was never parsed: its text is its source.
+            return {"text": node.raw, "continuation": node.continuation}
+        case Unknown():
+            return {"text": node.text, "continuation": node.continuation}
+        case Message():
+            return {
+                "kind": node.kind,
+                "text": node.text,
+                "fields": None,
+                "result": node.result,
+                "metrics": metrics,
+                "continuation": node.continuation,
+            }
+        case Comment():
+            return {"text": node.text, "fields": None, "continuation": node.continuation}
+    values: dict[str, Any] = {"kind": node.kind}
+    if not isinstance(node, Observation):
+        values["name"] = node.name
+    values.update(
+        args=node.args,
+        fields=tuple(f for f in node.field_nodes if not f.after_arrow),
+        result=node.result,
+        metrics=metrics,
+        continuation=node.continuation,
+    )
     return values
 
 

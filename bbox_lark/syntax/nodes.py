@@ -437,8 +437,7 @@ class Unknown(Event):
 #: The event families, each holding only its own fields (:class:`Event`).
 FAMILY_CLASSES: tuple[type[Event], ...] = (Message, Call, Observation, Lifecycle, Comment, Unknown)
 
-#: The parts only some families hold, and the empty value :class:`Event` reads for them in
-#: the others.
+#: The parts only some families hold, and the empty value :class:`Event` reads for the rest.
 EMPTY_PARTS: dict[str, Any] = dict.fromkeys(("name", "name_col", "arrow", "arrow_col", "result", "metrics"))
 EMPTY_PARTS.update(spaced_name=False, args=(), metric_nodes=(), oversized=False)
 
@@ -504,10 +503,12 @@ def node_values(node: Line) -> tuple[Any, ...]:
     if isinstance(node, BlankLine):
         return ("blank",)
     continuation = tuple(c.text for c in node.continuation)
-    if node.kind == "unknown":
-        text = node.source if node.oversized and node.source is not None else node.text.rstrip()
-        return ("unknown", text, node.oversized, continuation)
-    free = node.kind == "comment" or node.prefix in vocabulary().free_text_prefixes
+    match node:
+        case Unknown(oversized=True, source=str() as source):
+            return ("unknown", source, True, continuation)
+        case Unknown(oversized=oversized, text=text):
+            return ("unknown", text.rstrip(), oversized, continuation)
+    free = isinstance(node, (Comment, Message))
     return (
         node.kind,
         node.prefix,

@@ -21,6 +21,7 @@ from bbox_lark._classes import dataclass
 from bbox_lark.syntax.grammar import build_lark, compiled, plain_parser, possessive_pattern, terminal_pattern
 from bbox_lark.syntax.header import MAX_HEADER_BYTES, read_header
 from bbox_lark.syntax.nodes import (
+    Comment,
     Continuation,
     Document,
     Event,
@@ -299,7 +300,7 @@ def _is_fence(raw: str) -> bool:
 
 def _starts_like_body(raw: str) -> bool:
     node = parse_line(raw)
-    return isinstance(node, Event) and node.kind not in ("comment", "unknown")
+    return isinstance(node, Event) and not isinstance(node, (Comment, Unknown))
 
 
 def iter_body(

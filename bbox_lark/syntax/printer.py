@@ -26,11 +26,16 @@ from bbox_lark._classes import dataclass
 from bbox_lark.syntax.grammar import compiled, terminal_pattern, vocabulary
 from bbox_lark.syntax.nodes import (
     BlankLine,
+    Call,
+    Comment,
     Continuation,
     Document,
     Event,
     Field,
+    Lifecycle,
     Line,
+    Message,
+    Unknown,
     collapse_ws,
     field_signature,
     result_signature,
@@ -103,7 +108,7 @@ def _corner(node: Event, canonical: str, metrics_at: int) -> bool:
     reading of every rewrite."""
     if _CORNER.search(canonical, 0, metrics_at) is not None:
         return True
-    return node.kind == "comment" and node.name is not None and len(node.text.split()) == 1
+    return isinstance(node, Comment) and node.name is not None and len(node.text.split()) == 1
 
 
 def canonical_line(event: Event) -> str:
@@ -116,20 +121,23 @@ def _canonical(event: Event) -> tuple[str, int]:
     """:func:`canonical_line` and the offset in it where its trailing metrics comment
     starts (its length when there is none)."""
     raw = event.raw
-    if event.oversized:
-        return raw, len(raw)
-    if event.kind == "unknown":
-        stripped = raw.rstrip()
-        # A body line never becomes a header fence by losing its trailing whitespace.
-        text = raw if _is_fence(stripped) and not _is_fence(raw) else stripped
-        return text, len(text)
-    if event.kind == "comment":
-        text = raw.rstrip() if event.name is None else "# " + _words(raw, event.text_col - 1, len(event.text))
-        return text, len(text)
-    if event.spaced_name and raw[len(event.prefix) + 1 :].lstrip().startswith('"'):
-        # `t: "read a.rs"`: the name is a quoted string's first word; `t:read` would drop
-        # the rest of the string (the first argument).
-        return raw, len(raw)
+    match event:
+        case Unknown(oversized=True):
+            return raw, len(raw)
+        case Unknown():
+            stripped = raw.rstrip()
+            # A body line never becomes a header fence by losing its trailing whitespace.
+            text = raw if _is_fence(stripped) and not _is_fence(raw) else stripped
+            return text, len(text)
+        case Comment(name=None):
+            return raw.rstrip(), len(raw.rstrip())
+        case Comment(text=text, text_col=col):
+            text = "# " + _words(raw, col - 1, len(text))
+            return text, len(text)
+        case Call(spaced_name=True, prefix=prefix) if raw[len(prefix) + 1 :].lstrip().startswith('"'):
+            # `t: "read a.rs"`: the name is a quoted string's first word; `t:read` would drop
+            # the rest of the string (the first argument).
+            return raw, len(raw)
     head, head_end = _head(event)
     out = [head]
     end = head_end
@@ -137,7 +145,7 @@ def _canonical(event: Event) -> tuple[str, int]:
         start = event.text_col - 1
         # The text of `u a th td` lines keeps its inner spacing (docs/reference.md#fmt); the items of
         # a call part are separated by one space.
-        if event.prefix in vocabulary().free_text_prefixes:
+        if isinstance(event, Message):
             out += [" ", raw[start : start + len(event.text)]]
         else:
             out += [" ", _words(raw, start, len(event.text))]
@@ -168,13 +176,14 @@ def _canonical(event: Event) -> tuple[str, int]:
 def _head(event: Event) -> tuple[str, int]:
     """The canonical line head (``t:read``, ``u:``, ``@start``) and the offset in ``raw``
     where the source head ends."""
-    if event.kind == "lifecycle":
-        name = event.name or ""
-        return "@" + name, 1 + len(name)
-    prefix = event.prefix
-    if prefix in vocabulary().named_prefixes and event.name is not None and event.name_col is not None:
-        return f"{prefix}:{event.name}", event.name_col - 1 + len(event.name)
-    return f"{prefix}:", len(prefix) + 1
+    match event:
+        case Lifecycle(name=name):
+            return "@" + (name or ""), 1 + len(name or "")
+        case Call(prefix=prefix, name=str() as name, name_col=int() as col) if (
+            prefix in vocabulary().named_prefixes
+        ):
+            return f"{prefix}:{name}", col - 1 + len(name)
+    return f"{event.prefix}:", len(event.prefix) + 1
 
 
 # -- words -----------------------------------------------------------------------------
@@ -385,11 +394,17 @@ def _source_only(event: Event) -> bool:
     if event.oversized or any(not q.in_free_text for q in event.quote_faults):
         return True
     return (
-        event.name is None
+        isinstance(event, Call)
+        and event.name is None
         and event.prefix in vocabulary().named_prefixes
-        and event.kind != "lifecycle"
         and bool(event.args or any(not f.after_arrow for f in event.field_nodes))
     )
+
+
+def _call_words(event: Event) -> list[str]:
+    """The items of a call part as they are printed: its arguments, then its fields."""
+    words = [render_arg(arg) for arg in event.args]
+    return words + [field_text(f) for f in event.field_nodes if not f.after_arrow]
 
 
 def emit_line(event: Event) -> str:
@@ -397,23 +412,20 @@ def emit_line(event: Event) -> str:
     if _source_only(event):
         assert event.source is not None
         return event.source
-    if event.kind == "unknown":
-        stripped = event.text.rstrip()
-        return event.text if _is_fence(stripped) and not _is_fence(event.text) else stripped
-    if event.kind == "comment":
-        return "# " + event.text if event.text else "#"
-
-    if event.kind == "lifecycle":
-        head = "@" + (event.name or "")
-    elif event.prefix in vocabulary().named_prefixes and event.name is not None:
-        head = f"{event.prefix}:{event.name}"
-    else:
-        head = event.prefix + ":"
-    if event.prefix in vocabulary().free_text_prefixes:
-        words = [event.text] if event.text else []
-    else:
-        words = [render_arg(arg) for arg in event.args]
-        words += [field_text(f) for f in event.field_nodes if not f.after_arrow]
+    match event:
+        case Unknown(text=text):
+            stripped = text.rstrip()
+            return text if _is_fence(stripped) and not _is_fence(text) else stripped
+        case Comment(text=text):
+            return "# " + text if text else "#"
+        case Message(prefix=prefix, text=text):
+            head, words = prefix + ":", [text] if text else []
+        case Lifecycle(name=name):
+            head, words = "@" + (name or ""), _call_words(event)
+        case Call(prefix=prefix, name=str() as name) if prefix in vocabulary().named_prefixes:
+            head, words = f"{prefix}:{name}", _call_words(event)
+        case _:
+            head, words = event.prefix + ":", _call_words(event)
     result = None
     if event.arrow is not None:
         result = event.result.text if event.result is not None else ""
