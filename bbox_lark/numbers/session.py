@@ -71,7 +71,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from bbox_lark._classes import dataclass
 from bbox_lark.numbers.outcomes import OUTCOMES, PAIRINGS, call_outcome, starts_call
@@ -82,7 +82,6 @@ from bbox_lark.numbers.usage import (
     Responses,
     Totals,
     Usage,
-    line_usage,
     number_reads,
     read_totals,
 )
@@ -284,19 +283,44 @@ class _Start:
     starts: bool
 
     @classmethod
-    def of(cls, event: Event | Record, response: int | None, args: bool = True) -> _Start:
-        """``args``: summarize the arguments (False: the call records are not made)."""
+    def of(
+        cls,
+        event: Event | Record,
+        response: int | None,
+        usage: Usage | None,
+        step: int | None,
+        ts: str | None,
+    ) -> _Start:
+        """``usage``, ``step`` and ``ts``: the line's, as :meth:`SessionCounter.feed` read them."""
         return cls(
             event.line,
             event.kind,
             event.name,
             call_key(event),
-            _args_summary(event) if args else "",
-            event.step,
-            event.ts,
+            _args_summary(event),
+            step,
+            ts,
             event.latency_ms,
-            line_usage(event),
+            usage,
             response,
+            starts_call(event),
+        )
+
+    @classmethod
+    def counted(cls, event: Event | Record) -> _Start:
+        """What counting the call needs (its line, kind, name, key and whether it starts),
+        without what only its :class:`CallRecord` reads (``SessionCounter(calls=False)``)."""
+        return cls(
+            event.line,
+            event.kind,
+            event.name,
+            call_key(event),
+            "",
+            None,
+            None,
+            None,
+            None,
+            None,
             starts_call(event),
         )
 
@@ -393,6 +417,8 @@ class SessionCounter:
         self._ambiguous: set[int] = set()
         self._pairing = [0] * len(PAIRINGS)
         self._over_prompt = 0
+        self.line_ts: str | None = None
+        self.line_step: int | None = None
 
     def _switch(self, model: str) -> None:
         self._responses.model = model
@@ -491,19 +517,24 @@ class SessionCounter:
         current = self._responses.current
         response = current.ordinal if current is not None and self._responses.usage is not None else None
 
-        ts = event.ts
-        if ts is not None:
-            moment = parse_timestamp(ts)
-            if moment is not None:
-                try:
-                    if self._first is None or moment < self._first[0]:
-                        self._first = (moment, ts)
-                    if self._last is None or moment >= self._last[0]:
-                        self._last = (moment, ts)
-                except TypeError:  # pragma: no cover - every accepted ts has a zone
-                    pass
+        # ``event.ts``, its timestamp parsed once
+        stated = event.fields.get("ts")
+        moment = parse_timestamp(stated) if isinstance(stated, str) else None
+        ts: str | None = None
+        if moment is not None:
+            ts = cast(str, stated)
+            try:
+                if self._first is None or moment < self._first[0]:
+                    self._first = (moment, ts)
+                if self._last is None or moment >= self._last[0]:
+                    self._last = (moment, ts)
+            except TypeError:  # pragma: no cover - every accepted ts has a zone
+                pass
 
         step = event.step if kind not in ("comment", "unknown") else None
+        # The line's valid ``ts=`` and (not on a comment or an unknown line) ``step=``, for
+        # a caller that counts them too (:class:`bbox_lark.numbers.stats.StatsCounter`).
+        self.line_ts, self.line_step = ts, step
         record = None
         if step is not None:
             record = self._step(step, event.line)
@@ -520,7 +551,10 @@ class SessionCounter:
         if outcome in (CALL, AMBIGUOUS):
             if record is not None:
                 record.calls += 1
-            start = _Start.of(event, response, self._keep_calls)
+            if self._keep_calls:
+                start = _Start.of(event, response, self._responses.usage, step, ts)
+            else:
+                start = _Start.counted(event)
             if start.starts:
                 self._open[event.line] = start
                 self._hold(start)

@@ -480,21 +480,22 @@ class StatsCounter:
         self._kinds[kind] += 1
         if kind == "lifecycle":
             self._lifecycle[node.name or ""] += 1
-        if kind not in ("comment", "unknown") and (step := node.step) is not None:
+        numbers = self._numbers
+        numbers.feed(node)  # it reads the line's step and ts: read them from it
+        if (step := numbers.line_step) is not None:
             self._step_lines += 1
             self._step_values.add(str(step))
             if self._step_min is None or step < self._step_min:
                 self._step_min = step
             if self._step_max is None or step > self._step_max:
                 self._step_max = step
-        if node.ts is not None:
+        if numbers.line_ts is not None:
             self._timestamps += 1
         if kind in CALL_ID_KINDS:
             if node.id:
                 self._ids.add(node.id)
             if node.span:
                 self._spans.add(node.span)
-        self._numbers.feed(node)
 
     def finish(self, header_lines: Sequence[HeaderLine]) -> Stats:
         """The statistics of everything appended (``header_lines``: the document's)."""

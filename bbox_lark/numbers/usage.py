@@ -77,6 +77,8 @@ def _decimal(value: object, *, dollar: bool = False) -> Decimal | None:
 def _count(value: object) -> int | None:
     """A token count: a whole number up to :data:`~bbox_lark.syntax.values.MAX_INT` (a longer one is
     malformed, as for every typed integer), else None."""
+    if value is None:
+        return None
     if isinstance(value, str):
         if len(value) > 40:
             return None

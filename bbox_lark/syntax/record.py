@@ -236,12 +236,14 @@ class Record:
     @property
     def step(self) -> int | None:
         """``Event.step``: ``step=`` as a number, None when absent or malformed."""
-        return parse_int(self._get("step"))
+        value = self.fields.get("step")
+        return parse_int(value) if isinstance(value, str) else None
 
     @property
     def latency_ms(self) -> int | None:
         """``Event.latency_ms``."""
-        return parse_int(self._get("latency_ms"))
+        value = self.fields.get("latency_ms")
+        return parse_int(value) if isinstance(value, str) else None
 
     @property
     def ts(self) -> str | None:
