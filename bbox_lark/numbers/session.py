@@ -419,6 +419,8 @@ class SessionCounter:
         self._over_prompt = 0
         self.line_ts: str | None = None
         self.line_step: int | None = None
+        #: The last valid ``ts=`` value read and its moment.
+        self._ts_seen: tuple[Any, Any] = (None, None)
 
     def _switch(self, model: str) -> None:
         self._responses.model = model
@@ -440,7 +442,7 @@ class SessionCounter:
         self._response_by_model[model] = self._response_by_model.get(model, Usage()) + response.usage
         if self._response_prices is not None:
             self._response_prices.add(model, response.usage)
-        if response.step is not None:
+        if response.step is not None and self._keep_steps:
             record = self._step(response.step, response.first_line)
             record.usage = record.usage + response.usage
 
@@ -519,7 +521,12 @@ class SessionCounter:
 
         # ``event.ts``, its timestamp parsed once
         stated = event.fields.get("ts")
-        moment = parse_timestamp(stated) if isinstance(stated, str) else None
+        if stated is not None and stated == self._ts_seen[0]:  # lines often share their ts
+            moment = self._ts_seen[1]
+        else:
+            moment = parse_timestamp(stated) if isinstance(stated, str) else None
+            if moment is not None:
+                self._ts_seen = (stated, moment)
         ts: str | None = None
         if moment is not None:
             ts = cast(str, stated)
@@ -536,7 +543,7 @@ class SessionCounter:
         # a caller that counts them too (:class:`bbox_lark.numbers.stats.StatsCounter`).
         self.line_ts, self.line_step = ts, step
         record = None
-        if step is not None:
+        if step is not None and self._keep_steps:  # else no step record is kept
             record = self._step(step, event.line)
             if record.events == 0:
                 record.first_line = event.line
@@ -617,7 +624,7 @@ class SessionCounter:
         self._metrics_by_model[model] = self._metrics_by_model.get(model, Usage()) + totals.usage
         if self._metrics_prices is not None:
             self._metrics_prices.add(model, totals.usage)
-        if step is not None:
+        if step is not None and self._keep_steps:
             record = self._step(step, event.line)
             record.metrics = record.metrics + totals
 

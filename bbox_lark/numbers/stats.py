@@ -492,10 +492,10 @@ class StatsCounter:
         if numbers.line_ts is not None:
             self._timestamps += 1
         if kind in CALL_ID_KINDS:
-            if node.id:
-                self._ids.add(node.id)
-            if node.span:
-                self._spans.add(node.span)
+            if value := node.id:
+                self._ids.add(value)
+            if value := node.span:
+                self._spans.add(value)
 
     def finish(self, header_lines: Sequence[HeaderLine]) -> Stats:
         """The statistics of everything appended (``header_lines``: the document's)."""
