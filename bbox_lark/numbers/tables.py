@@ -22,7 +22,10 @@ a failure, its internal-error diagnostic), so no input silently disappears from 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import contextlib
+import importlib.abc
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -546,4 +549,32 @@ def arrow_schema(table: str) -> Any:
 def arrow_table(table: str, columns: Columns) -> Any:
     """``columns`` (of :class:`SessionRows`) as a ``pyarrow.Table`` of ``table``'s schema."""
     pa = need("pyarrow", "the tables")
-    return pa.Table.from_pydict(columns, schema=arrow_schema(table))
+    with _pandas_not_asked():
+        return pa.Table.from_pydict(columns, schema=arrow_schema(table))
+
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    """Says ``pandas`` cannot be imported (:func:`_pandas_not_asked`)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+@contextlib.contextmanager
+def _pandas_not_asked() -> Iterator[None]:
+    """pyarrow imports pandas where it is installed the first time it converts Python values
+    (any list: ~0.5 s, most of ``export``'s start-up), only to tell pandas' own values apart;
+    the rows hold plain values. While this is open, and pandas is not imported yet, its
+    import fails: pyarrow then converts without it, and imports it later when it needs it
+    (``to_pandas``, :mod:`bbox_lark.dask`), as it tries again then."""
+    if "pandas" in sys.modules:
+        yield
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
