@@ -519,25 +519,7 @@ class SessionCounter:
         current = self._responses.current
         response = current.ordinal if current is not None and self._responses.usage is not None else None
 
-        # ``event.ts``, its timestamp parsed once
-        stated = event.fields.get("ts")
-        if stated is not None and stated == self._ts_seen[0]:  # lines often share their ts
-            moment = self._ts_seen[1]
-        else:
-            moment = parse_timestamp(stated) if isinstance(stated, str) else None
-            if moment is not None:
-                self._ts_seen = (stated, moment)
-        ts: str | None = None
-        if moment is not None:
-            ts = cast(str, stated)
-            try:
-                if self._first is None or moment < self._first[0]:
-                    self._first = (moment, ts)
-                if self._last is None or moment >= self._last[0]:
-                    self._last = (moment, ts)
-            except TypeError:  # pragma: no cover - every accepted ts has a zone
-                pass
-
+        ts = self._timestamp(event)
         step = event.step if kind not in ("comment", "unknown") else None
         # The line's valid ``ts=`` and (not on a comment or an unknown line) ``step=``, for
         # a caller that counts them too (:class:`bbox_lark.numbers.stats.StatsCounter`).
@@ -577,6 +559,27 @@ class SessionCounter:
                 if made is not None:
                     decided.append(made)
         return decided
+
+    def _timestamp(self, event: Event | Record) -> str | None:
+        """``event.ts`` (a valid ``ts=``, else None), its timestamp parsed once; the earliest
+        and the latest so far are kept."""
+        stated = event.fields.get("ts")
+        if stated is not None and stated == self._ts_seen[0]:  # lines often share their ts
+            moment = self._ts_seen[1]
+        else:
+            moment = parse_timestamp(stated) if isinstance(stated, str) else None
+            if moment is None:
+                return None
+            self._ts_seen = (stated, moment)
+        ts = cast(str, stated)
+        try:
+            if self._first is None or moment < self._first[0]:
+                self._first = (moment, ts)
+            if self._last is None or moment >= self._last[0]:
+                self._last = (moment, ts)
+        except TypeError:  # pragma: no cover - every accepted ts has a zone
+            pass
+        return ts
 
     def _hold(self, start: _Start) -> None:
         """Note an open start under its pairing key: when another is open under the same
