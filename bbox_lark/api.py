@@ -111,14 +111,21 @@ class Keeper(Protocol):
     def append(self, node: Line, /) -> None: ...
 
 
+class RecordKeeper(Protocol):
+    """What :func:`run` hands every record to, with a stream of records (``stats`` counts
+    them: :class:`bbox_lark.numbers.stats.StatsCounter`), once the checker has read it."""
+
+    def append(self, record: Record, /) -> None: ...
+
+
 def run(
-    checker: Checker, stream: NodeStream | RecordStream, keep: Keeper | None = None
+    checker: Checker, stream: NodeStream | RecordStream, keep: Keeper | RecordKeeper | None = None
 ) -> Iterator[Diagnostic]:
     """Feed ``stream`` to ``checker``; yield its findings: all at the end, sorted, or with
     ``checker.stream`` as soon as they are known. ``stream`` yields records
     (:func:`~bbox_lark.syntax.record.iter_records`: ``check`` builds no node) or nodes (each then read
-    through its record); ``keep`` (when given, with a stream of nodes) receives every node,
-    and the stream's ``faults`` are then left in place."""
+    through its record); ``keep`` (when given) receives every node, or every record after
+    the checker (a :class:`RecordKeeper`), and the stream's ``faults`` are then left in place."""
     head = next(stream)
     assert isinstance(head, Head)
     checker.start(head)
@@ -137,9 +144,11 @@ def run(
                 given = len(faults)
         if type(node) is Record:
             checker.record(node)
+            if keep is not None:
+                cast(RecordKeeper, keep).append(node)
         else:
             if keep is not None:
-                keep.append(cast(Line, node))
+                cast(Keeper, keep).append(cast(Line, node))
             checker.record(Record.of(cast(Line, node)))
         if streaming:
             found = checker.take()

@@ -71,10 +71,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from bbox_lark._classes import dataclass
-from bbox_lark.numbers.outcomes import OUTCOMES, PAIRINGS, call_outcome
+from bbox_lark.numbers.outcomes import OUTCOMES, PAIRINGS, call_outcome, starts_call
 from bbox_lark.numbers.prices import Estimate, Pricer
 from bbox_lark.numbers.usage import (
     HEADER_TOTALS,
@@ -82,12 +82,12 @@ from bbox_lark.numbers.usage import (
     Responses,
     Totals,
     Usage,
-    line_usage,
-    number_fields,
+    number_reads,
     read_totals,
 )
-from bbox_lark.syntax.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key, is_start
+from bbox_lark.syntax.correlate import AMBIGUOUS, CALL, COMPLETION, FAMILIES, Pairer, call_key
 from bbox_lark.syntax.nodes import Document, Event
+from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.values import parse_int, parse_timestamp
 
 #: Longest args summary in a :class:`CallRecord`, in characters.
@@ -236,7 +236,7 @@ class SessionNumbers:
 # -- counting ---------------------------------------------------------------------------
 
 
-def _args_summary(event: Event) -> str:
+def _args_summary(event: Event | Record) -> str:
     parts: list[str] = []
     for arg in event.args:
         parts.append("[" + ", ".join(str(a) for a in arg) + "]" if isinstance(arg, tuple) else str(arg))
@@ -244,7 +244,7 @@ def _args_summary(event: Event) -> str:
     return text if len(text) <= ARGS_SUMMARY_CHARS else text[: ARGS_SUMMARY_CHARS - 1] + "…"
 
 
-def _latency(start: _Start, end: Event | None) -> int | None:
+def _latency(start: _Start, end: Event | Record | None) -> int | None:
     if end is not None and (value := end.latency_ms) is not None:
         return value
     if (value := start.latency_ms) is not None:
@@ -283,19 +283,45 @@ class _Start:
     starts: bool
 
     @classmethod
-    def of(cls, event: Event, response: int | None) -> _Start:
+    def of(
+        cls,
+        event: Event | Record,
+        response: int | None,
+        usage: Usage | None,
+        step: int | None,
+        ts: str | None,
+    ) -> _Start:
+        """``usage``, ``step`` and ``ts``: the line's, as :meth:`SessionCounter.feed` read them."""
         return cls(
             event.line,
             event.kind,
             event.name,
             call_key(event),
             _args_summary(event),
-            event.step,
-            event.ts,
+            step,
+            ts,
             event.latency_ms,
-            line_usage(event),
+            usage,
             response,
-            is_start(event),
+            starts_call(event),
+        )
+
+    @classmethod
+    def counted(cls, event: Event | Record) -> _Start:
+        """What counting the call needs (its line, kind, name, key and whether it starts),
+        without what only its :class:`CallRecord` reads (``SessionCounter(calls=False)``)."""
+        return cls(
+            event.line,
+            event.kind,
+            event.name,
+            call_key(event),
+            "",
+            None,
+            None,
+            None,
+            None,
+            None,
+            starts_call(event),
         )
 
     @property
@@ -303,7 +329,7 @@ class _Start:
         return self.key if self.key is not None else ("", self.name)
 
 
-def _comment_model(event: Event) -> str | None:
+def _comment_model(event: Event | Record) -> str | None:
     """The model a ``# model: NAME …`` comment switches to."""
     text = event.text
     head, _, rest = text.partition(":")
@@ -334,7 +360,14 @@ class SessionCounter:
     ``header`` is the document's header fields (for the session id, the model and the
     stated totals); ``session_id`` overrides the header's ``id``. Without ``steps`` no
     record is kept per step (``stats`` reads none: its memory then does not grow with the
-    steps), and :meth:`finish` gives no steps and counts none."""
+    steps), and :meth:`finish` gives no steps and counts none. Without ``calls`` no
+    :class:`CallRecord` is made (:meth:`feed` and :meth:`finish` give none; the calls are
+    counted all the same).
+
+    It reads nodes or records (:class:`~bbox_lark.syntax.record.Record`, what ``check``
+    reads): a record's node is built only for what the record does not hold (a call's
+    arguments, with ``calls``; the usage of a free-text line whose fields stand inside its
+    text; a text result that may start with ``error:``)."""
 
     def __init__(
         self,
@@ -343,8 +376,10 @@ class SessionCounter:
         session_id: str | None = None,
         estimate: bool = True,
         steps: bool = True,
+        calls: bool = True,
     ) -> None:
         self._keep_steps = steps
+        self._keep_calls = calls
         fields = dict(header or {})
         header_id = fields.get("id")
         self.session_id = (
@@ -382,6 +417,10 @@ class SessionCounter:
         self._ambiguous: set[int] = set()
         self._pairing = [0] * len(PAIRINGS)
         self._over_prompt = 0
+        self.line_ts: str | None = None
+        self.line_step: int | None = None
+        #: The last valid ``ts=`` value read and its moment.
+        self._ts_seen: tuple[Any, Any] = (None, None)
 
     def _switch(self, model: str) -> None:
         self._responses.model = model
@@ -403,13 +442,16 @@ class SessionCounter:
         self._response_by_model[model] = self._response_by_model.get(model, Usage()) + response.usage
         if self._response_prices is not None:
             self._response_prices.add(model, response.usage)
-        if response.step is not None:
+        if response.step is not None and self._keep_steps:
             record = self._step(response.step, response.first_line)
             record.usage = record.usage + response.usage
 
-    def _record(self, start: _Start, end: Event | None, line: Event | None = None) -> CallRecord:
-        """The record of a call: ``start`` completed by ``end``, or a call ``line`` that
-        completes nothing (then ``start`` is its own), or a start nothing completed."""
+    def _record(
+        self, start: _Start, end: Event | Record | None, line: Event | Record | None = None
+    ) -> CallRecord | None:
+        """Count a call: ``start`` completed by ``end``, or a call ``line`` that completes
+        nothing (then ``start`` is its own), or a start nothing completed; its record (None
+        without ``calls``)."""
         key = start.key
         family = FAMILIES[start.kind]
         if end is not None:
@@ -431,6 +473,8 @@ class SessionCounter:
         else:
             pairing = "id"
         self._pairing[PAIRINGS.index(pairing)] += 1
+        if not self._keep_calls:
+            return None
         return CallRecord(
             session_id=self.session_id,
             key=key[1] if key is not None else None,
@@ -450,8 +494,9 @@ class SessionCounter:
             pairing=pairing,
         )
 
-    def feed(self, event: Event) -> list[CallRecord]:
-        """Take the next event; return the calls it decided (usually none or one)."""
+    def feed(self, event: Event | Record) -> list[CallRecord]:
+        """Take the next event (its node or its record); return the calls it decided
+        (usually none or one; none without ``calls``)."""
         kind = event.kind
         self._events += 1
         decided: list[CallRecord] = []
@@ -464,7 +509,7 @@ class SessionCounter:
         else:
             model_field = event.fields.get("model")
             if model_field is not None:
-                model_field = number_fields(event).get("model")
+                model_field = number_reads(event).get("model")
             if isinstance(model_field, str) and model_field:
                 self._switch(model_field)
             if kind == "lifecycle" and event.name == "end":
@@ -474,21 +519,13 @@ class SessionCounter:
         current = self._responses.current
         response = current.ordinal if current is not None and self._responses.usage is not None else None
 
-        ts = event.ts
-        if ts is not None:
-            moment = parse_timestamp(ts)
-            if moment is not None:
-                try:
-                    if self._first is None or moment < self._first[0]:
-                        self._first = (moment, ts)
-                    if self._last is None or moment >= self._last[0]:
-                        self._last = (moment, ts)
-                except TypeError:  # pragma: no cover - every accepted ts has a zone
-                    pass
-
+        ts = self._timestamp(event)
         step = event.step if kind not in ("comment", "unknown") else None
+        # The line's valid ``ts=`` and (not on a comment or an unknown line) ``step=``, for
+        # a caller that counts them too (:class:`bbox_lark.numbers.stats.StatsCounter`).
+        self.line_ts, self.line_step = ts, step
         record = None
-        if step is not None:
+        if step is not None and self._keep_steps:  # else no step record is kept
             record = self._step(step, event.line)
             if record.events == 0:
                 record.first_line = event.line
@@ -503,18 +540,46 @@ class SessionCounter:
         if outcome in (CALL, AMBIGUOUS):
             if record is not None:
                 record.calls += 1
-            start = _Start.of(event, response)
+            if self._keep_calls:
+                start = _Start.of(event, response, self._responses.usage, step, ts)
+            else:
+                start = _Start.counted(event)
             if start.starts:
                 self._open[event.line] = start
                 self._hold(start)
             else:
-                decided.append(self._record(start, None, event))
+                made = self._record(start, None, event)
+                if made is not None:
+                    decided.append(made)
         elif outcome == COMPLETION:
             opened = self._open.pop(self._pairer.completed, None)
             if opened is not None:
                 self._release(opened)
-                decided.append(self._record(opened, event))
+                made = self._record(opened, event)
+                if made is not None:
+                    decided.append(made)
         return decided
+
+    def _timestamp(self, event: Event | Record) -> str | None:
+        """``event.ts`` (a valid ``ts=``, else None), its timestamp parsed once; the earliest
+        and the latest so far are kept."""
+        stated = event.fields.get("ts")
+        if stated is not None and stated == self._ts_seen[0]:  # lines often share their ts
+            moment = self._ts_seen[1]
+        else:
+            moment = parse_timestamp(stated) if isinstance(stated, str) else None
+            if moment is None:
+                return None
+            self._ts_seen = (stated, moment)
+        ts = cast(str, stated)
+        try:
+            if self._first is None or moment < self._first[0]:
+                self._first = (moment, ts)
+            if self._last is None or moment >= self._last[0]:
+                self._last = (moment, ts)
+        except TypeError:  # pragma: no cover - every accepted ts has a zone
+            pass
+        return ts
 
     def _hold(self, start: _Start) -> None:
         """Note an open start under its pairing key: when another is open under the same
@@ -542,7 +607,7 @@ class SessionCounter:
             if not held:
                 del self._open_keys[key]
 
-    def _count_metrics(self, event: Event, metrics: Mapping[str, Any]) -> None:
+    def _count_metrics(self, event: Event | Record, metrics: Mapping[str, Any]) -> None:
         self._metrics_seen += 1
         step = event.step
         if step is None:
@@ -562,7 +627,7 @@ class SessionCounter:
         self._metrics_by_model[model] = self._metrics_by_model.get(model, Usage()) + totals.usage
         if self._metrics_prices is not None:
             self._metrics_prices.add(model, totals.usage)
-        if step is not None:
+        if step is not None and self._keep_steps:
             record = self._step(step, event.line)
             record.metrics = record.metrics + totals
 
@@ -570,7 +635,7 @@ class SessionCounter:
         """The calls nothing completed, the steps (by step value) and the totals."""
         for ended in self._responses.finish():
             self._response_ended(ended)
-        pending = [self._record(start, None) for start in self._open.values()]
+        pending = [made for start in self._open.values() if (made := self._record(start, None)) is not None]
         self._open.clear()
         steps = tuple(
             StepRecord(

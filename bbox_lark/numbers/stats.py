@@ -52,6 +52,7 @@ from bbox_lark.numbers.usage import Totals, Usage
 from bbox_lark.syntax.correlate import FAMILIES
 from bbox_lark.syntax.grammar import vocabulary
 from bbox_lark.syntax.nodes import Document, Event, HeaderLine, Line
+from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.scan import find_blobs, line_redactions
 
 STATS_VERSION = 1
@@ -437,7 +438,7 @@ class StatsCounter:
 
     def __init__(self, header: Mapping[str, Any]) -> None:
         self._header = header
-        self._numbers = SessionCounter(header, steps=False)
+        self._numbers = SessionCounter(header, steps=False, calls=False)
         self._classes: Counter[str] = Counter()
         self._body = 0
         self._kinds: Counter[str] = Counter()
@@ -454,40 +455,47 @@ class StatsCounter:
         self._blob_bytes = 0
         self._blob_digests: set[str] = set()
 
-    def append(self, node: Line, /) -> None:
-        """Count one body node (an event, a continuation or a blank line)."""
+    def append(self, node: Line | Record, /) -> None:
+        """Count one body line: its node (an event, a continuation or a blank line), or its
+        record (:func:`bbox_lark.syntax.record.iter_records`: what ``check`` reads; no node is
+        built but for the few numbers a record does not hold)."""
         self._body += 1
         kind = node.kind
         self._classes[kind if kind in ("blank", "continuation", "comment", "unknown") else "content"] += 1
-        if "[redacted:" in node.raw:
-            for redaction in line_redactions(node):
+        raw = node.raw
+        if "[redacted:" in raw:
+            for redaction in line_redactions(node.node() if isinstance(node, Record) else node):
                 self._redactions[redaction.kind] += 1
-        if "@blob" in node.raw:
-            for blob in find_blobs(node.raw, node.line):
+        if "@blob" in raw:
+            for blob in find_blobs(raw, node.line):
                 self._blob_count += 1
                 self._blob_bytes += blob.size_int or 0
                 if blob.sha256:
                     self._blob_digests.add(blob.sha256.lower())
-        if not isinstance(node, Event):
+        if type(node) is Record:
+            if not node.is_event:
+                return
+        elif not isinstance(node, Event):
             return
         self._kinds[kind] += 1
         if kind == "lifecycle":
             self._lifecycle[node.name or ""] += 1
-        if kind not in ("comment", "unknown") and (step := node.step) is not None:
+        numbers = self._numbers
+        numbers.feed(node)  # it reads the line's step and ts: read them from it
+        if (step := numbers.line_step) is not None:
             self._step_lines += 1
             self._step_values.add(str(step))
             if self._step_min is None or step < self._step_min:
                 self._step_min = step
             if self._step_max is None or step > self._step_max:
                 self._step_max = step
-        if node.ts is not None:
+        if numbers.line_ts is not None:
             self._timestamps += 1
         if kind in CALL_ID_KINDS:
-            if node.id:
-                self._ids.add(node.id)
-            if node.span:
-                self._spans.add(node.span)
-        self._numbers.feed(node)
+            if value := node.id:
+                self._ids.add(value)
+            if value := node.span:
+                self._spans.add(value)
 
     def finish(self, header_lines: Sequence[HeaderLine]) -> Stats:
         """The statistics of everything appended (``header_lines``: the document's)."""

@@ -16,8 +16,9 @@ from bbox_lark.files.discover import FoundInput
 from bbox_lark.files.runner import Job, Jobs, Progress, file_size, run_each
 from bbox_lark.files.said import Said, errors_note
 from bbox_lark.numbers.stats import Stats, StatsCounter
-from bbox_lark.syntax.nodes import Diagnostic, Line
-from bbox_lark.syntax.parser import Head, NodeStream
+from bbox_lark.syntax.nodes import Diagnostic
+from bbox_lark.syntax.parser import Head
+from bbox_lark.syntax.record import Record, RecordStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,7 @@ def _counted(item: FoundInput, source: str) -> FileStats:
     (:class:`~bbox_lark.numbers.stats.StatsCounter`), not by the file."""
     from bbox_lark.api import checker_for, run
     from bbox_lark.files.inputs import open_input, problem
-    from bbox_lark.syntax.parser import iter_nodes
+    from bbox_lark.syntax.record import iter_records
 
     try:
         file = open_input(source)
@@ -123,7 +124,7 @@ def _counted(item: FoundInput, source: str) -> FileStats:
         settings.ignore_for(path),
         allowed_secrets=settings.allowed_secrets,
     )
-    stream = iter_nodes(file, max_line=settings.max_line)
+    stream = iter_records(file, max_line=settings.max_line)  # what check reads: no node built
     counting = _Counting(stream)
     try:
         errors = tuple(d for d in run(checker, stream, counting) if d.severity == "error")
@@ -138,15 +139,15 @@ def _counted(item: FoundInput, source: str) -> FileStats:
 
 
 class _Counting:
-    """The keeper :func:`bbox_lark.api.run` hands each node to: a
+    """The keeper :func:`bbox_lark.api.run` hands each record to: a
     :class:`~bbox_lark.numbers.stats.StatsCounter`, made once the stream's header is known."""
 
-    def __init__(self, stream: NodeStream) -> None:
+    def __init__(self, stream: RecordStream) -> None:
         self._stream = stream
         self._counter: StatsCounter | None = None
-        self.append: Callable[[Line], None] = self._first
+        self.append: Callable[[Record], None] = self._first
 
-    def _first(self, node: Line, /) -> None:
+    def _first(self, node: Record, /) -> None:
         head = self._stream.head
         assert head is not None
         self.counter(head).append(node)

@@ -22,7 +22,10 @@ a failure, its internal-error diagnostic), so no input silently disappears from 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import contextlib
+import importlib.abc
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +33,8 @@ from bbox_lark._classes import dataclass
 from bbox_lark.errors import MissingExtraError
 from bbox_lark.numbers.outcomes import PAIRINGS
 from bbox_lark.numbers.session import CallRecord, SessionCounter, SessionTotals
-from bbox_lark.syntax.nodes import Diagnostic, Event
+from bbox_lark.syntax.nodes import Diagnostic
+from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 
@@ -336,8 +340,9 @@ def stream_session_rows(
 
 
 class _SessionReader:
-    """Rows of one file, made node by node as the checker reads it (:func:`bbox_lark.api.run`
-    hands each node to :meth:`append`)."""
+    """Rows of one file, made record by record as the checker reads it (:func:`bbox_lark.api.run`
+    hands each record to :meth:`append`, after the checker: a line's node is built only when
+    its row needs what the record does not hold, its result's text or its call's arguments)."""
 
     def __init__(self, path: str, emit: Callable[[dict[str, Columns]], None], chunk_rows: int) -> None:
         self.path = path
@@ -362,9 +367,9 @@ class _SessionReader:
     ) -> SessionRows:
         from bbox_lark.api import checker_for, run
         from bbox_lark.files.writepolicy import write_verdict
-        from bbox_lark.syntax.parser import iter_nodes
+        from bbox_lark.syntax.record import iter_records
 
-        self.stream = iter_nodes(source, max_line=max_line)
+        self.stream = iter_records(source, max_line=max_line)
         checker = checker_for(None, None, select, ignore, allowed_secrets=allowed_secrets)
         diagnostics = list(run(checker, self.stream, self))
         head = self.stream.head
@@ -406,15 +411,15 @@ class _SessionReader:
             self.counter = SessionCounter(header, session_id=self.sid)
         return self.counter
 
-    def append(self, node: Any) -> None:
-        """One body line, as the checker reads it."""
+    def append(self, node: Record) -> None:
+        """One body line's record, as the checker reads it."""
         self.body_lines += 1
-        if not isinstance(node, Event):
+        if not node.is_event:
             return
         counter = self._counter()
         if node.kind == "user":
             self.user_messages += 1
-        result = node.result
+        result = node.result if node.result_kind is not None else None  # no node built without one
         _append(
             self.events,
             {
@@ -544,4 +549,32 @@ def arrow_schema(table: str) -> Any:
 def arrow_table(table: str, columns: Columns) -> Any:
     """``columns`` (of :class:`SessionRows`) as a ``pyarrow.Table`` of ``table``'s schema."""
     pa = need("pyarrow", "the tables")
-    return pa.Table.from_pydict(columns, schema=arrow_schema(table))
+    with _pandas_not_asked():
+        return pa.Table.from_pydict(columns, schema=arrow_schema(table))
+
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    """Says ``pandas`` cannot be imported (:func:`_pandas_not_asked`)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+@contextlib.contextmanager
+def _pandas_not_asked() -> Iterator[None]:
+    """pyarrow imports pandas where it is installed the first time it converts Python values
+    (any list: ~0.5 s, most of ``export``'s start-up), only to tell pandas' own values apart;
+    the rows hold plain values. While this is open, and pandas is not imported yet, its
+    import fails: pyarrow then converts without it, and imports it later when it needs it
+    (``to_pandas``, :mod:`bbox_lark.dask`), as it tries again then."""
+    if "pandas" in sys.modules:
+        yield
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)

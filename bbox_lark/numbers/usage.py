@@ -77,6 +77,8 @@ def _decimal(value: object, *, dollar: bool = False) -> Decimal | None:
 def _count(value: object) -> int | None:
     """A token count: a whole number up to :data:`~bbox_lark.syntax.values.MAX_INT` (a longer one is
     malformed, as for every typed integer), else None."""
+    if value is None:
+        return None
     if isinstance(value, str):
         if len(value) > 40:
             return None
@@ -229,7 +231,7 @@ def _trailing_run(event: Event | Record) -> tuple[int, dict[str, Any]]:
     return end, trailing
 
 
-def number_fields(event: Event) -> Mapping[str, Any]:
+def number_fields(event: Event | Record) -> Mapping[str, Any]:
     """The fields a number (usage, model, cost) is read from (§13): every field of a line,
     but on a free-text line (``u a th td``) only its trailing run of fields, after the last
     word of text (and before a trailing ``# metrics``). A field followed by more text is
@@ -279,7 +281,29 @@ def _free_text() -> frozenset[str]:
     return vocabulary().free_text_prefixes
 
 
-def line_usage(event: Event) -> Usage | None:
+#: The keys numbers are read from (:func:`number_reads`): :data:`NUMBER_KEYS` and the
+#: cache writes a usage may name.
+_READ_KEYS = NUMBER_KEYS | {"tokens_cache_write"}
+
+
+def number_reads(event: Event | Record) -> Mapping[str, Any]:
+    """:func:`number_fields` for the keys numbers are read from (usage, model, cost): the
+    same value for each of them. A record's field nodes are not built when each of those
+    keys it has stands once at the end of its text, after the last word (the usual line:
+    then the trailing run holds them, as :func:`fields_inside_text` reads it too)."""
+    fields = event.fields
+    if not fields or event.prefix not in _free_text():
+        return fields
+    if (
+        type(event) is Record
+        and event.arrow is None
+        and _numbers_trail(event.text, _READ_KEYS.intersection(fields))
+    ):
+        return fields
+    return number_fields(event)
+
+
+def line_usage(event: Event | Record) -> Usage | None:
     """The usage an event line states (its ``tokens_in``/``tokens_out``/``tokens_cached``
     fields, from the trailing run of a free-text line: :func:`number_fields`), or None when
     it states none or is not a response line (comments, lifecycle lines and unknown lines
@@ -289,7 +313,7 @@ def line_usage(event: Event) -> Usage | None:
     stated = event.fields
     if "tokens_in" not in stated and "tokens_out" not in stated and "tokens_cached" not in stated:
         return None
-    fields = number_fields(event)
+    fields = number_reads(event)
     usage = Usage(
         _count(fields.get("tokens_in")),
         _count(fields.get("tokens_out")),
@@ -342,8 +366,8 @@ class Responses:
         #: The usage the last line fed states (:func:`line_usage`), None when it states none.
         self.usage: Usage | None = None
 
-    def feed(self, event: Event) -> tuple[Response, ...]:
-        """Take the next line; return the responses it ended (usually none or one). After
+    def feed(self, event: Event | Record) -> tuple[Response, ...]:
+        """Take the next line (a node or a record); return the responses it ended (usually none or one). After
         the call, :attr:`current` is the open response of this line's thread."""
         tid = event.tid
         self._last = tid

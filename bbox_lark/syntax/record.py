@@ -35,6 +35,7 @@ from bbox_lark.syntax.parser import GC_BATCH, HeadParts, parse_line, read_head
 from bbox_lark.syntax.scan import LINE_SCAN_MAX, item_loop, line_scanner, patterns, typed_result, word_fields
 from bbox_lark.syntax.shape import event_node
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE, LineReader, Source
+from bbox_lark.syntax.values import parse_int, parse_timestamp
 
 
 class Record:
@@ -225,6 +226,45 @@ class Record:
         call = raw[start:end]
         stripped = call.lstrip()
         return start + 1 + len(call) - len(stripped) if stripped.rstrip() else len(raw) + 1
+
+    # -- typed accessors: ``Event``'s (docs/reference.md#api-values), read from ``fields`` --------
+
+    def _get(self, key: str) -> str | None:
+        value = self.fields.get(key)
+        return value if isinstance(value, str) else None
+
+    @property
+    def step(self) -> int | None:
+        """``Event.step``: ``step=`` as a number, None when absent or malformed."""
+        value = self.fields.get("step")
+        return parse_int(value) if isinstance(value, str) else None
+
+    @property
+    def latency_ms(self) -> int | None:
+        """``Event.latency_ms``."""
+        value = self.fields.get("latency_ms")
+        return parse_int(value) if isinstance(value, str) else None
+
+    @property
+    def ts(self) -> str | None:
+        """``Event.ts``: a valid ``ts=`` value, else None."""
+        value = self._get("ts")
+        return value if value is not None and parse_timestamp(value) is not None else None
+
+    @property
+    def id(self) -> str | None:
+        """``Event.id``."""
+        return self._get("id")
+
+    @property
+    def span(self) -> str | None:
+        """``Event.span``."""
+        return self._get("span")
+
+    @property
+    def tid(self) -> str | None:
+        """``Event.tid``."""
+        return self._get("tid")
 
     @property
     def field_nodes(self) -> tuple[Field, ...]:
