@@ -96,7 +96,9 @@ def physical_lines(source: Source) -> Iterator[str]:
     for chunk in source:
         if isinstance(chunk, bytes):
             if chunk.find(b"\n") == len(chunk) - 1 and not held_bytes:
-                yield chunk.decode("utf-8", "surrogateescape")  # a whole line: the usual case
+                line = chunk.decode("utf-8", "surrogateescape")  # a whole line: the usual case
+                del chunk  # not held while the line is read: a long line is not held twice
+                yield line
                 continue
             *whole, rest = chunk.split(b"\n")
             for piece in whole:
@@ -145,7 +147,11 @@ class LineReader:
     def lines(self, source: Source) -> Iterator[tuple[str, str, bool]]:
         """(text, ending, oversized) per physical line, faults recorded as they come."""
         max_line, faults = self.max_line, self.faults
-        for number, chunk in enumerate(physical_lines(source), self.first_line):
+        # No enumerate(): its result tuple would hold the line read (with its ending) while
+        # the line without it is parsed, a long line twice; ``chunk`` goes for the same reason.
+        number = self.first_line - 1
+        for chunk in physical_lines(source):
+            number += 1
             if chunk.endswith("\n"):
                 if chunk.endswith("\r\n"):
                     raw, eol = chunk[:-2], "\r\n"
@@ -153,6 +159,7 @@ class LineReader:
                     raw, eol = chunk[:-1], "\n"
             else:
                 raw, eol = chunk, ""
+            del chunk
             if number == 1 and raw.startswith(BOM):
                 raw = raw[1:]
                 self.bom = True
