@@ -20,7 +20,7 @@ from bbox_lark.convert.atif.tables import (
     SCHEMA_HEADER,
     VERSIONS,
 )
-from bbox_lark.convert.atif.writer import TrajectoryWriter, json_number
+from bbox_lark.convert.atif.writer import USAGE, TrajectoryWriter, json_number
 from bbox_lark.numbers.usage import Usage
 
 
@@ -49,8 +49,8 @@ class Layout:
         self.version = version
         self.parents: Sequence[int] = range(len(writer.store))
         self.threads: dict[str, list[int]] = {}
-        #: A step's index -> its model responses' usage (metrics set as it is made).
-        self.usage: dict[int, Usage] = {}
+        #: Steps get the metrics of their model responses (:func:`response_metrics`).
+        self.responses = False
         #: A step's index -> the subagent references in it (result place, session).
         self.refs: dict[int, list[tuple[int, str]]] = {}
 
@@ -101,8 +101,8 @@ class Layout:
     def base(self, index: int) -> dict[str, Any]:
         """Step ``index`` loaded, with its model responses' metrics."""
         step = self.writer.store.load(index)
-        usage = self.usage.get(index)
-        if usage is not None and step.get("llm_call_count") != 0:
+        usage = step.pop(USAGE, None)
+        if usage is not None and self.responses and step.get("llm_call_count") != 0:
             step["metrics"] = _metrics(usage)
         return step
 
@@ -125,24 +125,18 @@ def _metrics(usage: Usage) -> dict[str, Any]:
     return metrics
 
 
-def response_metrics(writer: TrajectoryWriter) -> dict[int, Usage]:
-    """Steps' metrics from the usage stated on event lines, each response once
-    (docs/reference.md#usage), when no ``# metrics`` gave any: ATIF's ``prompt_tokens`` include the cached
-    tokens, the writers' ``tokens_in`` does not. Gives each step's usage, by index (a step
-    that takes no metrics, ``llm_call_count: 0``, gets none as it is made: :meth:`Layout.base`)."""
+def response_metrics(writer: TrajectoryWriter) -> bool:
+    """Whether steps get their metrics from the usage stated on event lines, each response
+    once (docs/reference.md#usage): when no ``# metrics`` gave any. ATIF's ``prompt_tokens``
+    include the cached tokens, the writers' ``tokens_in`` does not. (Each step holds its
+    responses' usage, :data:`~bbox_lark.convert.atif.writer.USAGE`; a step that takes no
+    metrics, ``llm_call_count: 0``, gets none as it is made: :meth:`Layout.base`.)"""
     for ended in writer.responses.finish():
-        writer.response_usage[ended.ordinal] = ended.usage
-    if writer.stated_metrics or not writer.response_step:
-        return {}
-    per_step: dict[int, Usage] = {}
-    for ordinal, index in writer.response_step.items():
-        usage = writer.response_usage.get(ordinal)
-        if usage is None:
-            continue
-        held = per_step.get(index)
-        per_step[index] = usage if held is None else held + usage
+        writer.response_ended(ended.ordinal, ended.usage)
+    if writer.stated_metrics or not writer.responded:
+        return False
     writer.report.kept("usage on event lines (→ step metrics, each model response once)", 0)
-    return per_step
+    return True
 
 
 def final_metrics(writer: TrajectoryWriter, total_steps: int) -> dict[str, Any] | None:
@@ -175,7 +169,7 @@ def final_metrics(writer: TrajectoryWriter, total_steps: int) -> dict[str, Any] 
 def finish(writer: TrajectoryWriter) -> dict[str, Any]:
     """The trajectory, its ``steps`` made as they are read (:class:`Steps`); close the
     writer's store once the document is written."""
-    usage = response_metrics(writer)
+    responses = response_metrics(writer)
     if writer.reasoning:
         writer.new_step("agent", 0)
         writer.report.synthesized("agent steps (for th: lines no step followed)", 0)
@@ -185,7 +179,7 @@ def finish(writer: TrajectoryWriter) -> dict[str, Any]:
     writer.store.put_away()
     version = schema_version(writer)
     layout = Layout(writer, version)
-    layout.usage = usage
+    layout.responses = responses
     for index, place, session in writer.subagent_refs:
         layout.refs.setdefault(index, []).append((place, session))
     header = writer.header

@@ -40,6 +40,9 @@ class CallRef:
         return cls(step, tc["tool_call_id"], (tc.get("extra") or {}).get("kind"))
 
 
+#: The key under which a step holds its model responses' usage until the document is made
+#: (no JSON key is written from a step's own keys but the writer's: this one never is).
+USAGE = "\x00usage"
 #: A step's thread before any of its lines had one (:attr:`TrajectoryWriter.threads`).
 NO_THREAD: Any = object()
 #: A step whose lines are of more than one thread.
@@ -79,10 +82,12 @@ class TrajectoryWriter:
         self.sequence = 0
         self.seen_event = False
         #: Model usage stated on event lines (docs/reference.md#usage, :mod:`bbox_lark.numbers.session`): each
-        #: response's agent step (the index of the first its lines went to) and its final usage.
+        #: open response's agent step (the index of the first its lines went to); once it ends,
+        #: its usage waits in that step (:data:`USAGE`).
         self.responses = Responses()
         self.response_step: dict[int, int] = {}
-        self.response_usage: dict[int, Usage] = {}
+        #: Some response went to an agent step.
+        self.responded = False
         #: True when the line being placed starts a model response (:meth:`feed_response`).
         self.new_response = False
         #: The current step holds a response's usage already.
@@ -205,11 +210,21 @@ class TrajectoryWriter:
         per model response, as harbor gives one per API message)."""
         self.counter.feed(event)
         for ended in self.responses.feed(event):
-            self.response_usage[ended.ordinal] = ended.usage
+            self.response_ended(ended.ordinal, ended.usage)
         current = self.responses.current
         self.new_response = (
             current is not None and current.first_line == event.line and line_usage(event) is not None
         )
+
+    def response_ended(self, ordinal: int, usage: Usage) -> None:
+        """A model response's usage is final: it waits in its step (summed with the others
+        there) until the end decides whether responses give the steps' metrics."""
+        index = self.response_step.pop(ordinal, None)
+        if index is None or usage is None:
+            return
+        step = self.store.get(index)
+        held = step.get(USAGE)
+        step[USAGE] = usage if held is None else held + usage
 
     def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
         """Note which agent step a response's usage goes to (its first line's that has one)."""
@@ -219,6 +234,7 @@ class TrajectoryWriter:
         if step is None or step.get("source") != "agent" or current.ordinal in self.response_step:
             return
         self.response_step[current.ordinal] = self.store.index_of(step)
+        self.responded = True
         if step is self.current:
             self.current_has_response = True
 
