@@ -93,12 +93,13 @@ def physical_lines(source: Source) -> Iterator[str]:
         source = io.StringIO(source, newline="\n")
     held_bytes: list[bytes] = []
     held_text: list[str] = []
+    out: list[str] = []  # a line yields from here (out.pop()): this frame does not hold it
     for chunk in source:
         if isinstance(chunk, bytes):
             if chunk.find(b"\n") == len(chunk) - 1 and not held_bytes:
-                line = chunk.decode("utf-8", "surrogateescape")  # a whole line: the usual case
-                del chunk  # not held while the line is read: a long line is not held twice
-                yield line
+                out.append(chunk.decode("utf-8", "surrogateescape"))  # a whole line: the usual case
+                del chunk  # nor its bytes, while the line is read: a long line is held once
+                yield out.pop()
                 continue
             *whole, rest = chunk.split(b"\n")
             for piece in whole:
