@@ -461,7 +461,8 @@ def _session_of(path: Path, size: int) -> Path:
 
 
 #: The commands that stream standard input (docs/design.md, "Memory per command");
-#: ``convert --to atif`` holds the trajectory (one JSON document) and ``report`` what its
+#: ``convert --to atif`` puts its steps away in a file (``LARGE_COMMANDS`` holds it to the
+#: bars at the full sizes) and ``report`` holds what its
 #: page shows: ``tools/bench.py --only commands`` shows them. ``{out}`` is a file beside the input.
 STREAMING = {
     "check": ["check", "-"],
