@@ -461,8 +461,11 @@ class Input:
 
     def lines(self) -> Iterator[bytes]:
         """The content's lines, each with its ``\\n`` (the last may lack one). A long line is
-        joined once from its pieces, and not held here while it is read (:func:`_lines`)."""
-        return _lines(self.chunks())
+        joined once from its pieces, and not held here while it is read
+        (:func:`~bbox_lark.syntax.source.byte_lines`)."""
+        from bbox_lark.syntax.source import byte_lines
+
+        return byte_lines(self.chunks())
 
     def read_bytes(self) -> bytes:
         return b"".join(self.chunks())
@@ -591,27 +594,3 @@ def flatten(items: Iterable[Item]) -> Iterator[Item]:
         yield item
         if isinstance(item, Event) and item.source is None and item.continuation:
             yield from item.continuation
-
-
-def _lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines of ``chunks`` joined, each with its ``\\n``. A line yields from a list it
-    leaves empty (``out.pop()``), so this frame holds no line while the reader has it."""
-    held: list[bytes] = []
-    out: list[bytes] = []
-    for piece in chunks:
-        start = 0
-        while True:
-            end = piece.find(b"\n", start)
-            if end < 0:
-                break
-            held.append(piece[start : end + 1] if start or end + 1 < len(piece) else piece)
-            out.append(held[0] if len(held) == 1 else b"".join(held))
-            held.clear()
-            yield out.pop()
-            start = end + 1
-        if start < len(piece):
-            held.append(piece[start:] if start else piece)
-    if held:
-        out.append(b"".join(held))
-        held.clear()
-        yield out.pop()

@@ -125,6 +125,30 @@ def physical_lines(source: Source) -> Iterator[str]:
         yield "".join(held_text)
 
 
+def byte_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of ``chunks`` joined, each with its ``\\n``. A line yields from a list it
+    leaves empty (``out.pop()``), so this frame holds no line while the reader has it."""
+    held: list[bytes] = []
+    out: list[bytes] = []
+    for piece in chunks:
+        start = 0
+        while True:
+            end = piece.find(b"\n", start)
+            if end < 0:
+                break
+            held.append(piece[start : end + 1] if start or end + 1 < len(piece) else piece)
+            out.append(held[0] if len(held) == 1 else b"".join(held))
+            held.clear()
+            yield out.pop()
+            start = end + 1
+        if start < len(piece):
+            held.append(piece[start:] if start else piece)
+    if held:
+        out.append(b"".join(held))
+        held.clear()
+        yield out.pop()
+
+
 class LineReader:
     """Bytes or text to physical lines and their byte-level faults, as the parser reads them
     (:class:`bbox_lark.syntax.parser.NodeStream`): the one place that splits lines, strips a BOM

@@ -15,9 +15,23 @@ import pickle
 import tempfile
 from array import array
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["StepStore"]
+__all__ = ["CallRef", "StepStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallRef:
+    """A tool call as a later line reaches it: its step's index and what a result reads of it."""
+
+    step: int
+    tool_call_id: str
+    kind: Any  # the tool call's extra.kind (None for a plain tool call)
+
+    @classmethod
+    def of(cls, step: int, tc: dict[str, Any]) -> CallRef:
+        return cls(step, tc["tool_call_id"], (tc.get("extra") or {}).get("kind"))
 
 
 class StepStore:

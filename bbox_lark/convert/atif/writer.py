@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from bbox_lark.convert.atif.records import read_attachments, record
 from bbox_lark.convert.atif.schema import is_iso
-from bbox_lark.convert.atif.steps import StepStore
+from bbox_lark.convert.atif.steps import CallRef, StepStore
 from bbox_lark.convert.atif.tables import (
     ATIF_COMMENT,
     EXTRA_KEY,
@@ -25,19 +25,6 @@ if TYPE_CHECKING:
 
 #: The call kinds that become ATIF tool calls: every correlated family but plans.
 _PLAN = "plan"
-
-
-@dataclass(frozen=True, slots=True)
-class CallRef:
-    """A tool call as a later line reaches it: its step's index and what a result reads of it."""
-
-    step: int
-    tool_call_id: str
-    kind: Any  # the tool call's extra.kind (None for a plain tool call)
-
-    @classmethod
-    def of(cls, step: int, tc: dict[str, Any]) -> CallRef:
-        return cls(step, tc["tool_call_id"], (tc.get("extra") or {}).get("kind"))
 
 
 #: The key under which a step holds its model responses' usage until the document is made
