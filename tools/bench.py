@@ -70,6 +70,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -493,16 +494,23 @@ def command_memory(folder: Path, sizes: Sequence[int], names: Sequence[str] | No
     """Peak RSS and speed of each command of :data:`COMMANDS` on a generated session of each
     size: its ratio to ``check``'s peak on the same file (the goal: a streaming command stays
     within twice ``check``'s peak), between the largest and smallest size (a streaming
-    command's stays near 1), and its lines/s of CPU time on the largest."""
+    command's stays near 1), and its lines/s of CPU time on the largest. Each command's row
+    is printed once it is measured (a run at 1M lines takes a while)."""
     chosen = [name for name in COMMANDS if names is None or name in names]
-    peaks: dict[str, list[float]] = {name: [] for name in chosen}
-    rates: dict[str, float] = {}
+    paths = []
     checks: list[float] = []
     for size in sizes:
         path = folder / f"commands-{size}.bbox"
         path.write_text(generate_session(size), encoding="utf-8")
+        paths.append(path)
         checks.append(peak_memory_mib(path))
-        for name in chosen:
+    header = "".join(f"{size:>12,}" for size in sizes)
+    print(f"  {'command':16}{header} lines (MiB)   x check   x size   lines/s (CPU, {sizes[-1]:,})")
+    print(f"  {'(check)':16}" + "".join(f"{value:12,.1f}" for value in checks), flush=True)
+    for name in chosen:
+        values: list[float] = []
+        rate = float("nan")
+        for size, path in zip(sizes, paths, strict=True):
             out = Path(tempfile.mkdtemp(dir=folder))
             arguments = [argument.format(out=out) for argument in COMMANDS[name]]
             try:
@@ -510,17 +518,15 @@ def command_memory(folder: Path, sizes: Sequence[int], names: Sequence[str] | No
             except (RuntimeError, subprocess.CalledProcessError) as error:
                 print(f"  {name}: failed ({str(error)[:120]})")
                 peak, cpu = float("nan"), float("nan")
-            peaks[name].append(peak)
-            rates[name] = size / cpu if cpu > 0 else float("nan")
-        path.unlink()
-    header = "".join(f"{size:>12,}" for size in sizes)
-    print(f"  {'command':16}{header} lines (MiB)   x check   x size   lines/s (CPU, {sizes[-1]:,})")
-    for name in chosen:
-        values = peaks[name]
+            shutil.rmtree(out, ignore_errors=True)
+            values.append(peak)
+            rate = size / cpu if cpu > 0 else float("nan")
         cells = "".join(f"{value:12,.1f}" for value in values)
         to_check = values[-1] / checks[-1]
         growth = values[-1] / values[0] if len(values) > 1 else 1.0
-        print(f"  {name:16}{cells}          {to_check:6.2f}   {growth:6.2f}   {rates[name]:12,.0f}")
+        print(f"  {name:16}{cells}          {to_check:6.2f}   {growth:6.2f}   {rate:12,.0f}", flush=True)
+    for path in paths:
+        path.unlink()
 
 
 def startup_times(commands: dict[str, list[str]], runs: int, warm: int = 3) -> dict[str, list[float]]:

@@ -224,7 +224,7 @@ def stream_input(
                 held: list[Diagnostic] = []  # waiting for the end to find their line
                 for diagnostic in diagnostics:
                     found.append(diagnostic)
-                    text = tee.recent.get(diagnostic.line) if tee is not None else None
+                    text = tee.line(diagnostic.line) if tee is not None else None
                     if text is None or held:
                         held.append(diagnostic)
                     else:
@@ -260,15 +260,18 @@ class _Tee:
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
         self.spool = tempfile.SpooledTemporaryFile(max_size=self.BUDGET)  # noqa: SIM115 (close())
-        self.recent: dict[int, str] = {}
+        #: The most recent lines' bytes (decoded when shown: a long line is not held twice).
+        self.recent: dict[int, bytes] = {}
         self._sizes: deque[tuple[int, int]] = deque()
         self._held = 0
 
     def __iter__(self) -> Iterator[bytes]:
         recent, sizes = self.recent, self._sizes
-        for number, chunk in enumerate(_lines_of(self.file), 1):
+        number = 0
+        for chunk in _lines_of(self.file):
+            number += 1  # noqa: SIM113 (enumerate() holds the last line in its tuple)
             self.spool.write(chunk)
-            recent[number] = _line_text(chunk, number)
+            recent[number] = chunk
             sizes.append((number, len(chunk)))
             self._held += len(chunk)
             while self._held > self.BUDGET and len(sizes) > 1:
@@ -276,6 +279,11 @@ class _Tee:
                 del recent[old]
                 self._held -= size
             yield chunk
+
+    def line(self, number: int) -> str | None:
+        """Line ``number``'s text, if it is among the most recent lines."""
+        chunk = self.recent.get(number)
+        return None if chunk is None else _line_text(chunk, number)
 
     def lines(self, wanted: set[int]) -> dict[int, str]:
         self.spool.seek(0)

@@ -460,15 +460,12 @@ class Input:
                 stream.close()
 
     def lines(self) -> Iterator[bytes]:
-        """The content's lines, each with its ``\\n`` (the last may lack one)."""
-        held = b""
-        for piece in self.chunks():
-            held += piece
-            *whole, held = held.split(b"\n")
-            for line in whole:
-                yield line + b"\n"
-        if held:
-            yield held
+        """The content's lines, each with its ``\\n`` (the last may lack one). A long line is
+        joined once from its pieces, and not held here while it is read
+        (:func:`~bbox_lark.syntax.source.byte_lines`)."""
+        from bbox_lark.syntax.source import byte_lines
+
+        return byte_lines(self.chunks())
 
     def read_bytes(self) -> bytes:
         return b"".join(self.chunks())

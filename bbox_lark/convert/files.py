@@ -176,7 +176,7 @@ def convert_file(
     guarded = not options.get("redact") and not options.get("keep_secrets")
     held: IO[bytes] | None = None  # standard output held back until the input is known clean
     if guarded and output is None:
-        held = tempfile.SpooledTemporaryFile(max_size=HELD_IN_MEMORY)  # noqa: SIM115 (closed in finally)
+        held = _HeldOutput(HELD_IN_MEMORY)
     binary = writer.stream if writer is not None else held or getattr(stdout, "buffer", None)
     try:
         result = _convert(
@@ -436,3 +436,20 @@ __all__ = [
     "target_format",
     "write_report",
 ]
+
+
+class _HeldOutput(tempfile.SpooledTemporaryFile):  # type: ignore[type-arg]
+    """Standard output held back: in memory up to ``max_size`` bytes, then in a temporary file.
+    A write that would pass the limit moves what is held to the file first (the library's own
+    rollover copies the memory buffer after the write is in it: a long record three times)."""
+
+    def __init__(self, max_size: int) -> None:
+        super().__init__(max_size=max_size)
+        self._limit = max_size
+        self._written = 0
+
+    def write(self, s: Any) -> int:
+        self._written += len(s)
+        if self._written > self._limit:
+            self.rollover()  # (nothing once rolled over)
+        return int(super().write(s))

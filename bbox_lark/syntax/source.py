@@ -93,10 +93,13 @@ def physical_lines(source: Source) -> Iterator[str]:
         source = io.StringIO(source, newline="\n")
     held_bytes: list[bytes] = []
     held_text: list[str] = []
+    out: list[str] = []  # a line yields from here (out.pop()): this frame does not hold it
     for chunk in source:
         if isinstance(chunk, bytes):
             if chunk.find(b"\n") == len(chunk) - 1 and not held_bytes:
-                yield chunk.decode("utf-8", "surrogateescape")  # a whole line: the usual case
+                out.append(chunk.decode("utf-8", "surrogateescape"))  # a whole line: the usual case
+                del chunk  # nor its bytes, while the line is read: a long line is held once
+                yield out.pop()
                 continue
             *whole, rest = chunk.split(b"\n")
             for piece in whole:
@@ -122,6 +125,30 @@ def physical_lines(source: Source) -> Iterator[str]:
         yield "".join(held_text)
 
 
+def byte_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of ``chunks`` joined, each with its ``\\n``. A line yields from a list it
+    leaves empty (``out.pop()``), so this frame holds no line while the reader has it."""
+    held: list[bytes] = []
+    out: list[bytes] = []
+    for piece in chunks:
+        start = 0
+        while True:
+            end = piece.find(b"\n", start)
+            if end < 0:
+                break
+            held.append(piece[start : end + 1] if start or end + 1 < len(piece) else piece)
+            out.append(held[0] if len(held) == 1 else b"".join(held))
+            held.clear()
+            yield out.pop()
+            start = end + 1
+        if start < len(piece):
+            held.append(piece[start:] if start else piece)
+    if held:
+        out.append(b"".join(held))
+        held.clear()
+        yield out.pop()
+
+
 class LineReader:
     """Bytes or text to physical lines and their byte-level faults, as the parser reads them
     (:class:`bbox_lark.syntax.parser.NodeStream`): the one place that splits lines, strips a BOM
@@ -145,7 +172,11 @@ class LineReader:
     def lines(self, source: Source) -> Iterator[tuple[str, str, bool]]:
         """(text, ending, oversized) per physical line, faults recorded as they come."""
         max_line, faults = self.max_line, self.faults
-        for number, chunk in enumerate(physical_lines(source), self.first_line):
+        # No enumerate(): its result tuple would hold the line read (with its ending) while
+        # the line without it is parsed, a long line twice; ``chunk`` goes for the same reason.
+        number = self.first_line - 1
+        for chunk in physical_lines(source):
+            number += 1
             if chunk.endswith("\n"):
                 if chunk.endswith("\r\n"):
                     raw, eol = chunk[:-2], "\r\n"
@@ -153,6 +184,7 @@ class LineReader:
                     raw, eol = chunk[:-1], "\n"
             else:
                 raw, eol = chunk, ""
+            del chunk
             if number == 1 and raw.startswith(BOM):
                 raw = raw[1:]
                 self.bom = True

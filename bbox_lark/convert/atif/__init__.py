@@ -88,12 +88,20 @@ _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     """The stream as one ATIF trajectory: each line is placed as it comes (the nodes are not
-    held), the JSON text is written step by step (:mod:`.jsontext`)."""
+    held; the steps are, in a temporary file but the recent ones: :mod:`.steps`), the JSON
+    text is written step by step (:mod:`.jsontext`)."""
     stream = iter(flatten(items))
     writer = _Writer(cast("Head", next(stream)), ctx)  # a stream starts with its head
-    for node in stream:
-        writer.feed(node)
-    trajectory = finish(writer)
+    try:
+        for node in stream:
+            writer.feed(node)
+        _write(writer, out, ctx)
+    finally:
+        writer.store.close()
+
+
+def _write(writer: _Writer, out: TextIO, ctx: WriteContext) -> None:
+    trajectory = finish(writer)  # its steps are made as they are read, twice
     pairs, undecodable = 0, False
     for text in strings(trajectory):  # what the text will hold, before a piece of it is written
         if _SURROGATE.search(text) is not None:

@@ -1,9 +1,16 @@
 """The trajectory document a :class:`~bbox_lark.convert.atif.writer.TrajectoryWriter` built:
 its root (session, agent, totals, the header kept in ``extra.bbox``), subagent threads as
-embedded trajectories, and what the chosen ``schema_version`` cannot hold."""
+embedded trajectories, and what the chosen ``schema_version`` cannot hold.
+
+The steps are in the writer's :class:`~bbox_lark.convert.atif.steps.StepStore`, mostly in its
+file: the document's ``steps`` are :class:`Steps`, which make each step as it is read (a copy
+loaded, then what the end of the stream decided applied: the metrics of its model responses,
+the line records of the subagent steps after it, its new ``step_id``, the audio parts
+``ATIF-v1.7`` cannot hold), so that the document is written a step at a time."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from bbox_lark.convert.atif.tables import (
@@ -13,39 +20,126 @@ from bbox_lark.convert.atif.tables import (
     SCHEMA_HEADER,
     VERSIONS,
 )
-from bbox_lark.convert.atif.writer import TrajectoryWriter, json_number
+from bbox_lark.convert.atif.writer import USAGE, TrajectoryWriter, json_number
 from bbox_lark.numbers.usage import Usage
 
 
-def response_metrics(writer: TrajectoryWriter) -> None:
-    """Steps' metrics from the usage stated on event lines, each response once
-    (docs/reference.md#usage), when no ``# metrics`` gave any: ATIF's ``prompt_tokens`` include the cached
-    tokens, the writers' ``tokens_in`` does not."""
+class Steps(list):  # type: ignore[type-arg]
+    """A document's ``steps``: ``count`` steps, each made by ``make(position)`` as it is
+    iterated (:func:`~bbox_lark.convert.atif.jsontext.pieces` writes one, then the next)."""
+
+    def __init__(self, count: int, make: Callable[[int], dict[str, Any]]) -> None:
+        super().__init__()
+        self._count = count
+        self._make = make
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(self._make, range(self._count))
+
+
+class Layout:
+    """Where each stored step goes, as the end of the stream decided: the parent's steps
+    (indices, in order), each embedded thread's, and the metrics of model responses."""
+
+    def __init__(self, writer: TrajectoryWriter, version: str) -> None:
+        self.writer = writer
+        self.version = version
+        self.parents: Sequence[int] = range(len(writer.store))
+        self.threads: dict[str, list[int]] = {}
+        #: Steps get the metrics of their model responses (:func:`response_metrics`).
+        self.responses = False
+        #: A step's index -> the subagent references in it (result place, session).
+        self.refs: dict[int, list[tuple[int, str]]] = {}
+
+    @property
+    def embedding(self) -> bool:
+        return bool(self.threads)
+
+    def parent(self, position: int) -> dict[str, Any]:
+        writer, parents = self.writer, self.parents
+        index = parents[position]
+        step = self.base(index)
+        if self.embedding:
+            # The line records of the subagent steps moved out stay in the parent, in the step
+            # before them (those before any parent step: at the start of the first one).
+            if position == 0 and index > 0:
+                waiting = [record for before in range(index) for record in self._records(before)]
+                if waiting:
+                    writer.lines_of(step)[:0] = waiting
+            end = parents[position + 1] if position + 1 < len(parents) else len(writer.store)
+            for after in range(index + 1, end):
+                writer.lines_of(step).extend(self._records(after))
+            step["step_id"] = position + 1
+        return self.finished(index, step)
+
+    def thread(self, thread: str) -> Callable[[int], dict[str, Any]]:
+        indices = self.threads[thread]
+
+        def make(position: int) -> dict[str, Any]:
+            index = indices[position]
+            step = self.base(index)
+            extra = step.get("extra") or {}
+            held = extra.get(EXTRA_KEY) or {}
+            held.pop("lines", [])
+            if not held:
+                extra.pop(EXTRA_KEY, None)
+            if not extra:
+                step.pop("extra", None)
+            step["step_id"] = position + 1
+            return self.finished(index, step)
+
+        return make
+
+    def _records(self, index: int) -> list[dict[str, Any]]:
+        extra = self.writer.store.load(index).get("extra") or {}
+        records: list[dict[str, Any]] = (extra.get(EXTRA_KEY) or {}).get("lines", [])
+        return records
+
+    def base(self, index: int) -> dict[str, Any]:
+        """Step ``index`` loaded, with its model responses' metrics."""
+        step = self.writer.store.load(index)
+        usage = step.pop(USAGE, None)
+        if usage is not None and self.responses and step.get("llm_call_count") != 0:
+            step["metrics"] = _metrics(usage)
+        return step
+
+    def finished(self, index: int, step: dict[str, Any]) -> dict[str, Any]:
+        for place, session in self.refs.get(index, ()):
+            if session in self.threads:
+                step["observation"]["results"][place]["subagent_trajectory_ref"][0]["trajectory_id"] = session
+        return audio(None, step, self.version)
+
+
+def _metrics(usage: Usage) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for name, value in (
+        ("prompt_tokens", usage.input_with_cache),
+        ("completion_tokens", usage.tokens_out),
+        ("cached_tokens", usage.tokens_cached),
+    ):
+        if value is not None:
+            metrics[name] = value
+    return metrics
+
+
+def response_metrics(writer: TrajectoryWriter) -> bool:
+    """Whether steps get their metrics from the usage stated on event lines, each response
+    once (docs/reference.md#usage): when no ``# metrics`` gave any. ATIF's ``prompt_tokens``
+    include the cached tokens, the writers' ``tokens_in`` does not. (Each step holds its
+    responses' usage, :data:`~bbox_lark.convert.atif.writer.USAGE`; a step that takes no
+    metrics, ``llm_call_count: 0``, gets none as it is made: :meth:`Layout.base`.)"""
     for ended in writer.responses.finish():
-        writer.response_usage[ended.ordinal] = ended.usage
-    if writer.stated_metrics or not writer.response_step:
-        return
-    per_step: dict[int, tuple[dict[str, Any], Usage]] = {}
-    for ordinal, step in writer.response_step.items():
-        usage = writer.response_usage.get(ordinal)
-        if usage is None or step.get("llm_call_count") == 0:
-            continue
-        held = per_step.get(id(step))
-        per_step[id(step)] = (step, usage if held is None else held[1] + usage)
-    for step, usage in per_step.values():
-        metrics: dict[str, Any] = {}
-        for name, value in (
-            ("prompt_tokens", usage.input_with_cache),
-            ("completion_tokens", usage.tokens_out),
-            ("cached_tokens", usage.tokens_cached),
-        ):
-            if value is not None:
-                metrics[name] = value
-        step["metrics"] = metrics
+        writer.response_ended(ended.ordinal, ended.usage)
+    if writer.stated_metrics or not writer.responded:
+        return False
     writer.report.kept("usage on event lines (→ step metrics, each model response once)", 0)
+    return True
 
 
-def final_metrics(writer: TrajectoryWriter) -> dict[str, Any] | None:
+def final_metrics(writer: TrajectoryWriter, total_steps: int) -> dict[str, Any] | None:
     """The session's totals (:mod:`bbox_lark.numbers.session`, the numbers ``stats`` reports) for
     a document that did not come from ATIF: usage from ``# metrics`` (their prompt
     tokens as written) or else from event lines (``tokens_in + tokens_cached``, since
@@ -67,20 +161,27 @@ def final_metrics(writer: TrajectoryWriter) -> dict[str, Any] | None:
         final["total_cost_usd"] = cost
     if not final:
         return None
-    final["total_steps"] = len(writer.steps)
+    final["total_steps"] = total_steps
     writer.report.synthesized("final_metrics (the session's usage and stated cost, as stats counts them)", 0)
     return final
 
 
 def finish(writer: TrajectoryWriter) -> dict[str, Any]:
-    response_metrics(writer)
+    """The trajectory, its ``steps`` made as they are read (:class:`Steps`); close the
+    writer's store once the document is written."""
+    responses = response_metrics(writer)
     if writer.reasoning:
         writer.new_step("agent", 0)
         writer.report.synthesized("agent steps (for th: lines no step followed)", 0)
-    if writer.pending or not writer.steps:
+    if writer.pending or not len(writer.store):
         writer.new_step("system", 0)
         writer.report.synthesized("system steps (the document has no step)", 0)
+    writer.store.put_away()
     version = schema_version(writer)
+    layout = Layout(writer, version)
+    layout.responses = responses
+    for index, place, session in writer.subagent_refs:
+        layout.refs.setdefault(index, []).append((place, session))
     header = writer.header
     root = writer.root
     out: dict[str, Any] = {"schema_version": version}
@@ -118,15 +219,16 @@ def finish(writer: TrajectoryWriter) -> dict[str, Any]:
         if f"agent_{key}" in root:
             agent[key] = root.pop(f"agent_{key}")
     out["agent"] = agent
-    embedded = embed_subagents(writer, out, version)
-    out["steps"] = [audio(writer, step, version) for step in writer.steps]
+    embedded = embed_subagents(writer, out, layout)
+    report_audio(writer, layout.parents, version)
+    out["steps"] = Steps(len(layout.parents), layout.parent)
     if embedded:
         out["subagent_trajectories"] = embedded
     for key in ("notes", "final_metrics", "continued_trajectory_ref", "extra", "subagent_trajectories"):
         if key in root:
             out[key] = root.pop(key)
     if writer.native and "final_metrics" not in out:  # (the session's, subagents included)
-        final = final_metrics(writer)
+        final = final_metrics(writer, len(layout.parents))
         if final is not None:
             out["final_metrics"] = final
     if writer.native:
@@ -143,63 +245,42 @@ def finish(writer: TrajectoryWriter) -> dict[str, Any]:
     return out
 
 
-def embed_subagents(writer: TrajectoryWriter, out: dict[str, Any], version: str) -> list[dict[str, Any]]:
+def embed_subagents(writer: TrajectoryWriter, out: dict[str, Any], layout: Layout) -> list[dict[str, Any]]:
     """Subagents as embedded trajectories (ATIF ``subagent_trajectories``): the steps
     whose lines are all of a thread ``tid=T`` that a subagent call's result names
     (``session_id=T``, as the Claude Code importer writes it) leave the parent for a
     trajectory ``T`` of their own, and the result's reference gets ``trajectory_id: T``.
     Their ``extra.bbox`` line records stay in the parent (in the step before), so the
-    document still comes back whole."""
+    document still comes back whole. (Decided here, done as each step is made: :class:`Layout`.)"""
     if not writer.native or "subagent_trajectories" in writer.root:
         return []
-    named = {session for _, session in writer.subagent_refs}
+    named = {session for _, _, session in writer.subagent_refs}
+    threads = writer.threads
 
-    def thread_of(step: dict[str, Any]) -> str | None:
-        tids = writer.step_threads.get(id(step), set())
-        only = next(iter(tids)) if len(tids) == 1 else None
-        return only if only in named else None
+    def thread_of(index: int) -> str | None:
+        only = threads[index]
+        return only if isinstance(only, str) and only in named else None
 
-    if not any(thread_of(step) for step in writer.steps) or all(thread_of(step) for step in writer.steps):
+    count = len(writer.store)
+    if not any(thread_of(i) for i in range(count)) or all(thread_of(i) for i in range(count)):
         return []  # no subagent thread; or subagent lines alone, which stay the steps
-    threads: dict[str, list[dict[str, Any]]] = {}
-    parent: list[dict[str, Any]] = []
-    waiting: list[dict[str, Any]] = []  # records of moved steps before any parent step
-    for step in writer.steps:
-        thread = thread_of(step)
+    parents: list[int] = []
+    for index in range(count):
+        thread = thread_of(index)
         if thread is None:
-            if waiting:
-                writer.lines_of(step)[:0] = waiting
-                waiting = []
-            parent.append(step)
-            continue
-        threads.setdefault(thread, []).append(step)
-        extra = step.get("extra") or {}
-        held = extra.get(EXTRA_KEY) or {}
-        records = held.pop("lines", [])
-        if parent:
-            writer.lines_of(parent[-1]).extend(records)
+            parents.append(index)
         else:
-            waiting.extend(records)
-        if not held:
-            extra.pop(EXTRA_KEY, None)
-        if not extra:
-            step.pop("extra", None)
-    for number, step in enumerate(parent, 1):
-        step["step_id"] = number
-    writer.steps = parent
+            layout.threads.setdefault(thread, []).append(index)
+    layout.parents = parents
     embedded = []
-    for thread, steps in threads.items():
-        for number, step in enumerate(steps, 1):
-            step["step_id"] = number
-        trajectory: dict[str, Any] = {"schema_version": version, "trajectory_id": thread}
+    for thread, indices in layout.threads.items():
+        trajectory: dict[str, Any] = {"schema_version": layout.version, "trajectory_id": thread}
         if "session_id" in out:
             trajectory["session_id"] = out["session_id"]
         trajectory["agent"] = dict(out["agent"])
-        trajectory["steps"] = [audio(writer, step, version) for step in steps]
+        report_audio(writer, indices, layout.version)
+        trajectory["steps"] = Steps(len(indices), layout.thread(thread))
         embedded.append(trajectory)
-    for ref, session in writer.subagent_refs:
-        if session in threads:
-            ref["trajectory_id"] = session
     writer.report.kept("subagent threads (tid= lines a subagent result names → subagent_trajectories)", 0)
     return embedded
 
@@ -216,8 +297,21 @@ def schema_version(writer: TrajectoryWriter) -> str:
     return DEFAULT_VERSION
 
 
-def audio(writer: TrajectoryWriter, step: dict[str, Any], version: str) -> dict[str, Any]:
-    """``ATIF-v1.7`` has no audio content parts: each becomes a text part naming it."""
+_AUDIO = "audio content parts (ATIF-v1.7 has none; a text part names each)"
+
+
+def report_audio(writer: TrajectoryWriter, indices: Sequence[int], version: str) -> None:
+    """Report the audio parts of the steps ``indices`` that ``ATIF-v1.7`` turns into text
+    (once, before the steps are made: :func:`audio` then reports nothing)."""
+    if version != "ATIF-v1.7":
+        return
+    for index in indices:
+        audio(writer, writer.store.load(index), version)
+
+
+def audio(writer: TrajectoryWriter | None, step: dict[str, Any], version: str) -> dict[str, Any]:
+    """``ATIF-v1.7`` has no audio content parts: each becomes a text part naming it (each
+    reported to ``writer``'s report, if given)."""
     if version != "ATIF-v1.7":
         return step
     holders: list[tuple[dict[str, Any], str]] = [(step, "message")]
@@ -231,7 +325,8 @@ def audio(writer: TrajectoryWriter, step: dict[str, Any], version: str) -> dict[
             if isinstance(part, dict) and part.get("type") == "audio":
                 source = part.get("source") or {}
                 new.append({"type": "text", "text": f"[audio: {source.get('path')}]"})
-                writer.report.dropped("audio content parts (ATIF-v1.7 has none; a text part names each)", 0)
+                if writer is not None:
+                    writer.report.dropped(_AUDIO, 0)
             else:
                 new.append(part)
         holder[key] = new

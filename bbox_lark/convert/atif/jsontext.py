@@ -171,7 +171,9 @@ def pieces(
 
 
 def strings(value: Any) -> Iterator[str]:
-    """Every string in ``value`` (the keys of its objects included), in no particular order."""
+    """Every string in ``value`` (the keys of its objects included), in no particular order.
+    A list of another class than ``list`` (one that makes its items as it is iterated, as a
+    trajectory's steps do) is read an item at a time."""
     todo = [value]
     while todo:
         item = todo.pop()
@@ -182,8 +184,18 @@ def strings(value: Any) -> Iterator[str]:
                 if isinstance(key, str):
                     yield key
                 todo.append(member)
-        elif isinstance(item, (list, tuple)):
+        elif item.__class__ is list or isinstance(item, tuple):
             todo.extend(item)
+        elif isinstance(item, list):
+            todo.append(iter(item))
+        elif isinstance(item, Iterator):
+            member = next(item, _END)
+            if member is not _END:
+                todo.append(item)
+                todo.append(member)
+
+
+_END = object()
 
 
 def dumps(value: Any, *, ensure_ascii: bool = False) -> str:

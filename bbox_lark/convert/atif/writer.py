@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from bbox_lark.convert.atif.records import read_attachments, record
 from bbox_lark.convert.atif.schema import is_iso
+from bbox_lark.convert.atif.steps import CallRef, StepStore
 from bbox_lark.convert.atif.tables import (
     ATIF_COMMENT,
     EXTRA_KEY,
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
 _PLAN = "plan"
 
 
+#: The key under which a step holds its model responses' usage until the document is made
+#: (no JSON key is written from a step's own keys but the writer's: this one never is).
+USAGE = "\x00usage"
+#: A step's thread before any of its lines had one (:attr:`TrajectoryWriter.threads`).
+NO_THREAD: Any = object()
+#: A step whose lines are of more than one thread.
+MIXED: Any = object()
+
+
 class TrajectoryWriter:
     """Builds a trajectory from a bbox document stream."""
 
@@ -38,48 +48,56 @@ class TrajectoryWriter:
         self.nulls = head.header_info.null_keys if head.header_info is not None else frozenset()
         #: True for a document that did not come from ATIF: every line is recorded.
         self.native = SCHEMA_HEADER not in self.header
-        self.steps: list[dict[str, Any]] = []
+        #: The steps, by index (``step_id`` - 1): the recent ones held, the others in a file.
+        self.store = StepStore()
         self.current: dict[str, Any] | None = None
         self.reasoning: list[str] = []
         self.reasoning_extra: dict[str, Any] = {}
         self.pending: list[dict[str, Any]] = []
         self.pairer = Pairer()
-        #: start line (sequence number) -> (step, tool call); key -> the latest call.
-        self.starts: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
-        self.by_key: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+        #: start line (sequence number) -> the call, while it is open; key -> the latest call.
+        self.starts: dict[int, CallRef] = {}
+        self.by_key: dict[tuple[str, str], CallRef] = {}
         self.used_ids: set[str] = set()
         #: base id -> the last suffix tried (see :meth:`unique_id`).
         self.suffixes: dict[str, int] = {}
         #: The current step's tool_calls list, how many of it were read, their ids.
         self.step_ids: tuple[list[Any], list[int], set[str]] | None = None
-        self.by_step: dict[int, dict[str, Any]] = {}
+        #: step= values -> the index of the step they went to.
+        self.by_step: dict[int, int] = {}
         self.root: dict[str, Any] = {}
         self.sequence = 0
         self.seen_event = False
         #: Model usage stated on event lines (docs/reference.md#usage, :mod:`bbox_lark.numbers.session`): each
-        #: response's agent step (the first its lines went to) and its final usage.
+        #: open response's agent step (the index of the first its lines went to); once it ends,
+        #: its usage waits in that step (:data:`USAGE`).
         self.responses = Responses()
-        self.response_step: dict[int, dict[str, Any]] = {}
-        self.response_usage: dict[int, Usage] = {}
+        self.response_step: dict[int, int] = {}
+        #: Some response went to an agent step.
+        self.responded = False
         #: True when the line being placed starts a model response (:meth:`feed_response`).
         self.new_response = False
-        #: The agent steps (by ``id``) that hold a response's usage already.
-        self.steps_with_response: set[int] = set()
+        #: The current step holds a response's usage already.
+        self.current_has_response = False
         #: True once a ``# metrics`` gave a step its metrics: then they are the numbers.
         self.stated_metrics = False
         #: The session's numbers (``final_metrics``).
         self.counter = SessionCounter(self.header, estimate=False)
-        #: Each step's threads (``tid=`` values, None for the main one), by ``id(step)``.
-        self.step_threads: dict[int, set[str | None]] = {}
-        #: Subagent references whose ``session_id`` may name a thread of this document.
-        self.subagent_refs: list[tuple[dict[str, Any], str]] = []
+        #: Each step's thread, by index: the ``tid=`` value of all its lines (None for the
+        #: main one), :data:`MIXED`, or :data:`NO_THREAD`.
+        self.threads: list[Any] = []
+        #: Subagent references whose ``session_id`` may name a thread of this document: the
+        #: step's index, the result's place in its ``observation.results``, the session.
+        self.subagent_refs: list[tuple[int, int, str]] = []
 
     # -- steps ---------------------------------------------------------------------------
 
     def new_step(self, source: str, line: int) -> dict[str, Any]:
-        step: dict[str, Any] = {"step_id": len(self.steps) + 1, "source": source, "message": ""}
-        self.steps.append(step)
+        step: dict[str, Any] = {"step_id": len(self.store) + 1, "source": source, "message": ""}
+        self.store.pinned = self.store.add(step)
+        self.threads.append(NO_THREAD)
         self.current = step
+        self.current_has_response = False
         self.report.synthesized("step_ids", line)
         if self.pending:
             self.lines_of(step).extend(self.pending)
@@ -103,7 +121,7 @@ class TrajectoryWriter:
             current is not None
             and current["source"] == "agent"
             and not self.reasoning
-            and not (self.new_response and id(current) in self.steps_with_response)
+            and not (self.new_response and self.current_has_response)
         ):
             return current
         return self.new_step("agent", line)
@@ -162,9 +180,16 @@ class TrajectoryWriter:
         placed, step = self.event(node)
         self.count_response(node, step)
         if step is not None and node.kind != "comment":
-            self.step_threads.setdefault(id(step), set()).add(node.tid)
+            self.note_thread(self.store.index_of(step), node.tid)
         if self.native or not placed:
             self.keep(node, step)
+
+    def note_thread(self, index: int, tid: str | None) -> None:
+        held = self.threads[index]
+        if held is NO_THREAD:
+            self.threads[index] = tid
+        elif held is not MIXED and held != tid:
+            self.threads[index] = MIXED
 
     def feed_response(self, event: Event) -> None:
         """Group the line into model responses before it is placed: :attr:`new_response` is
@@ -172,11 +197,21 @@ class TrajectoryWriter:
         per model response, as harbor gives one per API message)."""
         self.counter.feed(event)
         for ended in self.responses.feed(event):
-            self.response_usage[ended.ordinal] = ended.usage
+            self.response_ended(ended.ordinal, ended.usage)
         current = self.responses.current
         self.new_response = (
             current is not None and current.first_line == event.line and line_usage(event) is not None
         )
+
+    def response_ended(self, ordinal: int, usage: Usage) -> None:
+        """A model response's usage is final: it waits in its step (summed with the others
+        there) until the end decides whether responses give the steps' metrics."""
+        index = self.response_step.pop(ordinal, None)
+        if index is None or usage is None:
+            return
+        step = self.store.get(index)
+        held = step.get(USAGE)
+        step[USAGE] = usage if held is None else held + usage
 
     def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
         """Note which agent step a response's usage goes to (its first line's that has one)."""
@@ -185,8 +220,10 @@ class TrajectoryWriter:
             return
         if step is None or step.get("source") != "agent" or current.ordinal in self.response_step:
             return
-        self.response_step[current.ordinal] = step
-        self.steps_with_response.add(id(step))
+        self.response_step[current.ordinal] = self.store.index_of(step)
+        self.responded = True
+        if step is self.current:
+            self.current_has_response = True
 
     def event(self, event: Event) -> tuple[bool, dict[str, Any] | None]:
         """Map one event: whether it has a natural place, and the step it went to."""
@@ -274,7 +311,7 @@ class TrajectoryWriter:
             elif isinstance(model, str):
                 step["model_name"] = model
         if event.step is not None:
-            self.by_step[event.step] = step
+            self.by_step[event.step] = self.store.index_of(step)
         for key in ("reasoning_effort", "llm_call_count", "is_copied_context", "tool_calls", "observation"):
             if key in found:
                 step[key] = found.pop(key)
@@ -332,14 +369,15 @@ class TrajectoryWriter:
         seq_event = replace(event, line=self.sequence)
         outcome = self.pairer.feed(seq_event)
         if outcome == COMPLETION and self.pairer.completed in self.starts:
-            started_step, started = self.starts[self.pairer.completed]
+            started = self.starts.pop(self.pairer.completed)  # (completed once)
+            started_step = self.store.get(started.step)
             self.result(started_step, started, event)
             self.report.kept(f"{event.kind} completions (→ the start's observation result)", event.line)
             return started_step
         _, found = self.text_of(event)
         step = self.agent_step(event.line)
         if event.step is not None:
-            self.by_step.setdefault(event.step, step)
+            self.by_step.setdefault(event.step, self.store.index_of(step))
         key = call_key(event)
         wanted = found.pop("tool_call_id", event.id)
         reused = outcome == AMBIGUOUS or (self.native and wanted in self.used_ids)
@@ -370,25 +408,27 @@ class TrajectoryWriter:
             tc["extra"] = extra
         step.setdefault("tool_calls", []).append(tc)
         self.report.kept(f"{event.kind} calls (→ tool_calls)", event.line)
+        ref = CallRef.of(self.store.index_of(step), tc)
         if key is not None:
-            self.by_key[key] = (step, tc)
+            self.by_key[key] = ref
         if is_start(event):
-            self.starts[self.sequence] = (step, tc)
+            self.starts[self.sequence] = ref
             if event.result is not None:
                 tc.setdefault("extra", {})["status"] = event.result.text
         elif event.result is not None:
-            self.result(step, tc, event)
+            self.result(step, ref, event)
         self.trailing_metrics(step, event) if step["source"] == "agent" else None
         return step
 
-    def result(self, step: dict[str, Any], tc: dict[str, Any] | None, event: Event) -> None:
+    def result(self, step: dict[str, Any], tc: CallRef | None, event: Event) -> None:
         """An observation result for ``tc`` (or for no call) from a result or ``o:``."""
         own = event.result.text if event.result is not None else ""
         more, found = read_attachments(event.continuation)
         content: Any = own if more is None else (own + "\n" + more if own else more)
         result: dict[str, Any] = {}
+        referring = ""  # the session a subagent reference names
         if tc is not None:
-            result["source_call_id"] = tc["tool_call_id"]
+            result["source_call_id"] = tc.tool_call_id
         if "content" in found:
             content = found.pop("content")
         if content is not None:
@@ -397,9 +437,7 @@ class TrajectoryWriter:
         if "subagent_trajectory_ref" in found:
             result["subagent_trajectory_ref"] = found.pop("subagent_trajectory_ref")
         elif event.kind == "subagent" or (
-            event.kind == "observation"
-            and tc is not None
-            and (tc.get("extra") or {}).get("kind") == "subagent"
+            event.kind == "observation" and tc is not None and tc.kind == "subagent"
         ):
             path = event.fields.get("path")
             session = event.fields.get("session_id")
@@ -410,7 +448,7 @@ class TrajectoryWriter:
                 result["subagent_trajectory_ref"] = [ref]
                 self.report.kept("x: path= (→ subagent_trajectory_ref)", event.line)
                 if isinstance(session, str) and session:
-                    self.subagent_refs.append((ref, session))
+                    referring = session
             elif isinstance(session, str) and session:
                 extra["session_id"] = session
                 self.report.extra("x: session_id= without path= (no valid reference since v1.7)", event.line)
@@ -420,7 +458,10 @@ class TrajectoryWriter:
             self.report.extra("blob pointers (with their hash)", event.line)
         if extra:
             result["extra"] = extra
-        step.setdefault("observation", {"results": []})["results"].append(result)
+        results = step.setdefault("observation", {"results": []})["results"]
+        results.append(result)
+        if referring:
+            self.subagent_refs.append((self.store.index_of(step), len(results) - 1, referring))
 
     def observation(self, event: Event) -> dict[str, Any]:
         from bbox_lark.syntax.correlate import COMPLETION, call_key
@@ -428,14 +469,14 @@ class TrajectoryWriter:
         outcome = self.pairer.feed(replace(event, line=self.sequence))
         found_call = None
         if outcome == COMPLETION and self.pairer.completed in self.starts:
-            found_call = self.starts[self.pairer.completed]
+            found_call = self.starts.pop(self.pairer.completed)  # (completed once)
         else:
             key = call_key(event)
             if key is not None:
                 found_call = self.by_key.get(key)
         if found_call is not None:
-            step, tc = found_call
-            self.result(step, tc, event)
+            step = self.store.get(found_call.step)
+            self.result(step, found_call, event)
             self.report.kept("o: lines (→ observation.results of their call's step)", event.line)
             return step
         step = self.any_step(event.line)
@@ -454,7 +495,8 @@ class TrajectoryWriter:
         values = event.metrics or NO_FIELDS
         # The typed step (W014's reading: ASCII digits within range), never int() of the text.
         step_value = parse_int(values.get("step"))
-        target = self.by_step.get(step_value) if step_value is not None else None
+        index = self.by_step.get(step_value) if step_value is not None else None
+        target = self.store.get(index) if index is not None else None
         if target is None or target["source"] != "agent" or "metrics" in target:
             self.report.extra("# metrics lines with no agent step to go to", event.line)
             return _UNPLACED

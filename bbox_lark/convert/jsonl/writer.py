@@ -139,18 +139,18 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
             number = item.body_start
             session = session_of(item)
             if terse is not None:
-                out.write(dump(terse.header(item)) + "\n")
+                _write_line(out, dump(terse.header(item)))
                 continue
-            out.write(dump(header_record(item)) + "\n")
+            _write_line(out, dump(header_record(item)))
             if item.header_lines:
                 report.kept("header lines", item.header_lines[0].line, len(item.header_lines))
             continue
         if terse is not None:
             record = terse.record(item)
             if record is not None:
-                out.write(dump({**record, "session": session}) + "\n")
+                _write_line(out, dump({**record, "session": session}))
         else:
-            out.write(dump(line_record(item, number, session)) + "\n")
+            _write_line(out, dump(line_record(item, number, session)))
             report.kept(category(item), item.line)
         number += 1
 
@@ -256,3 +256,17 @@ def terse_result(result: Result, event: Event) -> Any:
     if result.kind == "fields":
         return _field_map(f for f in event.field_nodes if f.after_arrow)
     return result.text
+
+
+def _write_line(out: TextIO, text: str) -> None:
+    """``text`` and a line break: a record of a long line is not copied to have its ``\\n``
+    joined to it, and goes in pieces (never encoded whole)."""
+    if len(text) <= _PIECE:
+        out.write(text + "\n")  # (one write a record)
+        return
+    for start in range(0, len(text), _PIECE):
+        out.write(text[start : start + _PIECE])
+    out.write("\n")
+
+
+_PIECE = 1 << 20

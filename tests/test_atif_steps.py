@@ -1,0 +1,77 @@
+"""bbox → ATIF with its steps put away (:mod:`bbox_lark.convert.atif.steps`): the writer holds
+only the recent steps and pickles the others to a file, bringing one back when a later line
+reaches it (a completion, an ``o:`` by id, ``# metrics step=N``). A differential test: with
+every step put away as soon as it is left, each document gives the same bytes and the same
+fidelity report as with the steps held."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_atif import BIG, atif_paths, bbox_paths, path_id
+from test_bench_tool import load_bench
+
+from bbox_lark.convert import convert
+from bbox_lark.convert.atif.steps import StepStore
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, text: str | bytes, **options: Any) -> None:
+    held = convert(text, "bbox", to="atif", max_line=BIG, **options)
+    with monkeypatch.context() as patch:
+        patch.setattr(StepStore, "HELD", 0)
+        put_away = convert(text, "bbox", to="atif", max_line=BIG, **options)
+    assert put_away.text == held.text
+    assert put_away.fidelity.entries == held.fidelity.entries
+
+
+@pytest.mark.parametrize("path", bbox_paths(), ids=path_id)
+def test_steps_put_away_write_the_same_bytes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _both(monkeypatch, path.read_bytes())
+
+
+@pytest.mark.parametrize("path", atif_paths(valid=True), ids=path_id)
+def test_imported_trajectories_put_away_write_the_same_bytes(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bbox = convert(path.read_bytes(), "atif", to="bbox", max_line=BIG).text
+    _both(monkeypatch, bbox)
+    _both(monkeypatch, bbox, atif_version="1.7")
+
+
+def test_subagents_metrics_and_audio_put_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Embedded subagent threads (their records moved to the parent step before them, the
+    # references' trajectory_id), responses' metrics, late results and audio under v1.7.
+    path = FIXTURES / "claude-code-subagents" / "sess-sub.jsonl"
+    text = convert(path.read_bytes(), "claude-code", to="bbox", path=path).text
+    _both(monkeypatch, text)
+    _both(monkeypatch, text, atif_version="1.7")
+    source = {
+        "schema_version": "ATIF-v1.8",
+        "agent": {"name": "a", "version": "1"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "go"},
+            {
+                "step_id": 2,
+                "source": "user",
+                "message": [{"type": "audio", "source": {"media_type": "audio/wav", "path": "a.wav"}}],
+            },
+            {"step_id": 3, "source": "agent", "message": "ok", "metrics": {"prompt_tokens": 3}},
+        ],
+    }
+    bbox = convert(json.dumps(source), "atif", to="bbox").text
+    _both(monkeypatch, bbox, atif_version="1.7")
+
+
+def test_a_long_session_put_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Calls completed steps later, o: lines by id, # metrics step=N for old steps, a call
+    # never completed, and a step= metrics line for the first step at the end.
+    bench = sys.modules.get("bbox_bench") or load_bench()  # (one module: test_bench_tool pickles by name)
+    text = bench.generate_session(3000)
+    text += "t!:Read id=never a.rs → [running]\n# metrics step=1 prompt=5\no: id=call_1 → [ok] late\n"
+    _both(monkeypatch, text)
