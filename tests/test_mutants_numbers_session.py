@@ -340,17 +340,27 @@ def test_only_an_end_lifecycle_line_states_the_end_totals(line: str) -> None:
 
 
 def test_a_call_line_without_usage_inside_a_response_belongs_to_no_response() -> None:
-    calls = numbers("a: hi tokens_in=5 tokens_out=1\nt:bash → [ok]\nt:bash tokens_in=5 tokens_out=2 → [ok]\n").calls
+    calls = numbers(
+        "a: hi tokens_in=5 tokens_out=1\nt:bash → [ok]\nt:bash tokens_in=5 tokens_out=2 → [ok]\n"
+    ).calls
     assert [call.response for call in calls] == [None, 1]
 
 
 def test_a_key_left_with_an_open_call_keeps_the_next_start_ambiguous() -> None:
     calls = numbers("t!:bash id=1\nt!:bash id=1\no: id=1 → [ok]\nt!:bash id=1\n").calls
-    assert [(call.start_line, call.pairing) for call in calls] == [(6, "ambiguous"), (7, "ambiguous"), (9, "ambiguous")]
+    assert [(call.start_line, call.pairing) for call in calls] == [
+        (6, "ambiguous"),
+        (7, "ambiguous"),
+        (9, "ambiguous"),
+    ]
 
 
 def test_a_key_whose_open_calls_all_completed_pairs_the_next_call_by_id() -> None:
     calls = numbers(
         "t!:bash id=1\nt!:bash id=1\no: id=1 → [ok]\no: id=1 → [ok]\nt!:bash id=1\no: id=1 → [ok]\n"
     ).calls
-    assert [(call.start_line, call.pairing) for call in calls] == [(6, "ambiguous"), (7, "ambiguous"), (10, "id")]
+    assert [(call.start_line, call.pairing) for call in calls] == [
+        (6, "ambiguous"),
+        (7, "ambiguous"),
+        (10, "id"),
+    ]

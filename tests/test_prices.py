@@ -100,7 +100,8 @@ def made_up_prices() -> object:
 
     fee = types.ModelPrice(input_mtok=dollars(1), output_mtok=dollars(2), requests_kcount=dollars(5))
     narrow_tiers = types.TieredPrices(
-        base=dollars(1), tiers=[types.Tier(start=100, price=dollars(2)), types.Tier(start=500, price=dollars(3))]
+        base=dollars(1),
+        tiers=[types.Tier(start=100, price=dollars(2)), types.Tier(start=500, price=dollars(3))],
     )
     narrow = types.ModelPrice(input_mtok=narrow_tiers, output_mtok=dollars(2))
     provider = types.Provider(
@@ -131,7 +132,12 @@ def test_a_tier_too_narrow_for_a_line_prices_each_request_alone() -> None:
     model = "bbox-lark-made-up-narrow"
     assert _linear_price(model) is None
     # Input: $1 a million up to 100 tokens, $2 up to 500, $3 beyond; output $2 a million.
-    requests = [(model, Usage(50, 10)), (model, Usage(300, 10)), (model, Usage(1000, 0)), (model, Usage(1000, 0))]
+    requests = [
+        (model, Usage(50, 10)),
+        (model, Usage(300, 10)),
+        (model, Usage(1000, 0)),
+        (model, Usage(1000, 0)),
+    ]
     estimate = estimate_cost(requests)
     assert estimate.cost_usd == Decimal("0.00005") + Decimal("0.0006") + Decimal("0.006") + Decimal("0.00004")
     assert estimate.note is None and estimate.cost_usd == one_by_one(requests)
