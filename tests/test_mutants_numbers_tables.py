@@ -7,10 +7,22 @@ testing")."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from bbox_lark.numbers.tables import Columns, session_rows, stream_session_rows, unread_rows
+import pytest
+
+from bbox_lark.numbers.tables import (
+    Columns,
+    MissingExtra,
+    arrow_table,
+    empty_columns,
+    session_rows,
+    stream_session_rows,
+    unread_rows,
+)
+from bbox_lark.syntax.nodes import Diagnostic
 
 HEAD = "---\nformat: bbox/1\nid: s1\nrepo_sha: 215db51\nrunner: local\n---\n"
 FULL_HEAD = HEAD.replace("runner: local\n", "runner: local\nmodel: claude-opus-4-6\nagent: claude-code\n")
@@ -254,3 +266,29 @@ def test_a_stream_hands_on_its_rows_in_chunks() -> None:
     assert [(len(c["events"]["line"]), len(c["calls"]["start_line"])) for c in chunks] == [(2, 0), (2, 1)]
     assert [c["events"]["line"] for c in chunks] == [[7, 8], [9, 10]]
     assert last.tables["events"]["line"] == [11] and last.count("calls") == 0
+
+
+@pytest.mark.parametrize("path", ["crashed.bbox", ""])
+def test_a_file_bbox_lark_failed_on_keeps_its_findings(path: str) -> None:
+    found = [
+        Diagnostic("E016", "error", 3, 1, "internal error: boom", "internal-error"),
+        Diagnostic("W003", "warning", 4, 1, "unknown line kind", "unknown-line"),
+        Diagnostic("I001", "info", 5, 1, "long", "long-session"),
+    ]
+    done = unread_rows(path, "bbox-lark failed on this file (E016)", found)
+    (row,) = rows(done.tables["sessions"])
+    assert (row["session_id"], row["path"], row["errors"], row["warnings"]) == (path, path, 1, 1)
+    assert (done.path, done.ok, done.unreadable, done.crashed) == (path, False, False, True)
+    diagnostics = rows(done.tables["diagnostics"])
+    assert [(d["session_id"], d["path"], d["line"], d["code"], d["severity"]) for d in diagnostics] == [
+        (path, path, 3, "E016", "error"),
+        (path, path, 4, "W003", "warning"),
+        (path, path, 5, "I001", "info"),
+    ]
+
+
+def test_the_arrow_tables_without_pyarrow_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(MissingExtra) as raised:
+        arrow_table("events", empty_columns("events"))
+    assert str(raised.value) == "the tables needs pyarrow: pip install 'bbox-lark[scale]'"
