@@ -8,16 +8,21 @@ testing")."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from bbox_lark.numbers import tables
 from bbox_lark.numbers.tables import (
     Columns,
     MissingExtra,
+    arrow_schema,
     arrow_table,
+    arrow_type,
     empty_columns,
+    need,
     session_rows,
     stream_session_rows,
     unread_rows,
@@ -287,8 +292,44 @@ def test_a_file_bbox_lark_failed_on_keeps_its_findings(path: str) -> None:
     ]
 
 
-def test_the_arrow_tables_without_pyarrow_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: arrow_table("events", empty_columns("events")),
+        lambda: arrow_schema("events"),
+        lambda: arrow_type("string"),
+        lambda: need("pyarrow.parquet", "the tables"),
+    ],
+)
+def test_the_arrow_tables_without_pyarrow_say_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, call: Callable[[], object]
+) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(MissingExtra) as raised:
-        arrow_table("events", empty_columns("events"))
+        call()
     assert str(raised.value) == "the tables needs pyarrow: pip install 'bbox-lark[scale]'"
+
+
+def test_every_chunk_of_a_long_file_comes_back_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tables, "CHUNK_ROWS", 3)  # read when the file is, as its default
+    done = session_rows("dir/s.bbox", HEAD + BODY)
+    assert done.count("events") == 8 and done.count("calls") == 3 and done.ok
+    assert done.tables["events"]["line"] == list(range(7, 15))
+
+
+GH = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"
+
+
+@pytest.mark.parametrize(
+    ("options", "codes"),
+    [
+        ({}, ["S001", "W007", "W003"]),
+        ({"select": ["W007"]}, ["W007"]),
+        ({"ignore": ["W"]}, ["S001"]),
+        ({"allowed_secrets": [GH]}, ["W007", "W003"]),
+    ],
+)
+def test_the_diagnostics_follow_the_checks_options(options: dict[str, Any], codes: list[str]) -> None:
+    done = session_rows("s.bbox", HEAD + f"u: {GH}\n" + BODY, **options)
+    assert done.tables["diagnostics"]["code"] == codes
