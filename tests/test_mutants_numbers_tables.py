@@ -8,8 +8,9 @@ testing")."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from bbox_lark.numbers import tables
 from bbox_lark.numbers.tables import (
     Columns,
     MissingExtra,
+    SessionRows,
     arrow_schema,
     arrow_table,
     arrow_type,
@@ -333,3 +335,72 @@ GH = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"
 def test_the_diagnostics_follow_the_checks_options(options: dict[str, Any], codes: list[str]) -> None:
     done = session_rows("s.bbox", HEAD + f"u: {GH}\n" + BODY, **options)
     assert done.tables["diagnostics"]["code"] == codes
+
+
+def sessions_row(done: SessionRows) -> dict[str, Any]:
+    (row,) = rows(done.tables["sessions"])
+    return row
+
+
+def test_a_file_without_a_header_is_named_by_its_path() -> None:
+    done = session_rows("dir/s.bbox", "u: hi\n")
+    row = sessions_row(done)
+    assert (row["session_id"], row["path"], row["header_id"], row["header_format"]) == (
+        "dir/s.bbox",
+        "dir/s.bbox",
+        None,
+        None,
+    )
+    assert done.path == "dir/s.bbox" and done.tables["diagnostics"]["code"] == ["E004"]
+
+
+def test_a_file_with_an_empty_path_keeps_it_empty() -> None:
+    done = session_rows("", "u: hi\n")
+    assert sessions_row(done)["path"] == "" and done.tables["events"]["path"] == [""]
+
+
+def test_a_header_value_that_is_not_a_string_fills_no_column() -> None:
+    row = sessions_row(
+        session_rows("s.bbox", HEAD.replace("runner: local\n", "runner: local\nbranch:\n  - a\n"))
+    )
+    assert row["header_branch"] is None and row["header_runner"] == "local"
+
+
+def test_the_line_limit_reaches_the_reader_and_every_refusing_code_is_named() -> None:
+    long_line = "u: " + "x" * 50 + "\n"
+    row = sessions_row(session_rows("s.bbox", HEAD + 't:grep "open → [ok]\n' + long_line, max_line=20))
+    assert row["problem"] == "not read faithfully (E003, E012); the rows hold what could be read"
+    assert sessions_row(session_rows("s.bbox", HEAD + long_line))["faithful"] is True
+
+
+def test_a_calls_step_and_a_bad_time() -> None:
+    done = session_rows("s.bbox", HEAD + "u: hi ts=yesterday\nt:bash step=3 → [ok]\n")
+    assert done.tables["events"]["ts"] == [None, None] and done.tables["calls"]["step"] == [3]
+
+
+def test_times_are_in_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        done = session_rows("s.bbox", HEAD + "u: hi ts=2025-01-01T09:00:00+09:00\n")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    (moment,) = done.tables["events"]["ts"]
+    assert moment == at(0, 0, 0) and moment.utcoffset() == timedelta(0) and moment.tzinfo is UTC
+
+
+def test_a_failure_inside_bbox_lark_ends_the_rows_with_e016() -> None:
+    def fail(chunk: dict[str, Columns]) -> None:
+        raise RuntimeError("the consumer broke")
+
+    done = stream_session_rows("p.bbox", HEAD + "u: a\nu: b\nu: c\n", fail, chunk_rows=2)
+    row = sessions_row(done)
+    assert (row["problem"], row["errors"], done.crashed, done.unreadable) == (
+        "bbox-lark failed on this file (E016)",
+        1,
+        True,
+        False,
+    )
+    assert done.tables["diagnostics"]["code"] == ["E016"]
+    assert done.tables["events"]["line"] == [7, 8] and done.count("calls") == 0
