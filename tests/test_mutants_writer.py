@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import bbox_lark
-from bbox_lark import Writer
+from bbox_lark import BlobPointer, Writer
 from bbox_lark.write.writer import WriterWarning
 
 HEADER = {"id": "s", "repo_sha": "abc1234"}
@@ -100,3 +100,87 @@ def test_a_write_failure_warns_at_the_callers_line(fail: Callable[[], object]) -
     with pytest.warns(WriterWarning, match="cannot write <stream>: disk full") as caught:
         fail()
     assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        ("call", "call() tool"),
+        ("mcp", "mcp() method"),
+        ("subagent", "subagent() kind"),
+        ("skill", "skill() name"),
+        ("plan", "plan() action"),
+    ],
+)
+def test_each_call_refuses_a_name_that_is_not_a_string(method: str, message: str) -> None:
+    log = Writer(io.StringIO(), HEADER)
+    with pytest.raises(TypeError) as raised:
+        getattr(log, method)(5)
+    assert str(raised.value) == f"{message} must be a str, not int"
+
+
+SHA_TEXT = "982d9e3eb996f559e633f4d194def3761d909f5a3b647d1a851fead67c32c9d1"  # sha256("text")
+SHA_X = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"  # sha256("x")
+
+
+@pytest.mark.parametrize(
+    ("data", "mime", "pointer"),
+    [
+        (
+            "text",
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_TEXT} bytes=4 mime=text/plain", 0, 0, SHA_TEXT, "4", "text/plain"
+            ),
+        ),
+        (
+            "text",
+            "text/markdown",
+            BlobPointer(
+                f"@blob sha256={SHA_TEXT} bytes=4 mime=text/markdown", 0, 0, SHA_TEXT, "4", "text/markdown"
+            ),
+        ),
+        (
+            b"x",
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_X} bytes=1 mime=application/octet-stream",
+                0,
+                0,
+                SHA_X,
+                "1",
+                "application/octet-stream",
+            ),
+        ),
+        (
+            bytearray(b"x"),
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_X} bytes=1 mime=application/octet-stream",
+                0,
+                0,
+                SHA_X,
+                "1",
+                "application/octet-stream",
+            ),
+        ),
+        (
+            memoryview(b"x"),
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_X} bytes=1 mime=application/octet-stream",
+                0,
+                0,
+                SHA_X,
+                "1",
+                "application/octet-stream",
+            ),
+        ),
+    ],
+)
+def test_blob_gives_the_pointer_of_what_it_stored(
+    tmp_path: Path, data: bytes | str, mime: str | None, pointer: BlobPointer
+) -> None:
+    log = Writer(io.StringIO(), HEADER, blobs=tmp_path)
+    assert log.blob(data, mime) == pointer
+    assert (tmp_path / pointer.sha256).is_file() or (tmp_path / pointer.sha256[:2] / pointer.sha256).is_file()
