@@ -404,3 +404,15 @@ def test_a_failure_inside_bbox_lark_ends_the_rows_with_e016() -> None:
     )
     assert done.tables["diagnostics"]["code"] == ["E016"]
     assert done.tables["events"]["line"] == [7, 8] and done.count("calls") == 0
+
+
+def test_two_models_an_estimate_note_and_cache_writes() -> None:
+    body = (
+        "u: a\nu: b\n# model: m-one\na: x tokens_in=5 tokens_out=1 tokens_cache_write=2\n"
+        "# model: m-two\na: y tokens_in=7 tokens_out=1\n"
+    )
+    row = sessions_row(session_rows("s.bbox", HEAD + body))
+    assert (row["user_messages"], row["models"], row["tokens_cache_write"]) == (2, "m-one, m-two", 2)
+    assert row["estimate_note"] == "no price for model m-one"
+    plain = sessions_row(session_rows("s.bbox", HEAD + "u: a\n"))
+    assert (plain["models"], plain["estimate_note"]) == (None, "no usage")
