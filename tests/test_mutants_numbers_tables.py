@@ -352,6 +352,7 @@ def test_a_file_without_a_header_is_named_by_its_path() -> None:
         None,
     )
     assert done.path == "dir/s.bbox" and done.tables["diagnostics"]["code"] == ["E004"]
+    assert row["lines"] == 1
 
 
 def test_a_file_with_an_empty_path_keeps_it_empty() -> None:
@@ -394,8 +395,9 @@ def test_a_failure_inside_bbox_lark_ends_the_rows_with_e016() -> None:
     def fail(chunk: dict[str, Columns]) -> None:
         raise RuntimeError("the consumer broke")
 
-    done = stream_session_rows("p.bbox", HEAD + "u: a\nu: b\nu: c\n", fail, chunk_rows=2)
+    done = stream_session_rows("p.bbox", HEAD + "u: a\nt:x → [ok]\nu: c\n", fail, chunk_rows=2)
     row = sessions_row(done)
+    assert (done.path, row["session_id"], row["path"]) == ("p.bbox", "p.bbox", "p.bbox")
     assert (row["problem"], row["errors"], done.crashed, done.unreadable) == (
         "bbox-lark failed on this file (E016)",
         1,
@@ -403,7 +405,7 @@ def test_a_failure_inside_bbox_lark_ends_the_rows_with_e016() -> None:
         False,
     )
     assert done.tables["diagnostics"]["code"] == ["E016"]
-    assert done.tables["events"]["line"] == [7, 8] and done.count("calls") == 0
+    assert done.tables["events"]["line"] == [7, 8] and done.tables["calls"]["start_line"] == [8]
 
 
 def test_two_models_an_estimate_note_and_cache_writes() -> None:
