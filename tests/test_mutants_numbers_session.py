@@ -318,3 +318,49 @@ def test_the_steps_name_their_session_and_the_metrics_usage_is_kept() -> None:
     result = numbers("a: x step=1\n# metrics step=1 prompt=10 cached=4 completion=2\n")
     assert [s.session_id for s in result.steps] == ["s1"]
     assert result.totals.metrics_usage == Usage(6, 2, 4)
+
+
+# -- the six survivors of the last run, settled --------------------------------------------
+
+
+@pytest.mark.parametrize("value", ['""', "[a, b]"])
+def test_a_model_field_that_is_empty_or_a_list_switches_no_model(value: str) -> None:
+    totals = numbers(f"u: hi model={value}\na: hi tokens_in=5 tokens_out=3\n").totals
+    assert totals.models == ()
+    assert totals.usage_by_model == ((None, Usage(5, 3)),)
+
+
+@pytest.mark.parametrize(
+    "line", ["@start cost_usd=3 tokens_total_in=4", "t:end cost_usd=3 tokens_total_in=4 → [ok]"]
+)
+def test_only_an_end_lifecycle_line_states_the_end_totals(line: str) -> None:
+    totals = numbers(line + "\nu: hi\n").totals
+    assert totals.end_totals == Totals()
+    assert totals.stated_cost_usd is None
+
+
+def test_a_call_line_without_usage_inside_a_response_belongs_to_no_response() -> None:
+    calls = numbers(
+        "a: hi tokens_in=5 tokens_out=1\nt:bash → [ok]\nt:bash tokens_in=5 tokens_out=2 → [ok]\n"
+    ).calls
+    assert [call.response for call in calls] == [None, 1]
+
+
+def test_a_key_left_with_an_open_call_keeps_the_next_start_ambiguous() -> None:
+    calls = numbers("t!:bash id=1\nt!:bash id=1\no: id=1 → [ok]\nt!:bash id=1\n").calls
+    assert [(call.start_line, call.pairing) for call in calls] == [
+        (6, "ambiguous"),
+        (7, "ambiguous"),
+        (9, "ambiguous"),
+    ]
+
+
+def test_a_key_whose_open_calls_all_completed_pairs_the_next_call_by_id() -> None:
+    calls = numbers(
+        "t!:bash id=1\nt!:bash id=1\no: id=1 → [ok]\no: id=1 → [ok]\nt!:bash id=1\no: id=1 → [ok]\n"
+    ).calls
+    assert [(call.start_line, call.pairing) for call in calls] == [
+        (6, "ambiguous"),
+        (7, "ambiguous"),
+        (10, "id"),
+    ]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -785,8 +786,13 @@ class Writer:
             return
         self.error = error
         where = what or self.name
+        # The warning points at the code that called the Writer, however deep inside it the
+        # failure came (a fixed stacklevel pointed inside this module for most methods).
+        level, frame = 1, sys._getframe(0)
+        while frame.f_back is not None and frame.f_code.co_filename == __file__:
+            frame, level = frame.f_back, level + 1
         warnings.warn(
             f"bbox_lark.Writer: cannot write {where}: {error}; lines from here on are dropped",
             WriterWarning,
-            stacklevel=4,
+            stacklevel=level,
         )

@@ -1,0 +1,186 @@
+"""The Writer (``bbox_lark/write/writer.py``), pinned down where mutation testing found nothing
+holding it: the elapsed marks (every ``mark_every`` seconds, at the boundary, hours and
+minutes), the clock's zone, ``blob``'s argument errors, ``fsync`` on a stream, and where a
+write failure's warning points: at the caller, from every method (a mutant of the fixed
+``stacklevel`` survived because it pointed inside the Writer for most of them; fixed)
+(docs/testing.md, "Mutation testing")."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import bbox_lark
+from bbox_lark import BlobPointer, Writer
+from bbox_lark.write.writer import WriterWarning
+
+HEADER = {"id": "s", "repo_sha": "abc1234"}
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_a_mark_every_minute_at_the_boundary_in_hours_minutes_and_seconds() -> None:
+    now = [T0]
+    out = io.StringIO()
+    with Writer(out, HEADER, clock=lambda: now[0], redact=False) as log:
+        for seconds in (30, 60, 70, 120, 3600, 3721):
+            now[0] = T0 + timedelta(seconds=seconds)
+            log.user(f"at {seconds}")
+    marks = [line for line in out.getvalue().splitlines() if line.startswith("# t=") or line.startswith("u:")]
+    assert [line.split(" ts=")[0] for line in marks] == [
+        "# t=00:00:00",
+        "u: at 30",
+        "# t=00:01:00",
+        "u: at 60",
+        "u: at 70",
+        "# t=00:02:00",
+        "u: at 120",
+        "# t=01:00:00",
+        "u: at 3600",
+        "# t=01:02:01",
+        "u: at 3721",
+    ]
+
+
+def test_the_writers_own_clock_stamps_utc() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, clock=True) as log:
+        log.user("hi")
+    (user,) = [e for e in bbox_lark.parse(out.getvalue()).events if e.kind == "user"]
+    assert user.ts is not None and user.ts.endswith("Z")
+
+
+def test_blob_refuses_data_and_mime_of_other_types(tmp_path: Path) -> None:
+    log = Writer(io.StringIO(), HEADER, blobs=tmp_path)
+    with pytest.raises(TypeError, match=r"^blob\(\) data must be bytes or a str, not int$"):
+        log.blob(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^blob\(\) mime must be a str, not int$"):
+        log.blob(b"x", mime=5)  # type: ignore[arg-type]
+    pointer = log.blob(b"x")
+    assert pointer is not None and pointer.mime == "application/octet-stream"
+
+
+def test_fsync_on_a_stream_syncs_without_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "s.bbox"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with path.open("w", encoding="utf-8") as stream, Writer(stream, HEADER, fsync=True) as log:
+            log.user("hi")
+            assert log.error is None
+    assert "u: hi" in path.read_text(encoding="utf-8")
+
+
+class _Full(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError("disk full")
+
+
+def _full_after_start() -> Writer:
+    stream = io.StringIO()
+    log = Writer(stream, HEADER)
+    stream.write = _Full().write  # type: ignore[method-assign]
+    return log
+
+
+@pytest.mark.parametrize(
+    "fail",
+    [
+        lambda: Writer(_Full(), HEADER),
+        lambda: _full_after_start().user("hi"),
+        lambda: _full_after_start().call("read", "a.rs").finish("ok"),
+        lambda: _full_after_start().comment("note"),
+        lambda: _full_after_start().close(),
+    ],
+)
+def test_a_write_failure_warns_at_the_callers_line(fail: Callable[[], object]) -> None:
+    with pytest.warns(WriterWarning, match="cannot write <stream>: disk full") as caught:
+        fail()
+    assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        ("call", "call() tool"),
+        ("mcp", "mcp() method"),
+        ("subagent", "subagent() kind"),
+        ("skill", "skill() name"),
+        ("plan", "plan() action"),
+    ],
+)
+def test_each_call_refuses_a_name_that_is_not_a_string(method: str, message: str) -> None:
+    log = Writer(io.StringIO(), HEADER)
+    with pytest.raises(TypeError) as raised:
+        getattr(log, method)(5)
+    assert str(raised.value) == f"{message} must be a str, not int"
+
+
+SHA_TEXT = "982d9e3eb996f559e633f4d194def3761d909f5a3b647d1a851fead67c32c9d1"  # sha256("text")
+SHA_X = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"  # sha256("x")
+
+
+@pytest.mark.parametrize(
+    ("data", "mime", "pointer"),
+    [
+        (
+            "text",
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_TEXT} bytes=4 mime=text/plain", 0, 0, SHA_TEXT, "4", "text/plain"
+            ),
+        ),
+        (
+            "text",
+            "text/markdown",
+            BlobPointer(
+                f"@blob sha256={SHA_TEXT} bytes=4 mime=text/markdown", 0, 0, SHA_TEXT, "4", "text/markdown"
+            ),
+        ),
+        (
+            b"x",
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_X} bytes=1 mime=application/octet-stream",
+                0,
+                0,
+                SHA_X,
+                "1",
+                "application/octet-stream",
+            ),
+        ),
+        (
+            bytearray(b"x"),
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_X} bytes=1 mime=application/octet-stream",
+                0,
+                0,
+                SHA_X,
+                "1",
+                "application/octet-stream",
+            ),
+        ),
+        (
+            memoryview(b"x"),
+            None,
+            BlobPointer(
+                f"@blob sha256={SHA_X} bytes=1 mime=application/octet-stream",
+                0,
+                0,
+                SHA_X,
+                "1",
+                "application/octet-stream",
+            ),
+        ),
+    ],
+)
+def test_blob_gives_the_pointer_of_what_it_stored(
+    tmp_path: Path, data: bytes | str, mime: str | None, pointer: BlobPointer
+) -> None:
+    log = Writer(io.StringIO(), HEADER, blobs=tmp_path)
+    assert log.blob(data, mime) == pointer
+    assert (tmp_path / pointer.sha256).is_file() or (tmp_path / pointer.sha256[:2] / pointer.sha256).is_file()
