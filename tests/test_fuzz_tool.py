@@ -258,8 +258,12 @@ def test_the_cli_oracle_catches_a_traceback() -> None:
 )
 def test_known_bad_families_are_shapes(shape: str, piece: bytes) -> None:
     # Each family a core bug was found in stays a scaling shape (docs/fuzzing.md).
+    # The oracles' own 5 s limit is a hang detector for long fuzz runs, not a speed bar: on a
+    # loaded machine (2 cores, load 12) fmt alone took over 5 s here. Scaling is what
+    # check_linear and the hostile suite's linear-time tests measure, as ratios; this test
+    # keeps the correctness oracles and a limit that only a hang reaches.
     assert piece in fuzzgen.SHAPES[shape](5000)
-    assert fuzz.run_oracles(fuzzgen.SHAPES[shape](5000), fuzz.default_target()) == []
+    assert fuzz.run_oracles(fuzzgen.SHAPES[shape](5000), fuzz.default_target(), timeout=120) == []
 
 
 def test_a_short_converter_run_is_clean(tmp_path: Path) -> None:
