@@ -18,12 +18,10 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TextIO
 
-from bbox_lark.secrets.redaction import PartRedactor, TextPart, locate
+from bbox_lark.secrets.redaction import PartRedactor, locate, text_parts
 from bbox_lark.secrets.scanner import SecretMatch, hide_secrets, might_hold_secrets
-from bbox_lark.syntax.nodes import Head
-from bbox_lark.syntax.source import BOM
 
 
 @contextlib.contextmanager
@@ -40,7 +38,7 @@ def masked_copy(path: Path, allowed: tuple[str, ...] = ()) -> Iterator[tuple[Pat
     handle, name = tempfile.mkstemp(suffix=".bbox", prefix="bbox-lark-masked-")
     try:
         with os.fdopen(handle, "wb") as file, path.open("rb") as source:
-            for part in _parts(source):
+            for part in text_parts(source):
                 found = redactor.find(part.text)
                 for line, _, secret in locate(part.text, found):
                     notes.append(f"line {part.line + line - 1}: {secret.kind} {secret.masked}")
@@ -48,32 +46,6 @@ def masked_copy(path: Path, allowed: tuple[str, ...] = ()) -> Iterator[tuple[Pat
         yield (Path(name), notes) if notes else (path, [])
     finally:
         Path(name).unlink(missing_ok=True)
-
-
-def _parts(source: BinaryIO) -> Iterator[TextPart]:
-    """:func:`bbox_lark.secrets.redaction.text_parts` read from the records ``check`` reads
-    (:func:`bbox_lark.syntax.record.iter_records`), no node built: the same parts, in order
-    (the header, then each event with the continuation and blank lines after it)."""
-    from bbox_lark.syntax.record import Record, iter_records
-
-    stream = iter_records(source)
-    head = next(stream)
-    assert isinstance(head, Head)
-    yield TextPart(
-        (BOM if head.bom else "") + "".join(line.raw + line.eol for line in head.header_lines), 1, True
-    )
-    lines: list[str] = []
-    first = head.body_start
-    for record in stream:
-        assert isinstance(record, Record)
-        if record.is_event and lines:
-            yield TextPart("".join(lines), first)
-            lines = []
-        if not lines:
-            first = record.line
-        lines.append(record.raw + record.eol)
-    if lines:
-        yield TextPart("".join(lines), first)
 
 
 def _may_hold_secrets(path: Path) -> bool:

@@ -99,11 +99,12 @@ def text_parts(source: object, *, max_line: int | None = None) -> Iterator[TextP
     secrets are found in, in order, their texts joined the whole text: the header with the
     byte order mark (always, even empty), then each body event with the continuation and
     blank lines that follow it (lines before the first event make a part of their own).
-    Only one part is held at a time."""
-    from bbox_lark.syntax.parser import iter_nodes
+    Only one part is held at a time, and no node is built: the parts are read from the
+    records ``check`` reads (:func:`~bbox_lark.syntax.record.iter_records`)."""
+    from bbox_lark.syntax.record import Record, iter_records
     from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
-    stream = iter_nodes(source, max_line=max_line or DEFAULT_MAX_LINE, attach=False)  # type: ignore[arg-type]
+    stream = iter_records(source, max_line=max_line or DEFAULT_MAX_LINE)  # type: ignore[arg-type]
     head = next(stream)
     assert isinstance(head, Head)
     yield TextPart(
@@ -111,14 +112,14 @@ def text_parts(source: object, *, max_line: int | None = None) -> Iterator[TextP
     )
     lines: list[str] = []
     first = head.body_start
-    for node in stream:
-        assert not isinstance(node, Head)
-        if isinstance(node, Event) and lines:
+    for record in stream:
+        assert isinstance(record, Record)
+        if record.is_event and lines:  # an event, comment, lifecycle or unknown line
             yield TextPart("".join(lines), first)
             lines = []
         if not lines:
-            first = node.line
-        lines.append(node.raw + node.eol)
+            first = record.line
+        lines.append(record.raw + record.eol)
     if lines:
         yield TextPart("".join(lines), first)
 
