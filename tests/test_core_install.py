@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import venv
 from pathlib import Path
 
 import pytest
 import yaml
+from install_support import snapshot
 
 # One worker starts this module's core install once (pytest -n auto --dist loadgroup).
 pytestmark = [pytest.mark.network, pytest.mark.xdist_group("core_install")]
@@ -52,34 +52,11 @@ def _workflow_steps() -> list[str]:
     return [step["run"] for step in workflow["jobs"]["check"]["steps"] if "run" in step]
 
 
-def _snapshot(target: Path) -> Path:
-    """The project's files (tracked or not, not ignored), or the tree less the usual
-    scratch folders where git is not there: what a clone would hold."""
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        ).stdout
-        names = [name for name in listed.split("\0") if name and (REPO / name).is_file()]
-    except (OSError, subprocess.SubprocessError):
-        skip = shutil.ignore_patterns(".venv", ".git", "build", "dist", "site", ".nox", "*.egg-info")
-        shutil.copytree(REPO, target, ignore=skip)
-        return target
-    for name in names:
-        (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, target / name)
-    return target
-
-
 @pytest.fixture(scope="module")
 def core(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The ``bin`` folder of a fresh environment made by the workflow's install step."""
     work = tmp_path_factory.mktemp("core")
-    source = _snapshot(work / "bbox-lark")
+    source = snapshot(work / "bbox-lark")
     env_dir = work / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")

@@ -19,6 +19,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from install_support import snapshot
 
 # One worker starts this module's wheel build and install once (pytest -n auto --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("wheel")
@@ -38,6 +39,7 @@ def _run(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.Completed
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The ``bin`` folder of a fresh environment with the wheel installed."""
     work = tmp_path_factory.mktemp("wheel")
+    source = snapshot(work / "bbox-lark")
     built = _run(
         [
             sys.executable,
@@ -50,7 +52,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "30",
             "-w",
             str(work),
-            str(REPO),
+            str(source),
         ],
         cwd=work,
     )
