@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,16 @@ def golden_files() -> list[Path]:
 def external_files() -> list[Path]:
     """The bbox files of ``../shared/corpus-external`` (empty when it is absent)."""
     return _bbox_files(EXTERNAL)
+
+
+def on_each_file(paths: Iterable[Path], same: Callable[[bytes], object]) -> int:
+    """Run a differential check ``same`` on the bytes of each file; how many files it read
+    (the tests assert a floor, so an empty folder cannot pass unnoticed)."""
+    count = 0
+    for path in paths:
+        same(path.read_bytes())
+        count += 1
+    return count
 
 
 def file_id(path: Path) -> str:

@@ -12,14 +12,13 @@ call records, steps and totals (the reference until the next release)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import fuzz
 import fuzzgen
 import pytest
 from hypothesis import given
-from printer_support import documents, external_files, fuzz_settings, golden_files
+from printer_support import documents, external_files, fuzz_settings, golden_files, on_each_file
 from test_bench_tool import bench
 
 from bbox_lark.numbers.session import SessionCounter
@@ -60,21 +59,13 @@ def assert_same_numbers(source: Source) -> None:
     assert _session(iter_records(source)) == _session(iter_nodes(source))
 
 
-def _each(paths: Iterable[Path]) -> int:
-    count = 0
-    for path in paths:
-        assert_same_numbers(path.read_bytes())
-        count += 1
-    return count
-
-
 def test_golden_corpus() -> None:
-    assert _each(golden_files()) > 50
+    assert on_each_file(golden_files(), assert_same_numbers) > 50
 
 
 @pytest.mark.skipif(not external_files(), reason="../shared/corpus-external is absent")
 def test_external_logs() -> None:
-    assert _each(external_files()) > 50
+    assert on_each_file(external_files(), assert_same_numbers) > 50
 
 
 def test_generated_session() -> None:

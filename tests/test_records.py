@@ -14,14 +14,11 @@ next release).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-
 import fuzz
 import fuzzgen
 import pytest
 from hypothesis import given
-from printer_support import any_lines, documents, external_files, fuzz_settings, golden_files
+from printer_support import any_lines, documents, external_files, fuzz_settings, golden_files, on_each_file
 from test_bench_tool import bench
 from test_line_scan import TRICKY
 
@@ -107,21 +104,13 @@ def assert_same(source: Source) -> None:
     )
 
 
-def _each(paths: Iterable[Path]) -> int:
-    count = 0
-    for path in paths:
-        assert_same(path.read_bytes())
-        count += 1
-    return count
-
-
 def test_golden_corpus() -> None:
-    assert _each(golden_files()) > 50
+    assert on_each_file(golden_files(), assert_same) > 50
 
 
 @pytest.mark.skipif(not external_files(), reason="../shared/corpus-external is absent")
 def test_external_logs() -> None:
-    assert _each(external_files()) > 50
+    assert on_each_file(external_files(), assert_same) > 50
 
 
 def test_generated_session() -> None:
