@@ -74,9 +74,9 @@ class SecretRule(Rule):
 
     def __init__(self) -> None:
         self.in_key_block = False
-        #: The last line (event or continuation) and where its findings start: a key may
-        #: go on over the next continuation line.
-        self.last: tuple[int, str, frozenset[int]] | None = None
+        #: The last line (event or continuation), where its findings start (a key may go
+        #: on over the next continuation line) and where its generic (S002) findings start.
+        self.last: tuple[int, str, frozenset[int], frozenset[int]] | None = None
 
     def start(self, ctx: Context) -> None:
         for header_line in ctx.head.header_lines:
@@ -95,15 +95,17 @@ class SecretRule(Rule):
             self.in_key_block = False
         raw = node.raw
         starts: frozenset[int] = frozenset()
+        weak: frozenset[int] = frozenset()
         if might_hold_secrets(raw):  # the prefilter alone first: most lines stop here
             found = find_secrets(raw, allowed_secrets=ctx.allowed_secrets)
             if found:
                 self._report(found, raw, node.line, ctx)
                 starts = frozenset(secret.start for secret in found)
+                weak = frozenset(secret.start for secret in found if secret.severity != ERROR)
         if kind == "continuation" and last is not None:
             self._wrapped(last, raw, ctx)
         if kind != "blank":
-            self.last = (node.line, raw, starts)
+            self.last = (node.line, raw, starts, weak)
 
     def _after_end(self, raw: str, line: int, ctx: Context) -> None:
         """What follows a key block's ``END`` marker on its line (the block itself was found
@@ -116,10 +118,10 @@ class SecretRule(Rule):
             for found in find_secrets(rest, allowed_secrets=ctx.allowed_secrets):
                 ctx.report(code_of(found), line, after + found.start + 1, message(found))
 
-    def _wrapped(self, last: tuple[int, str, frozenset[int]], raw: str, ctx: Context) -> None:
+    def _wrapped(self, last: tuple[int, str, frozenset[int], frozenset[int]], raw: str, ctx: Context) -> None:
         """A key that starts on the last line and goes on at the start of this one."""
-        line, before, starts = last
-        if not before or not raw[2:3].strip() or not before[-1:].strip():
+        line, before, starts, weak = last
+        if not before or not raw.strip():
             return
         cut = max(0, len(before) - _WRAP_REACH)
         text = f"{before[cut:]}\n{raw}"
@@ -127,7 +129,11 @@ class SecretRule(Rule):
             return
         for secret in find_secrets(text, allowed_secrets=ctx.allowed_secrets):
             start = cut + secret.start
-            if secret.start < len(before) - cut < secret.end and start not in starts:
+            if secret.start < len(before) - cut < secret.end and (
+                start not in starts or (secret.severity == ERROR and start in weak)
+            ):
+                # A provider key read whole only over the wrap is reported even where the
+                # line alone held a generic guess at the same place (``Bearer ghp_…`` cut).
                 ctx.report(code_of(secret), line, start + 1, message(secret))
 
     def _scan(self, text: str, line: int, ctx: Context) -> None:

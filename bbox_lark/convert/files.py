@@ -294,7 +294,10 @@ def _converted(
         report=fidelity.render(shown),
         report_data={"source": result.source, "target": result.target, **fidelity.to_dict()},
         credentials=() if redact else credential_lines(shown, result, verdict),
-        secrets_refused=guarded and bool(result.credentials),
+        # The input's own S001 findings refuse it too: a key the line-by-line scan of the
+        # stream does not take whole (a private key's BEGIN line cut over a continuation).
+        secrets_refused=guarded
+        and (bool(result.credentials) or any(d.code == "S001" for d in result.diagnostics)),
     )
 
 

@@ -144,8 +144,10 @@ PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "github_token",
         ERROR,
-        r"(?P<secret>(?P<shown>gh[pousr]_)[" + _B62 + r"]{36,251}"
-        r"|(?P<shown2>github_pat_)[A-Za-z0-9_]{50,250})(?![A-Za-z0-9_])",
+        # A classic token ends where another begins (``ghp_…ghp_…`` run together: two keys).
+        r"(?P<secret>(?P<shown>gh[pousr]_)[" + _B62 + r"]{36}"
+        r"(?:(?:(?!gh[pousr]_)[" + _B62 + r"]){0,215}(?=gh[pousr]_)|[" + _B62 + r"]{0,215}(?![A-Za-z0-9_]))"
+        r"|(?P<shown2>github_pat_)[A-Za-z0-9_]{50,250}(?![A-Za-z0-9_]))",
         "A GitHub token: classic (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`) or fine-grained (`github_pat_`).",
         "git remote set-url origin https://x-access-token:ghp_FAKEfake0123456789notARealTokenABC12@github.com/o/r",
         ("gh", "github_pat_"),

@@ -193,10 +193,18 @@ def _candidates(
     if flags:  # lower-casing changed the length (a rare character): search the text itself
         haystack = text
     after = _boundary(row.after) if row.after else None
+    pattern = _compiled(row.pattern, flags)
     out = []
-    for match in _compiled(row.pattern, flags).finditer(haystack):
+    pos = ended = 0
+    while (match := pattern.search(haystack, pos)) is not None:
         at = match.start()
-        if after is not None and at and after.match(text, at - 1) and at not in starts:
+        pos = match.end()
+        if after is not None and at and after.match(text, at - 1) and at not in starts and at != ended:
+            # Not a key start (unless a key of this shape ends there: run together). Looked
+            # past from its next character, not from its end: its greedy run may hide a key
+            # that starts inside it (``…12sk-ant-…`` run on over a joined line into a key at
+            # the continuation line's start).
+            pos = at + 1
             continue
         start, end = match.span("secret")
         secret = text[start:end]
@@ -213,6 +221,7 @@ def _candidates(
         out.append(
             _Candidate(rank, start, end, row.kind, row.severity, mask(secret, _shown(match), row.tail))
         )
+        ended = pos
     return out
 
 
