@@ -87,8 +87,15 @@ def test_surrogate_halves_are_kept_as_characters() -> None:
 
 def test_continuation_lines_are_joined_and_the_joins_named() -> None:
     text = "a\n  b\n\tc\r\n  d"
-    assert all_views(text)[1:] == [("abcd", [0, 4, 7, 12, 13], [1, 2, 3])]
+    assert all_views(text)[1:] == [
+        ("abcd", [0, 4, 7, 12, 13], [1, 2, 3]),
+        # Every other break joined too (the first and third; then the second): a key
+        # wrapped over one break ends with its line there.
+        ("ab\n\tcd", [0, 4, 5, 6, 7, 12, 13], [1, 5]),
+        ("a\n  bc\r\n  d", [0, 1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13], [5]),
+    ]
     assert joined("no break") is None
+    assert all_views("a\n  b")[1:] == [("ab", [0, 4, 5], [1])]  # one break: no alternates
 
 
 def test_a_joined_text_with_escapes_has_both_views() -> None:
@@ -105,4 +112,8 @@ def test_the_last_code_point_of_unicode_is_read() -> None:
 
 
 def test_a_joined_text_maps_each_character_of_a_line_back() -> None:
-    assert all_views("ab\n  cd\n\tef")[1:] == [("abcdef", [0, 1, 5, 6, 9, 10, 11], [2, 4])]
+    assert all_views("ab\n  cd\n\tef")[1:] == [
+        ("abcdef", [0, 1, 5, 6, 9, 10, 11], [2, 4]),
+        ("abcd\n\tef", [0, 1, 5, 6, 7, 8, 9, 10, 11], [2]),
+        ("ab\n  cdef", [0, 1, 2, 3, 4, 5, 6, 9, 10, 11], [7]),
+    ]

@@ -95,15 +95,19 @@ def _escaped(match: re.Match[str]) -> str | None:
     return chr(point) if point <= 0x10FFFF else None
 
 
-def joined(text: str) -> tuple[str, _Map, list[int]] | None:
+def joined(text: str, every: int = 1, first: int = 0) -> tuple[str, _Map, list[int]] | None:
     """``text`` with each line break before a continuation line taken out (a key wrapped
-    over two lines reads whole), the map back and where the joins are in the view."""
+    over two lines reads whole), the map back and where the joins are in the view. With
+    ``every=2``, only every other such break from the ``first`` (0 or 1): a key wrapped over
+    one break then ends where its line does, not run into the next line's text."""
     parts: list[str] = []
     offsets = _Map()
     joins: list[int] = []
     at = 0
     size = 0
-    for match in JOIN.finditer(text):
+    for n, match in enumerate(JOIN.finditer(text)):
+        if n % every != first:
+            continue
         offsets.add(size, at, True)
         parts.append(text[at : match.start()])
         size += match.start() - at
@@ -133,7 +137,15 @@ def views(text: str) -> Iterator[tuple[str, Callable[[int], int], list[int] | No
     if "\n" in text:
         joined_view = joined(text)
         if joined_view is not None:
-            yield joined_view[0], joined_view[1], joined_view[2]
+            yield joined_view
+            if len(joined_view[2]) > 1:
+                # Every other break too: in the view of all of them joined, a key wrapped
+                # over one break runs into the next line's text (``AKIAF`` / ``AKE…AB`` /
+                # ``Bearer …``: ``…ABBearer``, no key's end); here it ends with its line.
+                for first in (0, 1):
+                    alternate = joined(text, 2, first)
+                    if alternate is not None:
+                        yield alternate
 
 
 def same(at: int) -> int:
