@@ -229,11 +229,15 @@ def test_the_biggest_real_log_shows_its_four_failed_calls() -> None:
     assert page.count("call o-error") == 4
 
 
-def test_generation_streams() -> None:
-    """The page is written as the input is read: beyond what a tiny page costs, the peak of
-    traced memory stays well below the page's size (the page and the document are never
-    held; what grows is a few ints per call)."""
+def test_generation_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ONE_PARSE_MAX_BYTES the page is written as the input is read again: beyond what
+    a tiny page costs, the peak of traced memory stays well below the page's size (the page
+    and the document are never held; what grows is a few ints per call). (Below it the
+    survey keeps the records for the page: one parse, memory bounded by that size.)"""
+    import bbox_lark.report
     from bbox_lark.report import render as render_report
+
+    monkeypatch.setattr(bbox_lark.report, "ONE_PARSE_MAX_BYTES", 1_000)
 
     lines = ["---", "format: bbox/1", "id: s", "repo_sha: 215db51", "---"]
     for n in range(2_000):
@@ -567,3 +571,19 @@ def test_a_result_with_a_finding_keeps_its_own_row() -> None:
     page = html_of(text)
     assert 'class="jn' not in page  # not folded into the call's row: the findings view shows it
     assert 'class="r k-observation has-dg obs join o-ok" id=L7>' in page
+
+
+def test_one_parse_and_two_passes_write_the_same_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page from the records the survey kept equals the page from a second read."""
+    from printer_support import external_files, golden_files
+
+    import bbox_lark.report
+
+    files = golden_files()[::3] + external_files()[::10]
+    assert len(files) > 40
+    for path in files:
+        data = path.read_bytes()
+        monkeypatch.setattr(bbox_lark.report, "ONE_PARSE_MAX_BYTES", 1 << 40)
+        once = html_of(data)
+        monkeypatch.setattr(bbox_lark.report, "ONE_PARSE_MAX_BYTES", -1)
+        assert html_of(data) == once, path

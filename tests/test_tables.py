@@ -529,3 +529,81 @@ def test_records_a_conversion_skipped_make_the_session_unfaithful(tmp_path: Path
     source.write_bytes(good.rstrip(b"\n") + b'\n{"type": "user", "message": \n')
     rows = query_tables([str(source)], "select faithful, problem from sessions").rows
     assert rows[0][0] is False and "1 record(s) the claude-code reader skipped" in rows[0][1]
+
+
+# -- export judges provider credentials from the pass that builds the rows ---------------------
+
+_KEY = "sk-ant-api03-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests_0123456789AA"
+_HEAD = "---\nformat: bbox/1\nid: s\nrepo_sha: abc\n---\n"
+
+
+def _judged(data: bytes, **options: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A file's refusal as export makes it (from the rows' pass), and as the file's own
+    scan makes it (numbers.export._credentials, the second pass it replaced)."""
+    from bbox_lark.numbers.export import _credentials
+    from bbox_lark.syntax.source import decode
+
+    rows = session_rows("f.bbox", data, **options)  # type: ignore[arg-type]
+    assert rows.provider_credentials is not None
+    judged = tuple(f"{line}:{col}: S001 {kind}" for line, col, kind in rows.provider_credentials)
+    return judged, _credentials([decode(data)], options.get("allowed_secrets", ()))  # type: ignore[arg-type]
+
+
+def test_the_rows_pass_finds_the_credentials_the_file_scan_finds() -> None:
+    from printer_support import external_files, golden_files, on_each_file
+
+    files = golden_files() + external_files()
+
+    def same(data: bytes) -> None:
+        judged, scanned = _judged(data, max_line=CORPUS_MAX_LINE)
+        assert judged == scanned
+
+    assert on_each_file(files, same) >= 100
+    header_key = _HEAD.replace("repo_sha: abc\n", f"repo_sha: abc\nnote: {_KEY}\n")
+    for text in [
+        _HEAD + f"u: {_KEY}\n",
+        header_key + f"# bbox-lark: ignore[S001]\nu: use {_KEY} twice {_KEY}\n",
+        _HEAD + "t:read id_rsa → -----BEGIN OPENSSH PRIVATE KEY-----\n  b3BlbnNz\n  -----END OPENSSH",
+    ]:
+        judged, scanned = _judged(text.encode())
+        assert judged == scanned and judged
+
+
+@pytest.mark.parametrize(
+    ("text", "options"),
+    [
+        (_HEAD + f"# bbox-lark: ignore[S001]\nu: {_KEY}\n", {}),  # a suppression does not export it
+        (_HEAD + f"u: {_KEY}\n", {"ignore": ["S"]}),  # nor does deselecting the rule (scanned again)
+        (_HEAD + f"u: {_KEY}\n", {"select": ["W"]}),
+    ],
+)
+def test_export_refuses_a_credential_whatever_the_selection(
+    text: str, options: dict[str, list[str]], tmp_path: Path
+) -> None:
+    from bbox_lark.numbers.export import _bbox_rows
+
+    source = tmp_path / "s.bbox"
+    source.write_text(text, encoding="utf-8")
+    rows = _bbox_rows(
+        str(source),
+        str(source),
+        CORPUS_MAX_LINE,
+        options.get("select"),
+        options.get("ignore"),
+        (),
+        "refuse",
+        None,
+    )
+    line = text.count("\n")  # the key's line is the last
+    assert rows.credentials == (f"{line}:4: S001 anthropic_key",) and rows.count("events") == 0
+    kept = _bbox_rows(
+        str(source),
+        str(source),
+        CORPUS_MAX_LINE,
+        options.get("select"),
+        options.get("ignore"),
+        (),
+        "keep",
+        None,
+    )
+    assert kept.credentials == () and kept.count("events") >= 1

@@ -413,3 +413,53 @@ def test_progress_of_a_subagent_is_an_open_observation() -> None:
         "o: id=call_2 → [ok]",
         't:bash "make test" id=call_3 → [err: ValueError: 2 tests failed]',
     ]
+
+
+# -- redactions counted from the scan's matches (issue "Core v4", point 2) ---------------------
+
+_PIECES = st.sampled_from(
+    [
+        SECRET,
+        "Xk9mQ2vL7pR4tZ8wN3bY6cF1",
+        "token=",
+        "password ",
+        "Bearer ",
+        "[redacted:api_key]",
+        "[redacted:",
+        "[redacted:a b]",
+        "[redacted:x\x01y]",
+        "]",
+        "[",
+        " ",
+        "\n",
+        "→",
+        "word",
+    ]
+)
+_VALUES = st.lists(_PIECES, max_size=6).map("".join)
+
+
+@fuzz_settings(200)
+@given(st.lists(st.tuples(st.sampled_from(["", "api_key=", "token="]), _VALUES), min_size=1, max_size=4))
+def test_markers_counted_from_the_scan_equal_the_markers_written(parts: list[tuple[str, str]]) -> None:
+    """markers_of (the scan's own count, plus the caller's markers) equals counting the
+    markers in each value as written, a name's replaced characters included."""
+    from bbox_lark.write.values import NAME_UNSAFE, count_markers, markers_of, scan_counted, scanned
+
+    written, put = scan_counted(parts)
+    assert written == scanned(parts)
+    for (_, given_text), text, n in zip(parts, written, put, strict=True):
+        assert markers_of(given_text, n, text) == count_markers(text)
+        name = NAME_UNSAFE.sub("_", text) or "_"
+        counted = markers_of(given_text, n, text) if "[redacted:" not in given_text else count_markers(name)
+        assert counted == count_markers(name)
+
+
+def test_every_secret_kind_makes_one_whole_marker() -> None:
+    """markers_of counts one marker a match: each kind's marker is read back as one marker."""
+    from bbox_lark.secrets.scanner import PATTERNS, marker
+    from bbox_lark.write.values import count_markers
+
+    for row in PATTERNS:
+        assert count_markers(marker(row.kind)) == 1
+        assert count_markers(f"a{marker(row.kind)}{marker(row.kind)}]b") == 2

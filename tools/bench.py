@@ -53,6 +53,7 @@ quote rules, continuations, header YAML, every check), so the ratio is the price
     python tools/bench.py --quick              # 100k lines, fewer runs: under a minute
     python tools/bench.py --only startup --startup-runs 60
     python tools/bench.py --only stages        # µs per line: split, scan, build, checks
+    python tools/bench.py --only rules         # µs per line of each rule alone, on records
     python tools/bench.py --only rates         # stats, export, report against check
     python tools/bench.py --corpus DIR --lines 200000 --repeat 5
     python tools/bench.py --only export --export-sessions 3000
@@ -78,6 +79,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 try:
     import bbox_lark
@@ -86,7 +88,7 @@ except ImportError:  # run with a Python that does not have the project installe
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus-external" / "rlog-real"
-SECTIONS = ("throughput", "stages", "rates", "memory", "commands", "startup", "export", "harbor")
+SECTIONS = ("throughput", "stages", "rules", "rates", "memory", "commands", "startup", "export", "harbor")
 GOAL_ONE, GOAL_ALL, GOAL_STARTUP = 0.5, 1.0, 1.5
 
 _LINE = re.compile(r"(t!|t~|th|td|[uatosmprxcq]):(\S*)(.*)")
@@ -414,6 +416,60 @@ def stages(label: str, texts: Sequence[str], repeat: int) -> None:
     scan = micros[STAGES[1][0]]
     print(f"    ({NODES[0]}: own {nodes - scan:.2f} µs/line, for comparison with the records)")
     print(f"    (a ratio of {GOAL_ONE} allows {baseline / GOAL_ONE:.2f} µs/line in all)")
+
+
+def rule_times(texts: Sequence[str], repeat: int) -> dict[str, float]:
+    """CPU µs per line of each check rule run alone over fresh records of ``texts`` (the
+    records made before the clock starts, so a node a rule builds is charged to it), and of
+    the whole checker over the same records (its dispatch and suppressions included)."""
+    from bbox_lark.checks import RULES, Checker, active_rules, selection
+    from bbox_lark.checks.base import Context, Dispatch
+    from bbox_lark.syntax.record import iter_records
+
+    lines = sum(count_lines(text) for text in texts)
+    rules = active_rules(selection())
+    best: dict[str, float] = {}
+
+    def fresh() -> list[list[Any]]:
+        return [list(iter_records(text)) for text in texts]
+
+    for _ in range(max(1, repeat)):
+        for cls in [*rules, None]:
+            documents = fresh()
+            gc.collect()  # the records just made are not the rule's: no collection of them on its clock
+            gc.disable()
+            start = time.process_time()
+            for head, *records in documents:
+                if cls is None:
+                    checker = Checker()
+                    checker.start(head)
+                    for record in records:
+                        checker.record(record)
+                    checker.finish()
+                    continue
+                rule = cls()
+                ctx = Context(head)
+                rule.start(ctx)
+                dispatch = Dispatch([rule])
+                for record in records:
+                    for method in dispatch[record.kind]:
+                        method(record, ctx)
+                rule.finish(ctx)
+            gc.enable()
+            name = "every rule (the checker)" if cls is None else f"{cls.__name__} ({', '.join(cls.codes)})"
+            best[name] = min(best.get(name, float("inf")), time.process_time() - start)
+    assert len(RULES) >= len(rules)
+    return {name: seconds / lines * 1e6 for name, seconds in best.items()}
+
+
+def rule_table(label: str, texts: Sequence[str], repeat: int) -> None:
+    micros = rule_times(texts, repeat)
+    total = micros.pop("every rule (the checker)")
+    print(f"  {label}: {sum(count_lines(t) for t in texts):,} lines")
+    for name, value in sorted(micros.items(), key=lambda item: -item[1]):
+        print(f"    {name[:60]:60} {value:6.2f} µs/line")
+    print(f"    {'sum of the rules alone':60} {sum(micros.values()):6.2f} µs/line")
+    print(f"    {'every rule (the checker: dispatch, suppressions)':60} {total:6.2f} µs/line")
 
 
 # -- child processes: peak memory and start-up --------------------------------------------
@@ -789,9 +845,63 @@ def harbor(folder: Path, sizes: Sequence[int], runs: int, given: str | None) -> 
         mine = ours_usage(outputs["ours usage"])
         same = "agree" if mine == theirs else f"DIFFER: ours {mine}, harbor {theirs}"
         print(f"    calls and tokens: {same}")
+        harbor_cpu = min(min(r[1] for r in results[f"harbor {what}"]) for what in ("→ ATIF", "usage"))
+        required_work(session, out / "ours.bbox", runs, harbor_cpu)
         session.unlink()
         for produced in out.iterdir():
             produced.unlink()
+
+
+def _strings(value: object, out: list[str]) -> list[str]:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out)
+    return out
+
+
+def required_work(session: Path, bbox: Path, runs: int, harbor_cpu: float) -> None:
+    """What DECISIONS §13 asks of ours and harbor does not do, timed alone in this process
+    (imports done, CPU s, best of ``runs``): the secret scan over the decoded text of every
+    JSON string of the session, and the check pass over its bbox form; beside harbor's whole
+    run (its smaller CPU time of the two commands)."""
+    import json
+
+    from bbox_lark.secrets.scanner import find_secrets, might_hold_secrets
+
+    done = subprocess.run(
+        [*bbox_lark_command(), "convert", str(session), "-o", str(bbox), "-q"], capture_output=True
+    )
+    if done.returncode not in (0, 1) or not bbox.exists():
+        print("    required work: the bbox form could not be written, skipped")
+        return
+    lines = session.read_text(encoding="utf-8").splitlines()
+    texts = [s for line in lines if line.strip() for s in _strings(json.loads(line), [])]
+    bbox_text = bbox.read_text(encoding="utf-8", errors="surrogateescape")
+
+    def scan() -> int:
+        return sum(len(find_secrets(text)) for text in texts if might_hold_secrets(text))
+
+    def check() -> int:
+        return len(bbox_lark.check(bbox_text))
+
+    best = {"secret scan of every decoded string": float("inf"), "check pass on the bbox form": float("inf")}
+    for _ in range(max(1, runs)):
+        for name, function in zip(best, (scan, check), strict=True):
+            gc.collect()
+            start = time.process_time()
+            function()
+            best[name] = min(best[name], time.process_time() - start)
+    print(f"    required work alone ({len(texts):,} strings; {count_lines(bbox_text):,} bbox lines):")
+    for name, cpu in best.items():
+        print(f"      {name:38} CPU {cpu:6.2f} s   x{cpu / harbor_cpu:.2f} of harbor's whole run")
+    total = sum(best.values())
+    print(f"      {'both':38} CPU {total:6.2f} s   x{total / harbor_cpu:.2f} of harbor's whole run")
+    bbox.unlink()
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -887,6 +997,15 @@ def main(argv: list[str] | None = None) -> int:
                 stages(f"real logs ({args.corpus.name})", texts, repeat)
             if lines > 0:
                 stages("generated clean session", [generate_session(min(lines, 200_000))], repeat)
+            print()
+        if "rules" in sections:
+            print(f"rules: CPU µs per line of each rule alone over records (best of {repeat}, interleaved)")
+            if args.corpus.is_dir():
+                paths = sorted(p for p in args.corpus.iterdir() if p.is_file())
+                texts = [p.read_text(encoding="utf-8", errors="surrogateescape") for p in paths]
+                rule_table(f"real logs ({args.corpus.name})", texts, repeat)
+            if lines > 0:
+                rule_table("generated clean session", [generate_session(min(lines, 200_000))], repeat)
             print()
         if "rates" in sections:
             print("rates: whole commands over the same files, one job each; CPU of the process, best of")

@@ -13,7 +13,11 @@ for any design that builds a node per line in pure Python. With ``--compiled`` t
 checker is also compiled with mypyc (it ships with mypy) in a temporary folder and measured
 beside it: the bound for the opt-in compiled build::
 
-    python tools/floor.py [--corpus DIR] [--repeat N] [--compiled]
+    python tools/floor.py [--corpus DIR] [--repeat N] [--compiled] [--check]
+
+``--check`` also times ``bbox_lark.check`` on the same text in the same run: its ratio, its
+time as a multiple of the floor's, and 0.75 of the floor's ratio (issue "Core v4" sets
+``check``'s goal at 0.75 of the floor).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import DEFAULT_CORPUS, generate_session, regex_classify
+from bench import DEFAULT_CORPUS, bbox_check, generate_session, regex_classify
 from floor_checker import floor_check
 
 HERE = Path(__file__).resolve().parent
@@ -73,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--compiled", action="store_true", help="also measure the checker compiled with mypyc"
     )
+    parser.add_argument(
+        "--check", action="store_true", help="also time bbox_lark.check on the same text, in the same run"
+    )
     args = parser.parse_args(argv)
     compiled = None
     if args.compiled:
@@ -100,6 +107,13 @@ def main(argv: list[str] | None = None) -> int:
             f"    toy checker (the floor)    {floor / lines * 1e6:6.2f} µs/line"
             f"   ratio {baseline / floor:.3f}  (an upper bound for a node per line in pure Python)"
         )
+        if args.check:
+            real = best_time(bbox_check, texts, args.repeat)
+            print(
+                f"    bbox_lark.check            {real / lines * 1e6:6.2f} µs/line"
+                f"   ratio {baseline / real:.3f}  ({real / floor:.2f}x the floor's time;"
+                f" 0.75 of the floor is {0.75 * baseline / floor:.3f})"
+            )
         if compiled is not None:
             assert compiled(texts[0]) == floor_check(texts[0])
             fast = best_time(compiled, texts, args.repeat)

@@ -250,20 +250,28 @@ def _bbox_rows(
     except OSError as error:
         why = "no such file or directory" if isinstance(error, FileNotFoundError) else error.strerror
         return unread_rows(path, f"{path}: cannot read: {why or error}")
-    if secrets != "keep":
+    if secrets == "redact":
         from bbox_lark.secrets.redaction import redact
         from bbox_lark.syntax.source import decode
 
-        text = decode(data)
-        if secrets == "refuse":
-            found = _credentials([text], allowed)
-            if found:
-                return _refused(path, found)
+        done = redact(decode(data), allowed_secrets=allowed)
+        if done.changed:
+            data = done.text.encode("utf-8", "surrogateescape")
+    rows = session_rows(path, data, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed)
+    if secrets == "refuse":
+        # The credentials are judged by the pass that made the rows (its secrets rule, before
+        # selection and suppressions); the file is scanned again only when that rule did not
+        # run or the read failed.
+        judged = rows.provider_credentials
+        if judged is None:
+            from bbox_lark.syntax.source import decode
+
+            found = _credentials([decode(data)], allowed)
         else:
-            done = redact(text, allowed_secrets=allowed)
-            if done.changed:
-                data = done.text.encode("utf-8", "surrogateescape")
-    return session_rows(path, data, max_line=max_line, select=select, ignore=ignore, allowed_secrets=allowed)
+            found = tuple(f"{line}:{col}: S001 {kind}" for line, col, kind in judged)
+        if found:
+            return _refused(path, found)
+    return rows
 
 
 def _credentials(chunks: Iterable[bytes | str], allowed: Any) -> tuple[str, ...]:

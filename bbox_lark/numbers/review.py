@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from bbox_lark.numbers.session import CallRecord, SessionTotals
     from bbox_lark.numbers.usage import Response
     from bbox_lark.syntax.nodes import Event
+    from bbox_lark.syntax.record import Record
 
 __all__ = [
     "CallItem",
@@ -260,7 +261,7 @@ def session_costs(totals: SessionTotals | None) -> Costs:
     return Costs(stated, estimated, note)
 
 
-def call_key(event: Event) -> str:
+def call_key(event: Event | Record) -> str:
     """The call ``event`` makes, normalised to compare repeats: its name, positional
     arguments and fields (without the ones that name, place or time a call:
     :data:`BOOKKEEPING_FIELDS`, nor ``extra.*``), whitespace collapsed."""
@@ -315,7 +316,7 @@ class Reviewer:
 
     # -- feeding ---------------------------------------------------------------------------------
 
-    def start(self, event: Event) -> None:
+    def start(self, event: Event | Record) -> None:
         """A line that may make a call: its key is kept until its record comes."""
         self._open[event.line] = self._key_id(call_key(event))
 
@@ -546,7 +547,7 @@ class ReviewFeed:
     def __init__(self, reviewer: Reviewer) -> None:
         self.reviewer = reviewer
 
-    def event(self, event: Event) -> None:
+    def event(self, event: Event | Record) -> None:
         from bbox_lark.syntax.correlate import FAMILIES
         from bbox_lark.syntax.values import parse_elapsed, parse_timestamp
 
@@ -569,7 +570,7 @@ class ReviewFeed:
                     return
                 self.reviewer.time(event.line, seconds)
 
-    def record(self, record: CallRecord, completion: Event | None) -> None:
+    def record(self, record: CallRecord, completion: Event | Record | None) -> None:
         text = ""
         if completion is not None and completion.line == record.end_line:
             result = completion.result

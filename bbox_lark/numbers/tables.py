@@ -198,6 +198,11 @@ class SessionRows:
     crashed: bool = False
     #: The provider credentials that made ``export`` refuse the file (``line:col: S001 kind``).
     credentials: tuple[str, ...] = ()
+    #: The provider credentials the rows' own check found (the secrets rule's ``S001``
+    #: findings before selection and suppressions), as ``(line, col, kind)`` in line and
+    #: column order; None when that rule did not run (``S001`` and ``S002`` not selected)
+    #: or the rows are not a whole read (``export`` then scans the file itself).
+    provider_credentials: tuple[tuple[int, int, str], ...] | None = None
 
     def count(self, table: str) -> int:
         columns = self.tables[table]
@@ -372,6 +377,7 @@ class _SessionReader:
         self.stream = iter_records(source, max_line=max_line)
         checker = checker_for(None, None, select, ignore, allowed_secrets=allowed_secrets)
         diagnostics = list(run(checker, self.stream, self))
+        found = _provider_credentials(checker)
         head = self.stream.head
         counter = self._counter()
         pending, _, totals = counter.finish()
@@ -399,7 +405,7 @@ class _SessionReader:
             **_totals_row(totals),
         }
         _append(tables["sessions"], row)
-        return SessionRows(self.path, tables, ok=not refusing)
+        return SessionRows(self.path, tables, ok=not refusing, provider_credentials=found)
 
     def _counter(self) -> SessionCounter:
         if self.counter is None:
@@ -449,6 +455,16 @@ class _SessionReader:
     def _call(self, record: CallRecord) -> None:
         _append(self.calls, {"session_id": self.sid, "path": self.shown, **_call_row(record)})
         self.held += 1
+
+
+def _provider_credentials(checker: Any) -> tuple[tuple[int, int, str], ...] | None:
+    """The secrets rule's ``S001`` findings in ``checker`` after a whole-file run, before
+    selection and suppressions (a finding's message starts with the kind), sorted by line
+    and column; None when the rule did not run (no rule that reports ``S001`` was)."""
+    if checker.context is None or not any("S001" in rule.codes for rule in checker.rules):
+        return None
+    found = [(d.line, d.col, d.message.split(" ", 1)[0]) for d in checker.context.found if d.code == "S001"]
+    return tuple(sorted(found, key=lambda f: (f[0], f[1])))
 
 
 # -- the numbers (bbox_lark.numbers.session) ------------------------------------------------------

@@ -5,9 +5,12 @@ script, the usage chart as SVG), loads nothing, opens from disk and prints. Any 
 ``convert`` reads is reported through its bbox form (a Claude Code session, an ATIF
 trajectory …), so the line numbers are those of that form.
 
-The input is read twice (:mod:`bbox_lark.report.survey`, then :mod:`bbox_lark.report.page`)
-and the page is written as the second pass reads: memory holds small per-line facts (a call's
-outcome, a far observation's preview, the diagnostics), never the document or the page.
+The input is parsed once into the line scan's records: the survey
+(:mod:`bbox_lark.report.survey`) reads them first, as ``check`` does, and the page
+(:mod:`bbox_lark.report.page`) is then written from the same records. A file larger than
+:data:`ONE_PARSE_MAX_BYTES` is read twice instead (the survey, then the page as the second
+pass reads), so that memory holds small per-line facts (a call's outcome, a far
+observation's preview, the diagnostics), never that document or the page.
 
 May import everything below the CLI: :mod:`bbox_lark.syntax`, :mod:`bbox_lark.files`,
 :mod:`bbox_lark.secrets`, :mod:`bbox_lark.checks`, :mod:`bbox_lark.convert` and
@@ -17,7 +20,7 @@ May import everything below the CLI: :mod:`bbox_lark.syntax`, :mod:`bbox_lark.fi
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -32,6 +35,10 @@ if TYPE_CHECKING:
     from bbox_lark.report.survey import Survey
 
 __all__ = ["OutputError", "default_output", "render", "write_report"]
+
+#: The largest file whose records the survey keeps for the page (one parse); a larger one is
+#: read a second time for the page instead of being held.
+ONE_PARSE_MAX_BYTES = 1 << 20
 
 
 class OutputError(WriteError):
@@ -177,20 +184,35 @@ def write_page(
     live: bool = False,
     review: ReviewOptions | None = None,
 ) -> Survey:
-    """The two passes over a bbox file; ``settings`` choose the checks (for the file
-    ``shown``, the one the user named, when ``path`` is its conversion)."""
+    """The survey and the page of a bbox file, from one parse (the survey keeps the records
+    for the page) or, above :data:`ONE_PARSE_MAX_BYTES`, two; ``settings`` choose the checks
+    (for the file ``shown``, the one the user named, when ``path`` is its conversion)."""
     from bbox_lark.report.page import Page
     from bbox_lark.report.survey import survey
-    from bbox_lark.syntax.parser import iter_nodes
+    from bbox_lark.syntax.parser import Head
+    from bbox_lark.syntax.record import Record, iter_records
 
     rules: tuple[Any, Any, Any] = (None, None, ())
     if settings is not None:
         named = None if shown in (None, "-") else shown
         rules = (settings.select, settings.ignore_for(named), settings.allowed_secrets)
+    kept: list[Head | Record] | None = [] if path.stat().st_size <= ONE_PARSE_MAX_BYTES else None
     with path.open("rb") as first:
         found = survey(
-            iter_nodes(first, max_line=max_line, attach=False), path=path, rules=rules, options=review
+            iter_records(first, max_line=max_line), path=path, rules=rules, options=review, keep=kept
         )
+    page = Page(out, found, title, live=live)
+    if kept is not None:
+        page.write(_drained(kept))
+        return found
     with path.open("rb") as second:
-        Page(out, found, title, live=live).write(iter_nodes(second, max_line=max_line, attach=False))
+        page.write(iter_records(second, max_line=max_line))
     return found
+
+
+def _drained(items: list[Any]) -> Iterator[Any]:
+    """``items`` in order, each let go of once it is given (a line's node, built for the page,
+    is not held to the end)."""
+    items.reverse()
+    while items:
+        yield items.pop()

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any, TextIO
+from typing import TextIO
 
 from bbox_lark.numbers.prices import format_usd
 from bbox_lark.numbers.review import Costs, session_costs
 from bbox_lark.report.assets import CSP, CSP_LIVE, SCRIPT, STYLE
 from bbox_lark.report.survey import Survey, has_bit
 from bbox_lark.syntax.grammar import vocabulary
-from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Event
-from bbox_lark.syntax.parser import Head, NodeStream
+from bbox_lark.syntax.nodes import Diagnostic, Event
+from bbox_lark.syntax.parser import Head
+from bbox_lark.syntax.record import Record
 
 #: Rows per timeline chunk (the unit the browser skips laying out while off screen).
 CHUNK = 200
@@ -163,7 +165,9 @@ class Page:
 
     # -- the frame ----------------------------------------------------------------------------
 
-    def write(self, stream: NodeStream) -> None:
+    def write(self, stream: Iterator[Head | Record]) -> None:
+        """The page of ``stream``: its head, then each body line's record
+        (:func:`~bbox_lark.syntax.record.iter_records`, or the records the survey kept)."""
         w = self.out.write
         found = self.found
         session = found.header.get("id")
@@ -189,7 +193,7 @@ class Page:
         self._header_rows(head)
         w("<div class=ch>\n")
         for node in stream:
-            self._node(node)
+            self._node(node)  # type: ignore[arg-type]
         if self._open_row:
             self._close_row()
         self._close_fold()
@@ -554,18 +558,19 @@ class Page:
             self.out.write("</details>\n")
             self._fold_until = 0
 
-    def _node(self, node: Any) -> None:
+    def _node(self, node: Record) -> None:
         w = self.out.write
         line = node.line
+        kind = node.kind
         found = self.found
         if self._open_row:
-            if isinstance(node, Event) and found.completes.get(line) == self._open_row:
+            if node.is_event and found.completes.get(line) == self._open_row:
                 self._joined(node)
                 return
             self._close_row()
         if self._fold_until and line > self._fold_until:
             self._close_fold()
-        if isinstance(node, BlankLine) and line not in found.diagnostics:
+        if kind == "blank" and line not in found.diagnostics:
             w(f"<span class=bl id=L{line}></span>\n")  # an anchor for #L links, not a row
             return
         if not self._fold_until:
@@ -573,7 +578,7 @@ class Page:
             if self._rows >= CHUNK:
                 self._rows = 0
                 w("</div>\n<div class=ch>\n")
-        if isinstance(node, Continuation):
+        if kind == "continuation":
             flagged = " has-dg" if line in found.diagnostics else ""
             if node.owner is not None and node.owner in found.bookkeeping:
                 flagged += " bk"
@@ -581,7 +586,7 @@ class Page:
             w(f"<div class=b>{esc(node.raw)}</div></div>\n")
             self._diagnostics(line)
             return
-        if isinstance(node, BlankLine) or not isinstance(node, Event):
+        if kind == "blank":
             flagged = " has-dg" if line in found.diagnostics else ""
             w(f'<div class="r blank{flagged}" id=L{line}>{self._number(line)}</div>\n')
             self._diagnostics(line)
@@ -609,7 +614,7 @@ class Page:
         self.out.write("</div></div>\n")
         self._after(line)
 
-    def _joined(self, event: Event) -> None:
+    def _joined(self, event: Event | Record) -> None:
         """The completion of the open call row, on the next line: inside that row."""
         start, line = self._open_row, event.line
         outcome = self.found.outcomes.get(start, "unknown")
@@ -621,7 +626,7 @@ class Page:
         self._diagnostics(start)
         self._after(line)
 
-    def _event(self, event: Event) -> None:
+    def _event(self, event: Event | Record) -> None:
         """The row of an event, left open after its text (the caller closes it)."""
         found = self.found
         line = event.line
@@ -670,7 +675,7 @@ class Page:
                     f"<span class=gap>({gap})</span> <span class=res>{esc(far.text)}</span></div>"
                 )
 
-    def _marked(self, event: Event, done: bool = False) -> str:
+    def _marked(self, event: Event | Record, done: bool = False) -> str:
         """The line's source with its parts marked: prefix and name, fields (dimmed), the
         result; beyond :data:`SHOWN` characters the rest is folded. ``done``: the call was
         completed, so a start placeholder (``→ [running]``) is marked to be hidden (the

@@ -4,8 +4,12 @@ The page is written in one stream (:mod:`bbox_lark.report.page`), top to bottom:
 card with the session's totals comes first, a call shows the observation that completes it
 even when that arrives hundreds of lines later, a folded output says how many lines it holds
 and every diagnostic sits under its line. All of that is known only at the end of the file,
-so the input is read twice: this pass keeps small per-line facts (ints and short previews,
-never the nodes or their text), the second pass renders each node as it is read again.
+so this pass runs first. It reads the line scan's records (:func:`~bbox_lark.syntax.record.iter_records`),
+as ``check`` does: a line's node is built only for what a record does not hold (a call's
+arguments, the text of a result that completes a call). What it learns is small per-line
+facts (ints and short previews); the page then renders the same records
+(:func:`bbox_lark.report.write_page` keeps them for it, so the file is parsed once), or, for a
+file too large to hold, reads the file again.
 
 Every number (a call's outcome and latency, the responses' usage, the totals, the costs)
 comes from :mod:`bbox_lark.numbers.session`, the one place that decides them
@@ -23,8 +27,9 @@ from typing import Any
 from bbox_lark.numbers.review import Review, Reviewer, ReviewFeed, ReviewOptions
 from bbox_lark.numbers.session import CallRecord, SessionCounter, SessionTotals
 from bbox_lark.numbers.usage import Response, Responses
-from bbox_lark.syntax.nodes import BlankLine, Continuation, Diagnostic, Event
+from bbox_lark.syntax.nodes import Diagnostic, Event
 from bbox_lark.syntax.parser import Head, NodeStream
+from bbox_lark.syntax.record import Record, RecordStream
 
 #: A comment an importer writes for itself: ``# claude-code record <type>`` and its JSON.
 _BOOKKEEPING = re.compile(r"[a-z][a-z0-9-]* record\b")
@@ -125,15 +130,18 @@ class Survey:
 
 
 def survey(
-    stream: NodeStream,
+    stream: RecordStream | NodeStream,
     *,
     path: Any = None,
     rules: tuple[Any, Any, Any] = (None, None, ()),
     options: ReviewOptions | None = None,
+    keep: list[Head | Record] | None = None,
 ) -> Survey:
-    """Read ``stream`` (:func:`~bbox_lark.iter_nodes` with ``attach=False``) once: check it
-    (``rules``: the ``select``, ``ignore`` and ``allowed-secrets`` settings), review it
-    (:mod:`bbox_lark.numbers.review`, with ``options``) and gather the page's facts."""
+    """Read ``stream`` (:func:`~bbox_lark.syntax.record.iter_records`, or
+    :func:`~bbox_lark.iter_nodes` with ``attach=False``: each node is then read through its
+    record) once: check it (``rules``: the ``select``, ``ignore`` and ``allowed-secrets``
+    settings), review it (:mod:`bbox_lark.numbers.review`, with ``options``) and gather the
+    page's facts. ``keep``: the head and every record are appended to it, for the page."""
     from bbox_lark.api import checker_for
 
     found = Survey()
@@ -142,6 +150,8 @@ def survey(
     head = next(stream)
     assert isinstance(head, Head)
     checker.start(head)
+    if keep is not None:
+        keep.append(head)
     if head.header_info is not None:
         found.header = dict(head.header_info.fields)
     found.body_start = head.body_start
@@ -153,19 +163,23 @@ def survey(
     responses = Responses()
     output = _Output(found.continuation)
     faults = stream.faults
-    for node in stream:
+    for item in stream:
         for fault in faults:
             checker.fault(fault)
         faults.clear()
-        checker.node(node)  # type: ignore[arg-type]
-        if isinstance(node, Continuation):
+        node = item if type(item) is Record else Record.of(item)  # type: ignore[arg-type]
+        checker.record(node)
+        if keep is not None:
+            keep.append(node)
+        kind = node.kind
+        if kind == "continuation":
             if node.owner is not None:
                 output.add(node.owner, node.line)
             continue
-        if isinstance(node, BlankLine) or not isinstance(node, Event):
+        if kind == "blank":
             continue
-        found.kinds[node.kind] += 1
-        if node.kind == "comment":
+        found.kinds[kind] += 1
+        if kind == "comment":
             if node.name == "elapsed":
                 found.elapsed = _elapsed(node)
             elif _BOOKKEEPING.match(node.text):
@@ -221,7 +235,7 @@ class _Calls:
         #: shown joined under its call; a later one is previewed at the call).
         self.previous = 0
 
-    def add(self, record: CallRecord, event: Event | None) -> None:
+    def add(self, record: CallRecord, event: Event | Record | None) -> None:
         found = self.found
         start, end = record.start_line, record.end_line
         found.outcomes[start] = record.outcome
@@ -258,7 +272,7 @@ def _response(found: Survey, ended: tuple[Response, ...], reviewer: Reviewer) ->
         found.usage_out.append(usage.tokens_out or 0)
 
 
-def _elapsed(event: Event) -> int | None:
+def _elapsed(event: Event | Record) -> int | None:
     from bbox_lark.syntax.values import parse_elapsed
 
     value = event.fields.get("t")

@@ -136,6 +136,18 @@ def count_markers(text: str) -> int:
     return len(find_redactions(text, 0)) if "[redacted:" in text else 0
 
 
+def markers_of(given: str, put: int, written: str) -> int:
+    """The redaction markers in ``written``, a value the Writer made from the caller's
+    ``given`` text by the secret scan (which put ``put`` markers in it) and, for a name, by
+    replacing characters a name cannot hold. Counted from the scan's matches: text that held
+    no ``[redacted:`` holds after the scan exactly the markers it put (each one whole: a
+    kind is a word, and nothing before a marker can end in a part of ``[redacted:``; a
+    replaced character becomes ``_``, which no marker's head holds). Text that already held
+    one is counted as written (a secret beside a marker, or a name's replaced character,
+    may make or unmake one): ``# redactions=N`` counts the caller's own markers too."""
+    return put if "[redacted:" not in given else count_markers(written)
+
+
 def plain_comment(text: str) -> Event:
     """A plain comment whose text reads back as ``text``: as written when it can be,
     else as written text."""
@@ -155,10 +167,16 @@ def scanned(parts: list[tuple[str, str]]) -> list[str]:
     parts scanned as one text (``context`` and ``text`` of each, one space between
     parts), so that a value is judged beside its key and an argument beside the one
     before it, as a reader of the line sees them (docs/reference.md#secrets)."""
+    return scan_counted(parts)[0]
 
+
+def scan_counted(parts: list[tuple[str, str]]) -> tuple[list[str], list[int]]:
+    """:func:`scanned`'s texts, and how many markers the scan put in each (one for each
+    match that covers part of it: a match over two parts puts a marker in each)."""
     texts = [text for _, text in parts]
+    put = [0] * len(texts)
     if not parts:
-        return texts
+        return texts, put
     from bbox_lark.secrets.scanner import find_secrets, marker
 
     spans: list[tuple[int, int]] = []
@@ -175,9 +193,9 @@ def scanned(parts: list[tuple[str, str]]) -> list[str]:
     whole = "".join(joined)
     found = find_secrets(whole)
     if not found:
-        return texts
+        return texts, put
     out: list[str] = []
-    for (start, end), text in zip(spans, texts, strict=True):
+    for n, ((start, end), text) in enumerate(zip(spans, texts, strict=True)):
         pieces: list[str] = []
         at = start
         for match in found:
@@ -185,9 +203,10 @@ def scanned(parts: list[tuple[str, str]]) -> list[str]:
             if lo >= hi:
                 continue
             pieces += [whole[at:lo], marker(match.kind)]
+            put[n] += 1
             at = hi
         out.append("".join(pieces) + whole[at:end] if pieces else text)
-    return out
+    return out, put
 
 
 @dataclass(slots=True)

@@ -61,13 +61,14 @@ from bbox_lark.write.values import (  # noqa: F401 (MAX_NAME: documented here)
     header_value,
     is_binary,
     is_pointer,
+    markers_of,
     need_str,
     parts_of,
     plain_comment,
     resume,
     safe_key,
     scalar,
-    scanned,
+    scan_counted,
     typename,
 )
 
@@ -109,6 +110,7 @@ class CallHandle:
         args: tuple[Any, ...],
         fields: dict[str, Any],
         markers: int = 0,
+        name_markers: int = 0,
     ):
         self._writer = writer
         self.kind = kind
@@ -121,7 +123,10 @@ class CallHandle:
         self.id: str = fields["id"]
         self.written = False
         self.finished = False
+        #: The markers the call's line holds (its name's among them).
         self.markers = markers
+        #: The markers its name holds (a ``t~:`` progress line writes the name again).
+        self.name_markers = name_markers
 
     def progress(self, text: str, **fields: Any) -> None:
         """A progress line for this call (``t~:name id=… "text"``)."""
@@ -348,7 +353,7 @@ class Writer:
             if step is None and self.auto_step and self._step:
                 step = self._step
             given = {"step": step, **usage} if step is not None else usage
-            _, _, values, markers = self._prepare("metrics()", (), (), given)
+            _, _, _, values, markers = self._prepare("metrics()", (), (), given)
             self._emit(lambda: build.comment("metrics", fields=values), markers=markers)
 
     def lifecycle(self, name: str, *args: Any, **fields: Any) -> None:
@@ -375,10 +380,10 @@ class Writer:
         quoted string, is written text (``# "metrics cost_usd=5"``)."""
         need_str(text, "comment() text")
         with self._lock:
-            (text,) = self._scan([("", text)])
-            text = self._long_text(text)
-            markers = count_markers(text)
-            self._emit(lambda: plain_comment(text), markers=markers)
+            (written,), (put,) = self._scan_counted([("", text)])
+            stored = self._long_text(written)
+            markers = markers_of(text, put, written) if stored is written else 0  # a pointer: none
+            self._emit(lambda: plain_comment(stored), markers=markers)
 
     def blob(self, data: bytes | str, mime: str | None = None) -> BlobPointer | None:
         """Store ``data`` in the blob store and return its pointer (to pass as a result or an
@@ -437,10 +442,10 @@ class Writer:
             self._emit(lambda: build.comment(f"redactions={count}"))
 
     def _lifecycle(self, primitive: str, args: tuple[Any, ...], fields: dict[str, Any]) -> None:
-        _, values, pairs, markers = self._prepare("lifecycle()", (), args, fields)
+        _, _, values, pairs, markers = self._prepare("lifecycle()", (), args, fields)
         self._emit(
             lambda: build.lifecycle(primitive, values, fields=pairs),
-            markers=markers + count_markers(primitive),
+            markers=markers,  # the primitive holds letters, digits, `_` and `-` only: no marker
             start=primitive == "start",
         )
         if primitive == "start":
@@ -449,10 +454,11 @@ class Writer:
     def _message(self, kind: str, text: str, fields: dict[str, Any]) -> None:
         with self._lock:
             stamped = self._stamped(fields, step=True)
-            (text,), _, pairs, markers = self._prepare(f"{METHODS[kind]}()", (text,), (), stamped)
-            text = self._long_text(text)
-            markers += count_markers(text)
-            self._emit(lambda: build.message(kind, text, fields=pairs, exact=True), markers=markers)
+            (written,), (held,), _, pairs, markers = self._prepare(f"{METHODS[kind]}()", (text,), (), stamped)
+            stored = self._long_text(written)
+            if stored is written:  # else a blob pointer: no marker on the line
+                markers += held
+            self._emit(lambda: build.message(kind, stored, fields=pairs, exact=True), markers=markers)
 
     def _call(self, kind: str, name: str | None, args: tuple[Any, ...], fields: dict[str, Any]) -> CallHandle:
         what = f"{METHODS[kind]}()"
@@ -462,12 +468,17 @@ class Writer:
             self._used_ids.add(call_id)
             stamped = self._stamped({"id": call_id, **fields}, step=True)
             texts = (name,) if name is not None else ()
-            named, values, pairs, markers = self._prepare(what, texts, args, stamped)
+            named, held, values, pairs, markers = self._prepare(what, texts, args, stamped)
+            name_markers = 0
             if name is not None:
-                name = NAME_UNSAFE.sub("_", named[0]) or "_"
-                check_name(name, f"{what} name")
-                markers += count_markers(name)
-            handle = CallHandle(self, kind, name, values, pairs, markers)
+                written = NAME_UNSAFE.sub("_", named[0]) or "_"
+                check_name(written, f"{what} name")
+                # held counts the scanned name; the replaced characters change it only
+                # when the caller's name held a marker already (values.markers_of)
+                name_markers = held[0] if "[redacted:" not in name else count_markers(written)
+                markers += name_markers
+                name = written
+            handle = CallHandle(self, kind, name, values, pairs, markers, name_markers)
             self._open.append(handle)
             return handle
 
@@ -483,11 +494,11 @@ class Writer:
     def _progress(self, handle: CallHandle, text: str, fields: dict[str, Any]) -> None:
         with self._lock:
             args = (text,) if text else ()
-            _, values, pairs, markers = self._prepare("progress()", (), args, {"id": handle.id, **fields})
+            _, _, values, pairs, markers = self._prepare("progress()", (), args, {"id": handle.id, **fields})
             make: Callable[[], Event]
             if handle.kind == "tool":
                 make = lambda: build.call("tool_progress", handle.name, values, fields=pairs)  # noqa: E731
-                markers += count_markers(handle.name or "")
+                markers += handle.name_markers
             else:
                 make = lambda: build.observation(values, fields=pairs, result=build.result("running"))  # noqa: E731
             self._emit(make, markers=markers)
@@ -497,7 +508,7 @@ class Writer:
             if handle.finished:
                 return
             built, markers = self._result(result)
-            _, _, extra, field_markers = self._prepare("finish()", (), (), fields)
+            _, _, _, extra, field_markers = self._prepare("finish()", (), (), fields)
             markers += field_markers
             handle.finished = True
             if not handle.written:
@@ -542,9 +553,11 @@ class Writer:
             return build.result("blob", sha256=value.sha256, size=size, mime=value.mime), 0
         if isinstance(value, BaseException):
             said = str(value)  # kept as it is (written text carries any whitespace)
-            (message,) = self._scan([("", f"{typename(value)}: {said}" if said else typename(value))])
-            message = self._long_text(message)
-            return build.result("error", message=message), count_markers(message)
+            given = f"{typename(value)}: {said}" if said else typename(value)
+            (written,), (put,) = self._scan_counted([("", given)])
+            message = self._long_text(written)
+            held = markers_of(given, put, written) if message is written else 0  # a pointer: none
+            return build.result("error", message=message), held
         if isinstance(value, (bytes, bytearray, memoryview)):
             stored = self._store(bytes(value), BINARY)
             if stored is not None:
@@ -554,25 +567,26 @@ class Writer:
             text = as_json(value, "finish() result")
         else:
             text = scalar(value, "finish() result")
-        (text,) = self._scan([("", text)])
-        if len(text) > self.blob_threshold or is_pointer(text):
-            stored = self._store(text, TEXT)
+        (written,), (put,) = self._scan_counted([("", text)])
+        if len(written) > self.blob_threshold or is_pointer(written):
+            stored = self._store(written, TEXT)
             if stored is not None:
                 return build.result("blob", sha256=stored.sha256, size=stored.size, mime=stored.mime), 0
-        return build.result("text", text=text), count_markers(text)
+        return build.result("text", text=written), markers_of(text, put, written)
 
     # -- values ------------------------------------------------------------------------------
 
     def _prepare(
         self, what: str, texts: tuple[str, ...], args: Iterable[Any], fields: Mapping[str, Any]
-    ) -> tuple[tuple[str, ...], tuple[Value, ...], dict[str, Value], int]:
+    ) -> tuple[tuple[str, ...], tuple[int, ...], tuple[Value, ...], dict[str, Value], int]:
         """A line's values as the Writer writes them: ``texts`` (a name, a message) and the
         arguments and field values type-checked (TypeError naming the one at fault),
         converted to text, scanned for secrets together, as the line shows them (a value
         after its key, an argument after the one before it), and each argument or field
-        value longer than the threshold stored as a blob. Returns the texts, arguments and
-        fields, and the markers the arguments and fields put on the line (texts: the
-        caller's, which may still store them)."""
+        value longer than the threshold stored as a blob. Returns the texts and the markers
+        each holds (the caller may still store one, or change a name's characters), the
+        arguments and fields, and the markers the arguments and fields put on the line: all
+        counted from the scan's matches (:func:`~bbox_lark.write.values.markers_of`)."""
         values: list[Value | Pointer] = []
         for n, arg in enumerate(args, 1):
             values.append(self._arg(arg, f"{what} argument {n}"))
@@ -587,30 +601,39 @@ class Writer:
             parts += [] if isinstance(value, Pointer) else parts_of("", value)
         for key, value in pairs.items():
             parts += [] if isinstance(value, Pointer) else parts_of(key + "=", value)
-        scanned = iter(self._scan(parts))
-        out_texts = tuple(next(scanned) for _ in texts)
+        written, put = self._scan_counted(parts)
+        # each part as (the caller's text, as scanned, the markers the scan put in it)
+        scanned = zip([text for _, text in parts], written, put, strict=True)
+        out_texts: list[str] = []
+        held: list[int] = []
+        for given, text, n in (next(scanned) for _ in texts):
+            out_texts.append(text)
+            held.append(markers_of(given, n, text))
         markers = 0
 
-        def rebuilt(value: Value | Pointer) -> Value:
+        def kept(given: str, text: str, n: int, stored: str) -> str:
+            """``stored`` (``text``, or the pointer it was stored as), counting its markers."""
             nonlocal markers
+            if stored is text:  # a pointer holds no marker
+                markers += markers_of(given, n, text)
+            return stored
+
+        def rebuilt(value: Value | Pointer) -> Value:
             if isinstance(value, Pointer):
                 return str(value)
             if isinstance(value, tuple):
                 # Items stay inline whatever their length; one that is exactly a pointer is
                 # stored (see _offloaded).
-                items = tuple(
-                    self._offloaded(item) if is_pointer(item) else item
-                    for item in (next(scanned) for _ in value)
+                return tuple(
+                    kept(given, item, n, self._offloaded(item) if is_pointer(item) else item)
+                    for given, item, n in (next(scanned) for _ in value)
                 )
-                markers += sum(count_markers(item) for item in items)
-                return items
-            text = self._offloaded(next(scanned))
-            markers += count_markers(text)
-            return text
+            given, text, n = next(scanned)
+            return kept(given, text, n, self._offloaded(text))
 
         out_values = tuple(rebuilt(v) for v in values)
         out_pairs = {key: rebuilt(v) for key, v in pairs.items()}
-        return out_texts, out_values, out_pairs, markers
+        return tuple(out_texts), tuple(held), out_values, out_pairs, markers
 
     def _arg(self, value: Any, what: str, *, bytes_ok: bool = True) -> Value | Pointer:
         if isinstance(value, BlobPointer):
@@ -638,7 +661,14 @@ class Writer:
     def _scan(self, parts: list[tuple[str, str]]) -> list[str]:
         """Each part's text with its secrets replaced, the parts scanned as one text
         (:func:`~bbox_lark.write.values.scanned`)."""
-        return scanned(parts) if self.redact else [text for _, text in parts]
+        return self._scan_counted(parts)[0]
+
+    def _scan_counted(self, parts: list[tuple[str, str]]) -> tuple[list[str], list[int]]:
+        """:meth:`_scan`'s texts and the markers the scan put in each
+        (:func:`~bbox_lark.write.values.scan_counted`)."""
+        if self.redact:
+            return scan_counted(parts)
+        return [text for _, text in parts], [0] * len(parts)
 
     def _redacted_value(self, value: Any) -> Any:
         """A header value with the secrets in its strings replaced."""
