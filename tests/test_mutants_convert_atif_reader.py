@@ -147,12 +147,53 @@ def test_a_step_id_that_is_no_integer_has_no_line() -> None:
     assert message.startswith("steps[1]")
 
 
+def test_a_step_id_of_the_first_step_before_the_steps_is_not_taken_for_it() -> None:
+    text = json.dumps({"extra": {"step_id": 1}, **trajectory(step(1, "robot"))}, indent=2)
+    assert [line for line, _ in skips(read(text))] == [line_of(text, '"step_id": 1', nth=1)]
+
+
+def test_a_steps_key_after_the_steps_is_not_where_they_start() -> None:
+    text = json.dumps({**trajectory(step(1, "user"), step(2, "robot")), "extra": {"steps": 0}}, indent=2)
+    assert text.index('"extra"') > text.index('"step_id": 2')
+    assert [line for line, _ in skips(read(text))] == [line_of(text, '"step_id": 2')]
+
+
+def test_lines_are_counted_from_the_first_character() -> None:
+    text = "\n" + json.dumps(trajectory(step(1, "user"), step(2, "robot")), indent=2)
+    assert [line for line, _ in skips(read(text))] == [line_of(text, '"step_id": 2')]
+
+
+def test_a_step_that_is_no_object_is_skipped_without_a_line() -> None:
+    text = json.dumps(trajectory(1, step(2, "robot")), indent=2)  # type: ignore[arg-type]
+    assert skips(read(text)) == [
+        (0, "steps[0]: must be an object"),
+        (
+            line_of(text, '"step_id": 2'),
+            "steps[1] (step_id 2).source: 'robot' is not one of system, user, agent",
+        ),
+    ]
+
+
+def test_a_step_id_written_with_an_escape_has_no_line() -> None:
+    # The JSON reads "step\u005fid" as step_id; the line finder looks for the plain key only.
+    source = trajectory(step(1, "user"), {"step@id": 1, "source": "user", "message": "x"}, step(3, "robot"))
+    text = json.dumps(source, indent=2).replace('"step@id"', '"step\\u005fid"')
+    text = text.replace('"step_id": 3', '"step\\u005fid": 3')
+    assert skips(read(text)) == [
+        (0, "steps[1] (step_id 1): step_id is not sequential (expected 2); converted, numbered 2"),
+        (0, "steps[2] (step_id 3).source: 'robot' is not one of system, user, agent"),
+    ]
+
+
 def test_a_step_with_several_problems_lists_them_all() -> None:
     text = json.dumps(trajectory(step(1, "robot", message=3)), indent=2)
-    [(line, message)] = skips(read(text))
-    assert line == line_of(text, '"step_id": 1')
-    assert message.count("; ") == 1
-    assert message.startswith("steps[0] (step_id 1).")
+    assert skips(read(text)) == [
+        (
+            line_of(text, '"step_id": 1'),
+            "steps[0] (step_id 1).message: must be a string or a list of content parts;"
+            " steps[0] (step_id 1).source: 'robot' is not one of system, user, agent",
+        )
+    ]
 
 
 def test_a_repeated_step_id_is_renumbered_and_each_step_counted() -> None:
@@ -239,6 +280,7 @@ def test_the_root_objects_are_kept_in_order_and_reported() -> None:
         notes="n",
         continued_trajectory_ref="r",
         extra={"e": 2},
+        subagent_trajectories=[{**trajectory(step(1, "user")), "trajectory_id": "t9"}],
     )
     result = read(source)
     assert body(result) == (
@@ -246,6 +288,9 @@ def test_the_root_objects_are_kept_in_order_and_reported() -> None:
         '  +notes "n"\n'
         '  +continued_trajectory_ref "r"\n'
         '  +extra {"e": 2}\n'
+        "  +subagent_trajectories "
+        + json.dumps([{**trajectory(step(1, "user")), "trajectory_id": "t9"}])
+        + "\n"
         '  +agent_tool_definitions [{"name": "t"}]\n'
         '  +agent_extra {"k": 1}\n'
         "u: step=1\n  | hi\n"
@@ -255,6 +300,7 @@ def test_the_root_objects_are_kept_in_order_and_reported() -> None:
         "trajectory notes (in # atif root)",
         "trajectory continued_trajectory_ref (in # atif root)",
         "trajectory extra (in # atif root)",
+        "trajectory subagent_trajectories (in # atif root)",
         "agent tool_definitions (in # atif root)",
         "agent extra (in # atif root)",
     ):
@@ -320,11 +366,13 @@ def test_a_system_step_is_a_comment_with_its_values_attached() -> None:
     source = trajectory(
         step(1, "system", "sys\nmore", timestamp=stamp, extra={"e": 1}), step(2, "system", "")
     )
-    result = read(source)
+    text = json.dumps(source, indent=2)
+    lines = (line_of(text, '"step_id": 1'), line_of(text, '"step_id": 2'))
+    result = read(text)
     assert body(result) == (
         f'# atif system\n  | sys\n  | more\n  +timestamp "{stamp}"\n  +extra {{"e": 1}}\n# atif system\n'
     )
-    assert rows(result)[("kept", "system steps (as # atif system)")][1] == 2
+    assert rows(result)[("kept", "system steps (as # atif system)")] == ((lines[0], lines[1]), 2)
 
 
 def test_a_step_takes_its_time_and_model_as_fields() -> None:
@@ -385,6 +433,16 @@ def test_a_message_in_parts_is_attached_as_json() -> None:
     )
 
 
+def test_a_message_or_result_a_text_line_cannot_hold_is_attached_under_its_key() -> None:
+    results = [{"source_call_id": "c1", "content": "ring\x07"}]
+    source = trajectory(
+        step(1, "agent", "bell\x07", tool_calls=[call("c1")], observation={"results": results})
+    )
+    assert body(read(source)) == (
+        'a: step=1\n  +message "bell\\u0007"\nt:read id=c1\no: id=c1 →\n  +content "ring\\u0007"\n'
+    )
+
+
 def test_an_agent_step_with_reasoning_is_two_lines_and_reported() -> None:
     source = trajectory(step(1, "user"), step(2, reasoning_content="think\n\nmore", model_name="m"))
     text = json.dumps(source, indent=2)
@@ -441,6 +499,11 @@ def test_an_argument_of_200_characters_is_a_field() -> None:
 def test_a_call_id_that_is_no_field_value_is_attached() -> None:
     source = trajectory(step(1, tool_calls=[call("c\n1", extra={"q": 1})]))
     assert body(read(source)) == 'a: step=1\n  | hi\nt:read\n  +tool_call_id "c\\n1"\n  +extra {"q": 1}\n'
+
+
+def test_a_call_s_id_and_arguments_are_both_attached_when_neither_is_a_field() -> None:
+    source = trajectory(step(1, tool_calls=[call("c\n1", arguments={"n": 3})]))
+    assert body(read(source)) == 'a: step=1\n  | hi\nt:read\n  +tool_call_id "c\\n1"\n  +arguments {"n": 3}\n'
 
 
 def test_a_tool_name_that_is_no_bbox_name_is_attached_and_reported() -> None:
@@ -637,10 +700,27 @@ def test_lines_that_are_no_array_are_skipped_with_their_step() -> None:
     assert body(result) == "@phase design\nu: hi step=1\n# a note\n"
 
 
+def test_the_steps_after_lines_that_are_no_array_come_back() -> None:
+    data = exported()
+    data["steps"][0]["extra"]["bbox"]["lines"] = "x"
+    result = read(data)
+    assert [m for _, m in skips(result)] == ["step 1: `extra.bbox.lines` must be an array, got a string"]
+    assert body(result) == "a: ok step=2\n"
+
+
+def test_records_with_the_same_number_come_back_in_their_order() -> None:
+    data = exported()
+    data["steps"][1]["extra"]["bbox"]["lines"] += [{"n": 4, "kind": "agent", "text": "again"}]
+    result = read(data)
+    assert skips(result) == []
+    assert body(result) == "@phase design\nu: hi step=1\n# a note\na: ok step=2\na: again\n"
+
+
 def test_a_step_with_no_records_or_a_foreign_extra_adds_nothing() -> None:
     data = exported()
     data["steps"][1]["extra"] = {"bbox": {}}
-    assert body(read(data)) == "@phase design\nu: hi step=1\n# a note\n"
+    result = read(data)
+    assert (body(result), skips(result)) == ("@phase design\nu: hi step=1\n# a note\n", [])
     data["steps"][1]["extra"] = {"other": 1}
     assert body(read(data)) == "@phase design\nu: hi step=1\n# a note\n"
     del data["steps"][1]["extra"]
@@ -662,7 +742,10 @@ def test_a_record_without_its_number_is_skipped(record: Any) -> None:
 
 def test_a_record_that_cannot_be_rebuilt_is_skipped_with_its_number() -> None:
     data = exported()
-    data["steps"][1]["extra"]["bbox"]["lines"] = [{"n": 4, "kind": "blank", "raw": "x"}]
+    data["steps"][1]["extra"]["bbox"]["lines"] = [
+        {"n": 4, "kind": "blank", "raw": "x"},
+        {"n": 5, "kind": "user", "text": "go"},
+    ]
     text = json.dumps(data, indent=2)
     result = read(text)
     assert skips(result) == [
@@ -671,13 +754,18 @@ def test_a_record_that_cannot_be_rebuilt_is_skipped_with_its_number() -> None:
             "extra.bbox record 4: cannot be rebuilt: a blank line holds only whitespace",
         )
     ]
-    assert body(result) == "@phase design\nu: hi step=1\n# a note\n"
+    assert body(result) == "@phase design\nu: hi step=1\n# a note\nu: go\n"
 
 
 def test_a_record_of_the_wrong_shape_is_skipped_with_its_line() -> None:
     data = exported()
-    data["steps"][1]["extra"]["bbox"]["lines"] = [{"n": 4, "kind": "agent", "text": []}]
+    data["steps"][1]["extra"]["bbox"]["lines"] = [
+        {"n": 4, "kind": "agent", "text": []},
+        {"n": 5, "kind": "user", "text": "go"},
+    ]
     text = json.dumps(data, indent=2)
-    assert skips(read(text)) == [
+    result = read(text)
+    assert body(result) == "@phase design\nu: hi step=1\n# a note\nu: go\n"
+    assert skips(result) == [
         (line_of(text, '"step_id": 2'), "extra.bbox record 4: `text` must be a string, got an array")
     ]
