@@ -8,6 +8,7 @@ many, and the exact count of distinct values past the memory limit (docs/testing
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -426,3 +427,64 @@ def test_event_count_is_zero_for_a_kind_never_seen() -> None:
     assert ONE.event_count("mcp") == 0
     assert Stats().event_count("user") == 0
     assert Stats().event_count("no such kind") == 0
+
+
+def test_each_line_with_a_valid_time_is_counted() -> None:
+    stats = stats_of(
+        "a: x ts=2025-01-01T00:00:00Z\na: y ts=2025-01-01T00:00:01Z\na: z ts=2025-01-01T00:00:02Z\na: none\n"
+    )
+    assert stats.timestamps == 3
+
+
+def test_distinct_spans_are_counted_by_value() -> None:
+    stats = stats_of("t~:read span=p1\nt~:read span=p2\nt~:read span=p1\n")
+    assert (stats.spans, stats.call_ids) == (2, 0)
+
+
+def test_a_file_s_pairing_and_cached_over_prompt_are_in_its_statistics() -> None:
+    stats = stats_of(
+        "t!:read id=a → [running]\no: id=a → [ok]\n"
+        "t!:x → [running]\nt:x → [ok]\n# metrics prompt=5 cached=9\n"
+    )
+    assert stats.pairing == (1, 1, 0)
+    assert stats.metrics_cached_over_prompt == 1
+
+
+@pytest.mark.parametrize(
+    ("model", "body", "note", "lower_bound"),
+    [
+        ("claude-sonnet-4-5", "a: hi tokens_in=5 tokens_out=7\n", None, True),
+        ("claude-sonnet-4-5", "a: hi tokens_in=5 tokens_out=7 tokens_cache_write=0\n", None, False),
+        ("nosuchmodel", "a: hi tokens_in=5\n", "no price for model nosuchmodel", False),
+        ("claude-sonnet-4-5", "u: hi\n", "no usage", False),
+    ],
+)
+def test_a_file_s_estimate_note_and_lower_bound(
+    model: str, body: str, note: str | None, lower_bound: bool
+) -> None:
+    cost = stats_of(body, HEADER.replace("runner: local", f"model: {model}")).cost
+    assert (cost.estimate_note, cost.lower_bound) == (note, lower_bound)
+    assert (cost.estimated is not None) == (note is None)
+
+
+def test_a_counter_fed_records_counts_what_one_fed_nodes_does() -> None:
+    from bbox_lark.numbers.stats import StatsCounter
+    from bbox_lark.syntax.parser import iter_nodes
+    from bbox_lark.syntax.record import iter_records
+
+    text = (
+        HEADER
+        + "u: hi [redacted:api_key] step=1\n  more [redacted:env_var]\n"
+        + "t:read id=a → @blob sha256=AB12 bytes=3\n"
+    )
+
+    def counted(items: Any) -> Stats:
+        head = next(items)
+        counter = StatsCounter(dict(head.header_info.fields))
+        for item in items:
+            counter.append(item)
+        return counter.finish(head.header_lines)
+
+    by_records = counted(iter(iter_records(text)))
+    assert by_records == counted(iter(iter_nodes(text)))
+    assert by_records.redactions == Redactions(2, (("api_key", 1), ("env_var", 1)))
