@@ -474,6 +474,7 @@ def test_a_counter_fed_records_counts_what_one_fed_nodes_does() -> None:
 
     text = (
         HEADER
+        + "# redactions=2 [redacted:api_key]\n"  # states the count: not counted
         + "u: hi [redacted:api_key] step=1\n  more [redacted:env_var]\n"
         + "t:read id=a → @blob sha256=AB12 bytes=3\n"
     )
