@@ -210,3 +210,31 @@ def test_threads_hold_their_messages_apart() -> None:
         "a: side again tid=x1 tokens_in=7 tokens_out=4\n"
         "# tokens_in=12 tokens_out=7 tokens_cached=0\n"
     )
+
+
+def test_a_new_message_in_a_thread_ends_that_thread_s_message() -> None:
+    side = {"isSidechain": True, "agentId": "x1"}
+    result = run(
+        assistant("m1", "main", {"input_tokens": 5}),
+        assistant("s1", "side", {"input_tokens": 7}, **side),
+        assistant("s2", "side two", {"input_tokens": 11}, **side),
+        assistant("m2", "main two", {"input_tokens": 13}),
+    )
+    assert body(result).endswith("# tokens_in=36 tokens_out=0 tokens_cached=0\n")
+
+
+def test_a_counter_a_later_record_adds_at_zero_stays_zero() -> None:
+    result = run(
+        assistant("m1", "one", {"input_tokens": 5}),
+        assistant("m1", "two", {"output_tokens": 0}),
+    )
+    assert body(result) == (
+        "a: one tokens_in=5\na: two tokens_in=5 tokens_out=0\n# tokens_in=5 tokens_out=0 tokens_cached=0\n"
+    )
+
+
+def test_the_usage_of_messages_without_an_id_is_reported_on_their_lines() -> None:
+    result = run(
+        user("hi"), assistant(None, "one", {"input_tokens": 5}), assistant("", "two", {"input_tokens": 5})
+    )
+    assert rows(result)[("kept", KEPT)] == ((2, 3), 2)
