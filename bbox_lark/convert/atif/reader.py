@@ -109,6 +109,9 @@ def read(source: Input, ctx: ReadContext) -> Iterator[Item]:
                 f"steps[{index}] (step_id {step['step_id']}): step_id is not sequential"
                 f" (expected {index + 1}); converted, numbered {index + 1}",
             )
+            # Renumbered as the message says: a repeated step_id kept as it is would give
+            # two steps one number, and the numbers count one metrics comment per step.
+            step = {**step, "step_id": index + 1}
         good.append((lines[index], step))
     root_extra = data.get("extra") or {}
     mine = root_extra.get(EXTRA_KEY) if isinstance(root_extra, dict) else None

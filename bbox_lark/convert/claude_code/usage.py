@@ -37,7 +37,9 @@ class UsageMerger:
         key = tid or ""
         out: list[Line] = []
         held = self.usage.get(key)
-        if held is not None and held[0] != message_id:
+        # A held message without an id (held as "") ends at the next record whatever its id:
+        # two records with an empty id are two messages, as two without one are.
+        if held is not None and (held[0] != message_id or not held[0]):
             out += self.flush(tid)
             held = None
         if not isinstance(usage, dict):
