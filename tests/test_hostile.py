@@ -585,6 +585,7 @@ def test_100_mb_on_standard_input_within_twice_check(name: str, hundred_mb: tupl
     # Issue 26: on a 100 MB log every streaming command stays within 2x check's peak.
     path, check = hundred_mb
     peak = _peak_mib(path, LARGE_COMMANDS[name], timeout=1800)
+    print(f"100 MB, {name}: {peak:.1f} MiB ({peak / check:.2f}x check's {check:.1f})")  # pytest -rP
     assert peak <= 2 * check, f"{name}: {peak:.1f} MiB against check's {check:.1f} MiB"
 
 
@@ -602,6 +603,7 @@ def test_one_20_mb_line_within_ten_times_the_line(name: str, read: bool, tmp_pat
     path.write_text(HEADER + "u: " + "x" * size + "\nt:read a.rs \u2192 [ok]\n", encoding="utf-8")
     command, *rest = LARGE_COMMANDS[name]
     peak = _peak_mib(path, [command, "--max-line", str(16 << 20), *rest] if read else LARGE_COMMANDS[name])
+    print(f"{size:,}-character line, {name}: {peak:.1f} MiB ({peak / (size / (1 << 20)):.1f}x)")  # pytest -rP
     assert peak <= 10 * size / (1 << 20), f"{name}: {peak:.1f} MiB for a {size / (1 << 20):.0f} MiB line"
 
 
