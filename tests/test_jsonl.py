@@ -636,6 +636,43 @@ def test_memory_does_not_grow_with_the_input(source: str, target: str) -> None:
     assert large < 2 * small, (small, large)
 
 
+_JSON_TEXT = st.text(alphabet=st.sampled_from('ab"\\/\n\t\x00\x1f\x85\u2028\u2029\udcff\ud800é😀 '))
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_JSON_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@fuzz_settings(300)
+@given(st.dictionaries(_JSON_TEXT, _JSON_VALUES, min_size=1, max_size=5), st.integers(1, 5))
+def test_a_long_record_written_in_parts_is_its_dump(record: dict[str, Any], piece: int) -> None:
+    # The record of a long line is written a part at a time: the same characters as dump.
+    out = io.StringIO()
+    jsonl.writer.write_record(out, record, long=True, piece=piece)
+    assert out.getvalue() == jsonl.dump(record) + "\n"
+
+
+def test_a_long_line_is_encoded_a_piece_at_a_time() -> None:
+    # A JSON Lines record holds a line's text twice (text, source): encoded whole, both
+    # encoded copies and their join were alive at once (convert --to jsonl of a
+    # 16,000,000-character line: 10.3x the line), and re.sub's escapes of U+2028 an object
+    # each (this 8 MiB line took 664 MiB to encode). Beyond the record, writing it now
+    # holds a piece of each string at a time: under 1 MiB.
+    size = 8 << 20
+    text = HEADER + "u: " + "x\u2028" * (size // 2) + "x\n"
+    node = next(n for n in iter_nodes(text, max_line=16 << 20) if isinstance(n, Event))
+    record = jsonl.line_record(node, 7, "s")
+    assert len(record["text"]) == size + 1 and len(record["source"]) == size + 4
+    tracemalloc.start()
+    try:
+        jsonl.writer.write_record(Sink(), record, long=True)
+        held = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert held < size // 8, held
+
+
 def test_the_writer_writes_a_record_per_node_as_it_comes() -> None:
     made: list[int] = []
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -334,6 +335,24 @@ def test_export_command_exits_0_on_clean_files(tmp_path: Path) -> None:
     result = runner.invoke(app, ["export", str(tmp_path / "a.bbox"), "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert result.stderr.startswith("1 session(s) →")
+
+
+@pytest.mark.parametrize(("named", "pool"), [(None, "system"), ("mimalloc", "mimalloc")])
+def test_export_gives_arrow_the_system_allocator(tmp_path: Path, named: str | None, pool: str) -> None:
+    # Arrow's default allocator (mimalloc) kept about 20 MiB more resident at every size
+    # (design.md, "Memory per command"); one the environment names is kept.
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+    args = ["export", str(tmp_path / "a.bbox"), "-o", str(tmp_path / "out")]
+    code = (
+        "from typer.testing import CliRunner\nfrom bbox_lark.cli import app\n"
+        f"result = CliRunner().invoke(app, {args!r})\n"
+        "import pyarrow\nprint(result.exit_code, pyarrow.default_memory_pool().backend_name)\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "ARROW_DEFAULT_MEMORY_POOL"}
+    if named is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = named
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.stdout.split() == ["0", pool], done.stderr
 
 
 # -- query ------------------------------------------------------------------------------------

@@ -543,6 +543,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "convert atif": ("convert", "--to", "atif", "-o", "{out}/out.json"),
     "report": ("report", "-o", "{out}/page.html"),
     "export csv": ("export", "--format", "csv", "-j", "1", "-o", "{out}/tables"),
+    "export parquet": ("export", "--format", "parquet", "-j", "1", "-o", "{out}/tables"),
 }
 
 

@@ -1,5 +1,6 @@
 """The analytics commands: ``export`` and ``query`` (docs/analytics.md)."""
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -81,6 +82,12 @@ def export_command(
     --redact or --keep-secrets), 2 when one could not be read."""
     from bbox_lark.files.said import credentials_refused, unreadable
     from bbox_lark.numbers.export import export_tables
+
+    # Arrow's system allocator, unless the environment names one: its default (mimalloc)
+    # keeps about 20 MiB more resident at every size (docs/design.md, "Memory per command").
+    # Arrow reads this once, when pyarrow is imported (below, in export_tables); after it,
+    # pyarrow.set_memory_pool would leave the Parquet writer's own buffers on mimalloc.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
     resolver = _analytics_resolver(jobs, config, isolated, exclude, extend_exclude)
     bar = ProgressBar(enabled=isatty(sys.stderr), verb="exporting")
