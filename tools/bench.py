@@ -924,6 +924,12 @@ def describe_machine(jobs: int) -> str:
     )
 
 
+def corpus_texts(corpus: Path) -> list[str]:
+    """The text of each file of the real-log folder, in name order."""
+    paths = sorted(p for p in corpus.iterdir() if p.is_file())
+    return [p.read_text(encoding="utf-8", errors="surrogateescape") for p in paths]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -993,18 +999,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"stages: CPU µs per line, each row includes the ones above (best of {repeat}, interleaved)"
             )
             if args.corpus.is_dir():
-                paths = sorted(p for p in args.corpus.iterdir() if p.is_file())
-                texts = [p.read_text(encoding="utf-8", errors="surrogateescape") for p in paths]
-                stages(f"real logs ({args.corpus.name})", texts, repeat)
+                stages(f"real logs ({args.corpus.name})", corpus_texts(args.corpus), repeat)
             if lines > 0:
                 stages("generated clean session", [generate_session(min(lines, 200_000))], repeat)
             print()
         if "rules" in sections:
             print(f"rules: CPU µs per line of each rule alone over records (best of {repeat}, interleaved)")
             if args.corpus.is_dir():
-                paths = sorted(p for p in args.corpus.iterdir() if p.is_file())
-                texts = [p.read_text(encoding="utf-8", errors="surrogateescape") for p in paths]
-                rule_table(f"real logs ({args.corpus.name})", texts, repeat)
+                rule_table(f"real logs ({args.corpus.name})", corpus_texts(args.corpus), repeat)
             if lines > 0:
                 rule_table("generated clean session", [generate_session(min(lines, 200_000))], repeat)
             print()
