@@ -253,9 +253,14 @@ def find_secrets(text: str, *, allowed_secrets: Collection[str] = ()) -> list[Se
     for view, back, joins in _views(text):
         lowered = view.lower()
         rows = _hinted(view, lowered)
+        if joins is not None:
+            # A generic guess never reaches over a line break. The joined views come last,
+            # all breaks joined first: a hint no view of them holds is in none of the views
+            # with every other break joined (a hint holds no line break), so they are skipped.
+            rows = [rank for rank in rows if PATTERNS[rank].severity == ERROR]
+            if not rows:
+                break
         for rank in rows:
-            if joins is not None and PATTERNS[rank].severity != ERROR:
-                continue  # a generic guess never reaches over a line break
             for cand in _candidates(view, lowered, rank, allowed, joins or ()):
                 if joins is not None:
                     at = bisect.bisect_right(joins, cand.start)
