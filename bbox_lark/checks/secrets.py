@@ -123,6 +123,12 @@ class SecretRule(Rule):
         line, before, starts, weak = last
         if not before or not raw.strip():
             return
+        if (not raw[2:3].strip() or not before[-1:].strip()) and "-----BEGIN" not in before[-60:]:
+            # Cut at a space: only a private key's BEGIN line holds one (``-----BEGIN`` /
+            # ``OPENSSH PRIVATE KEY-----``); every other provider key is one word. Joining
+            # every indented line (code in a tool's output) to the one before costs a third
+            # of ``check`` on such a log.
+            return
         cut = max(0, len(before) - _WRAP_REACH)
         text = f"{before[cut:]}\n{raw}"
         if not might_hold_secrets(text):
