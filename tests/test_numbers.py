@@ -413,6 +413,21 @@ def test_prose_is_not_usage() -> None:
     assert totals.models[-1] == "claude-sonnet-4-5" and not any("..." in m for m in totals.models)
 
 
+def test_a_key_in_prose_and_again_at_the_end_reads_the_end() -> None:
+    # A usage, model or cost key written inside the text and again in the trailing run: the
+    # numbers took the first value (the prose one), because the line's fields, where the
+    # first of a repeated key wins, held as many keys as the trailing run. Found by the
+    # generated "fields inside prose change no number" test (test_numbers_generated.py).
+    prose = numbers(
+        "a: tests ok tokens_in=211 cost tokens_out=1991 tokens_in=4772 model=claude-opus-4-1\n"
+        "th: the cache tokens_out=93 why step=1 tokens_out=1785 tokens_in=908\n"
+        "a: done model=gpt-4o now tokens_in=5 model=claude-sonnet-4-5\n",
+        estimate=False,
+    ).totals
+    assert prose.usage == Usage(4772 + 908 + 5, 1991 + 1785, None)
+    assert prose.models[1:] == ("claude-opus-4-1", "claude-sonnet-4-5")  # after the header's
+
+
 def test_stated_cost_of_an_atif_import_is_read() -> None:
     from bbox_lark.convert import convert
 

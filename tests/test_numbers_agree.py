@@ -93,6 +93,12 @@ def test_every_path_reports_the_same_numbers(path: Path) -> None:
     text = _bbox_text(path)
     if text is None:
         pytest.skip("no session bbox-lark reads")
+    assert_every_path_agrees(path, text)
+
+
+def assert_every_path_agrees(path: Path, text: str) -> None:
+    """stats, the tables, and the report's survey give ``text``'s numbers alike (also used by
+    test_numbers_generated.py on generated sessions)."""
     document = bbox_lark.parse(text)
     totals = document_numbers(document).totals
 
@@ -154,7 +160,15 @@ def test_every_path_reports_the_same_numbers(path: Path) -> None:
 
 
 def _round_trip_numbers(totals: SessionTotals) -> tuple[Any, ...]:
-    return (totals.calls, totals.outcomes, _usage(totals), totals.stated_cost_usd, totals.pairing)
+    return (
+        totals.calls,
+        totals.outcomes,
+        _usage(totals),
+        totals.stated_cost_usd,
+        totals.estimated_cost_usd,
+        totals.models,
+        totals.pairing,
+    )
 
 
 @pytest.mark.parametrize("path", FILES, ids=_id)
@@ -165,7 +179,13 @@ def test_the_numbers_survive_every_format(path: Path) -> None:
     document = bbox_lark.parse(text)
     if any(d.severity == "error" for d in document.diagnostics):
         pytest.skip("a file with errors is not converted faithfully")
-    totals = document_numbers(document).totals
+    assert_numbers_survive_every_format(text, imported=path.parent.name == "atif")
+
+
+def assert_numbers_survive_every_format(text: str, *, imported: bool = False) -> None:
+    """bbox -> ATIF -> bbox and bbox -> JSON Lines -> bbox keep ``text``'s numbers, and ATIF's
+    final_metrics state them (unless ``imported``: an ATIF file keeps its producer's own)."""
+    totals = document_numbers(bbox_lark.parse(text)).totals
     atif = convert(text, "bbox", to="atif")
     trajectory = json.loads(atif.text)
     # bbox -> ATIF -> bbox, bbox -> JSON Lines -> bbox: the same numbers.
@@ -176,7 +196,7 @@ def test_the_numbers_survive_every_format(path: Path) -> None:
     # ATIF final_metrics: the session's usage (prompt including cached) and stated cost. (An
     # imported trajectory keeps its producer's own final_metrics: compared with the file in
     # test_an_atif_files_own_final_metrics.)
-    if path.parent.name == "atif":
+    if imported:
         return
     final = trajectory.get("final_metrics") or {}
     usage = totals.usage

@@ -239,7 +239,9 @@ def number_fields(event: Event | Record) -> Mapping[str, Any]:
     if not event.field_nodes or event.prefix not in _free_text():
         return event.fields
     _, trailing = _trailing_run(event)
-    return event.fields if len(trailing) == len(event.fields) else trailing
+    # Equal, not only as many keys: a key written in the text and again at the end has its
+    # first (prose) value in ``event.fields``.
+    return event.fields if trailing == event.fields else trailing
 
 
 #: A field's key (docs/reference.md, "Inside a line").
