@@ -66,6 +66,25 @@ def test_a_key_block_ended_on_its_own_line_leaves_the_next_lines_scanned() -> No
 
 
 @pytest.mark.parametrize(
+    "end",
+    [END, END.removesuffix("-----"), "-----END RSA PRIVATE KEY------"],
+    ids=["closed", "without-closing-dashes", "six-dashes"],
+)
+def test_a_key_after_a_key_blocks_end_on_its_line_is_reported_at_its_column(end: str) -> None:
+    # Without its closing dashes the END line's key was not scanned by check, while redact
+    # replaced it (a listing that differed from redact --list).
+    last = f"  {end} then {GH}"
+    body = f"t:read k → {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n{last}\nu: hi\n"
+    assert secrets(body) == [KEY_BLOCK, ("S001", 9, last.index(GH) + 1, "github_token ghp_…12")]
+    assert [d.code for d in bbox_lark.check(HEAD + body, allowed_secrets=[GH])] == ["S001"]  # the block
+
+
+def test_nothing_after_a_key_blocks_end_is_nothing_found() -> None:
+    body = f"t:read k → {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}   \n  {END.removesuffix('-----')}\n"
+    assert secrets(body) == [KEY_BLOCK]
+
+
+@pytest.mark.parametrize(
     ("body", "col"),
     [
         (f"t:cat → [ok]\n  x {GH[:20]}\n  {GH[20:]} y\n", 5),  # from a continuation line

@@ -112,7 +112,9 @@ class SecretRule(Rule):
         at its first line), scanned as any text is: a key after it is a finding of its own."""
         marker = raw.index("-----END")
         close = raw.find("-----", marker + 8)
-        after = close + 5 if close != -1 else len(raw)
+        # Without its closing dashes the marker ends at ``END``: the rest is scanned too (the
+        # whole-file scan finds a key there, and ``check`` must list what ``redact`` replaces).
+        after = close + 5 if close != -1 else marker + 8
         rest = raw[after:]
         if rest.strip() and might_hold_secrets(rest):
             for found in find_secrets(rest, allowed_secrets=ctx.allowed_secrets):
