@@ -246,9 +246,23 @@ def find_secrets(text: str, *, allowed_secrets: Collection[str] = ()) -> list[Se
     JSON, YAML, URL percent-encoding) and the text with a key wrapped over continuation lines
     joined. Offsets are into ``text``: a secret written with escapes spans them (it is
     replaced whole). Where two shapes overlap, the provider-specific one (earlier in
-    :data:`PATTERNS`) wins, then the longer. Values in ``allowed_secrets`` (a config's
-    ``allowed-secrets``) are not reported."""
-    allowed = allowed_secrets
+    :data:`PATTERNS`) wins, then the longer; keys written with nothing between them are each
+    found (:func:`_hidden`). Values in ``allowed_secrets`` (a config's ``allowed-secrets``)
+    are not reported."""
+    found = _found(text, allowed_secrets)
+    if not found:
+        return []
+    kept = _kept(found)
+    for _ in range(_ROUNDS):
+        more = _hidden(text, kept, allowed_secrets)
+        if not more:
+            break
+        kept = sorted([*kept, *more], key=lambda c: c.start)
+    return [SecretMatch(c.kind, c.severity, c.start, c.end, c.masked) for c in kept]
+
+
+def _found(text: str, allowed: Collection[str]) -> list[_Candidate]:
+    """Every candidate match in every view of ``text``, with offsets into ``text``."""
     found: list[_Candidate] = []
     for view, back, joins in _views(text):
         lowered = view.lower()
@@ -271,8 +285,12 @@ def find_secrets(text: str, *, allowed_secrets: Collection[str] = ()) -> list[Se
                         cand.rank, back(cand.start), back(cand.end), cand.kind, cand.severity, cand.masked
                     )
                 found.append(cand)
-    if not found:
-        return []
+    return found
+
+
+def _kept(found: list[_Candidate]) -> list[_Candidate]:
+    """The candidates kept where they overlap, in order of position: the earlier row of
+    :data:`PATTERNS` first, then the longer match."""
     found.sort(key=lambda c: (c.rank, c.start - c.end, c.start))
     kept: list[_Candidate] = []
     taken: list[tuple[int, int]] = []  # sorted, disjoint spans already kept
@@ -285,7 +303,47 @@ def find_secrets(text: str, *, allowed_secrets: Collection[str] = ()) -> list[Se
         taken.insert(at, (cand.start, cand.end))
         kept.append(cand)
     kept.sort(key=lambda c: c.start)
-    return [SecretMatch(c.kind, c.severity, c.start, c.end, c.masked) for c in kept]
+    return kept
+
+
+#: How many rounds of keys run together (``AKIA…ABghp_…sk-ant-…``) :func:`find_secrets` reads.
+_ROUNDS = 8
+#: What stands for a found secret while the text is read again: no key holds it, and a key
+#: may start after it (:func:`_hidden`).
+_BLANK = "\x00"
+_NOT_BLANKED = re.compile(r"[^\n]")
+
+
+def _hidden(text: str, kept: list[_Candidate], allowed: Collection[str]) -> list[_Candidate]:
+    """Keys that the ``kept`` matches hid, found in the text read again with each kept
+    secret blanked out (line breaks kept, so offsets and continuation lines stay):
+
+    * a match that ran into a kept one after it (``sk-ant-…AA-----BEGIN … PRIVATE
+      KEY-----``: a key's characters include ``-``) lost the overlap and was dropped whole;
+    * a key that starts where a kept one ends (``AKIA…ABghp_…``) had a letter before it,
+      which says it is no key's start.
+
+    Without this, the hidden key was neither listed nor replaced: ``redact``'s output still
+    held it whole, and ``check`` of that output failed. A text where nothing was hidden
+    costs one more scan (only a text that holds a secret gets here)."""
+    parts: list[str] = []
+    at = 0
+    for cand in kept:
+        parts.append(text[at : cand.start])
+        parts.append(_NOT_BLANKED.sub(_BLANK, text[cand.start : cand.end]))
+        at = cand.end
+    parts.append(text[at:])
+    found = _found("".join(parts), allowed)
+    if not found:
+        return []
+    spans = [(cand.start, cand.end) for cand in kept]
+    fresh = []
+    for cand in found:
+        at = bisect.bisect_left(spans, (cand.start, cand.start))
+        if (at > 0 and spans[at - 1][1] > cand.start) or (at < len(spans) and spans[at][0] < cand.end):
+            continue  # reaches into a blank (a pattern that takes any character): not new
+        fresh.append(cand)
+    return _kept(fresh) if fresh else []
 
 
 def _hint_table(fold: bool) -> tuple[tuple[str, tuple[int, ...]], ...]:
