@@ -110,13 +110,12 @@ class SecretRule(Rule):
     def _after_end(self, raw: str, line: int, ctx: Context) -> None:
         """What follows a key block's ``END`` marker on its line (the block itself was found
         at its first line), scanned as any text is: a key after it is a finding of its own."""
-        marker = raw.index("-----END")
-        close = raw.find("-----", marker + 8)
-        # Without its closing dashes the marker ends at ``END``: the rest is scanned too (the
-        # whole-file scan finds a key there, and ``check`` must list what ``redact`` replaces).
-        after = close + 5 if close != -1 else marker + 8
+        # From ``END`` on, closing dashes or not (``-----END RSA PRIVATE KEY and then AKIA…``:
+        # the whole-file scan finds that key, and ``check`` lists what ``redact`` replaces);
+        # the marker's own words hold no key.
+        after = raw.index("-----END") + len("-----END")
         rest = raw[after:]
-        if rest.strip() and might_hold_secrets(rest):
+        if might_hold_secrets(rest):
             for found in find_secrets(rest, allowed_secrets=ctx.allowed_secrets):
                 ctx.report(code_of(found), line, after + found.start + 1, message(found))
 
