@@ -180,3 +180,15 @@ def test_keys_written_together_are_each_found(body: str, kinds: list[str]) -> No
     assert [m.kind for m in find_secrets(text)] == kinds
     assert [d.code for d in bbox_lark.check(text) if d.code[0] == "S"] == ["S001"] * len(kinds)
     assert redact(text).text.endswith("\n" + "u: " + "".join(f"[redacted:{k}]" for k in kinds) + "\n")
+
+
+def test_a_key_that_a_key_block_begins_to_take_is_replaced_whole() -> None:
+    # The block's base64 run took a JWT's first part (up to its first "."): the JWT lost the
+    # overlap, and its payload and signature were left on the report's page and in redact's
+    # output. The block's match now reaches over the rest of the key.
+    from bbox_lark.secrets.redaction import redact
+
+    jwt = "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcDEF123456ghiJKL"
+    text = HEAD + f"u: {BEGIN}{jwt} then\n"
+    assert [(m.kind, text[m.end :]) for m in find_secrets(text)] == [("private_key", " then\n")]
+    assert redact(text).text.endswith("\nu: [redacted:private_key] then\n")

@@ -252,13 +252,40 @@ def find_secrets(text: str, *, allowed_secrets: Collection[str] = ()) -> list[Se
     found = _found(text, allowed_secrets)
     if not found:
         return []
-    kept = _kept(found)
+    kept = _kept(list(found))
+    if len(found) > len(kept):
+        kept = _stretched(kept, found)
     for _ in range(_ROUNDS):
         more = _hidden(text, kept, allowed_secrets)
         if not more:
             break
         kept = sorted([*kept, *more], key=lambda c: c.start)
     return [SecretMatch(c.kind, c.severity, c.start, c.end, c.masked) for c in kept]
+
+
+def _stretched(kept: list[_Candidate], found: list[_Candidate]) -> list[_Candidate]:
+    """``kept``, each match stretched over the end of a provider key that starts inside it
+    and goes on past it: the overlap kept the other match (``-----BEGIN … PRIVATE
+    KEY-----eyJ…``: the block's base64 run takes a JWT's first part), and what the key has
+    past it is no key on its own (``.eyJ…``), so it would be left in the text. Stretched up
+    to the next kept match at most; the masked form keeps its prefix only."""
+    starts = [cand.start for cand in kept]
+    ends = [cand.end for cand in kept]
+    for cand in found:
+        if cand.severity != ERROR:
+            continue
+        at = bisect.bisect_right(starts, cand.start) - 1
+        if at < 0 or not (cand.start < ends[at] < cand.end):
+            continue
+        limit = starts[at + 1] if at + 1 < len(starts) else cand.end
+        ends[at] = max(ends[at], min(cand.end, limit))
+    out = []
+    for cand, end in zip(kept, ends, strict=True):
+        if cand.end != end:
+            shown = cand.masked.partition("…")[0] + "…"
+            cand = _Candidate(cand.rank, cand.start, end, cand.kind, cand.severity, shown)
+        out.append(cand)
+    return out
 
 
 def _found(text: str, allowed: Collection[str]) -> list[_Candidate]:
