@@ -79,6 +79,12 @@ def test_a_key_after_a_key_blocks_end_on_its_line_is_reported_at_its_column(end:
     assert [d.code for d in bbox_lark.check(HEAD + body, allowed_secrets=[GH])] == ["S001"]  # the block
 
 
+def test_a_key_between_two_end_markers_is_scanned_from_the_first() -> None:
+    last = f"  {END} {GH} {END}"
+    body = f"t:read k → {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n{last}\n"
+    assert secrets(body) == [KEY_BLOCK, ("S001", 9, last.index(GH) + 1, "github_token ghp_…12")]
+
+
 def test_nothing_after_a_key_blocks_end_is_nothing_found() -> None:
     body = f"t:read k → {BEGIN}\n  MIIEFAKEkeyFORtestsONLY\n  {END}   \n  {END.removesuffix('-----')}\n"
     assert secrets(body) == [KEY_BLOCK]
