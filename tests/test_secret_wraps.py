@@ -190,5 +190,11 @@ def test_a_key_that_a_key_block_begins_to_take_is_replaced_whole() -> None:
 
     jwt = "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcDEF123456ghiJKL"
     text = HEAD + f"u: {BEGIN}{jwt} then\n"
-    assert [(m.kind, text[m.end :]) for m in find_secrets(text)] == [("private_key", " then\n")]
+    assert [(m.kind, m.masked, text[m.end :]) for m in find_secrets(text)] == [
+        ("private_key", f"{BEGIN}…", " then\n")
+    ]
     assert redact(text).text.endswith("\nu: [redacted:private_key] then\n")
+    # Up to the next kept key at most: the JWT's last part runs on into a second block here.
+    text = HEAD + f"u: {BEGIN}{jwt}{BEGIN}\n"
+    found = [(m.kind, text[m.start : m.end]) for m in find_secrets(text)]
+    assert found == [("private_key", BEGIN + jwt), ("private_key", BEGIN)]
