@@ -198,3 +198,15 @@ def test_a_key_that_a_key_block_begins_to_take_is_replaced_whole() -> None:
     text = HEAD + f"u: {BEGIN}{jwt}{BEGIN}\n"
     found = [(m.kind, text[m.start : m.end]) for m in find_secrets(text)]
     assert found == [("private_key", BEGIN + jwt), ("private_key", BEGIN)]
+
+
+def test_a_wrapped_key_after_a_whole_one_of_its_kind_is_found() -> None:
+    # In the view with the line break joined, the first token lies within its line (the text
+    # as written has it) and the scan goes on to the wrapped one (a mutant that stopped there
+    # survived every test).
+    from bbox_lark.secrets.redaction import redact
+
+    text = HEAD + f"u: {GITHUB} and {GITHUB[:20]}\n  {GITHUB[20:]} y\n"
+    assert [m.kind for m in find_secrets(text)] == ["github_token", "github_token"]
+    assert [d.code for d in bbox_lark.check(text) if d.code[0] == "S"] == ["S001", "S001"]
+    assert GITHUB[20:] not in redact(text).text
