@@ -56,7 +56,7 @@ class SpillMap:
     a temporary SQLite table (see the module's docstring). Values are pickled there."""
 
     #: Entries held as a dict before they move to the table.
-    RECENT: ClassVar[int] = 16384
+    RECENT: ClassVar[int] = 4096
 
     def __init__(self, code: Code) -> None:
         self._code = code
