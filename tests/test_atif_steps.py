@@ -1,8 +1,10 @@
 """bbox → ATIF with its steps put away (:mod:`bbox_lark.convert.atif.steps`): the writer holds
 only the recent steps and pickles the others to a file, bringing one back when a later line
-reaches it (a completion, an ``o:`` by id, ``# metrics step=N``). A differential test: with
-every step put away as soon as it is left, each document gives the same bytes and the same
-fidelity report as with the steps held."""
+reaches it (a completion, an ``o:`` by id, ``# metrics step=N``); its indices of every call
+(the latest call of a key, the tool_call_ids written, the steps by ``step=``) move to a
+temporary SQLite table (:mod:`bbox_lark.convert.atif.spill`). A differential test: with every
+step put away as soon as it is left and every index entry moved as soon as it is set, each
+document gives the same bytes and the same fidelity report as with all of them held."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from test_atif import BIG, atif_paths, bbox_paths, path_id
 from test_bench_tool import load_bench
 
 from bbox_lark.convert import convert
+from bbox_lark.convert.atif.spill import SpillMap, id_code, int_code, key_code
 from bbox_lark.convert.atif.steps import StepStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -25,6 +28,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, text: str | bytes, **options: Any) ->
     held = convert(text, "bbox", to="atif", max_line=BIG, **options)
     with monkeypatch.context() as patch:
         patch.setattr(StepStore, "HELD", 0)
+        patch.setattr(SpillMap, "RECENT", 1)
         put_away = convert(text, "bbox", to="atif", max_line=BIG, **options)
     assert put_away.text == held.text
     assert put_away.fidelity.entries == held.fidelity.entries
@@ -75,3 +79,43 @@ def test_a_long_session_put_away(monkeypatch: pytest.MonkeyPatch) -> None:
     text = bench.generate_session(3000)
     text += "t!:Read id=never a.rs → [running]\n# metrics step=1 prompt=5\no: id=call_1 → [ok] late\n"
     _both(monkeypatch, text)
+
+
+def test_a_session_whose_ids_repeat_put_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ids reused after their call completed (made unique with ~N), calls without an id, an
+    # o: reaching an old call by id and by span, a step= given twice, undecodable bytes in ids.
+    lines = ["@start id=s"]
+    for n in range(40):
+        lines.append(f"a: step {n} step={n % 7}")
+        lines.append(f"t:Read id=r{n % 5} → [ok]")
+        lines.append(f"t:Grep span=g{n % 3} → [ok]")
+        lines.append("t:Bash → [ok]")
+        lines.append(f"o: id=r{(n * 3) % 5} → [ok] late")
+        lines.append(f"o: span=g{n % 3} → more")
+        lines.append(f"# metrics step={n % 9} prompt=3")
+    lines += ["t:Read id=\udcff\udcfe → [ok]", "o: id=\udcff\udcfe → [ok] again", "@end", ""]
+    text = "\n".join(lines).encode("utf-8", "surrogateescape")
+    _both(monkeypatch, text)
+
+
+def test_a_spill_map_answers_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(SpillMap, "RECENT", 2)
+    ids = SpillMap(id_code)
+    for value in ("a", "\udcff", 7, ("t",), "b", "c"):
+        ids.add(value)
+    assert all(value in ids for value in ("a", "\udcff", 7, ("t",), "b", "c"))
+    assert "7" not in ids and "d" not in ids and 8 not in ids
+    ids._digests.add(("", "d"))  # a digest held for a key never set: the table says no
+    assert "d" not in ids
+    keys = SpillMap(key_code)
+    for n in range(5):
+        keys[("id", "x")] = n
+        keys[("span", f"s{n}")] = {"n": n}
+    assert keys.get(("id", "x")) == 4 and keys.get(("span", "s0")) == {"n": 0}
+    assert keys.get(("span", "x")) is None
+    steps = SpillMap(int_code)
+    for n in (1, 2**63 - 1, 3):
+        assert steps.setdefault(n, n * 2) == n * 2
+    assert steps.setdefault(2**63 - 1, 0) == 2**64 - 2 and steps.get(4, "no") == "no"
+    for held in (ids, keys, steps):
+        held.close()

@@ -427,6 +427,53 @@ def test_an_open_call_counted_is_a_small_record(keyed: bool) -> None:
     )
 
 
+def _atif_held_per_call(n: int) -> float:
+    """The bytes the ATIF writer holds (tracemalloc) per completed call after ``n`` calls,
+    each with its own id and step, fed before the document is made."""
+    import tracemalloc
+
+    from bbox_lark.convert.atif.writer import TrajectoryWriter
+    from bbox_lark.convert.base import Fidelity, WriteContext
+    from bbox_lark.syntax.parser import iter_nodes
+
+    def calls(count: int) -> Iterator[bytes]:
+        yield HEADER.encode()
+        for i in range(count):
+            yield f"t!:read id=c{i} path=f{i}.rs tokens_in=3 → [running]\no: id=c{i} → [ok]\n".encode()
+
+    held = []
+    for count in (100, n):  # (the first imports what the writer needs)
+        tracemalloc.start()
+        try:
+            stream = iter_nodes(calls(count), attach=False)
+            writer = TrajectoryWriter(next(stream), WriteContext(Fidelity()))  # type: ignore[arg-type]
+            for node in stream:
+                writer.feed(node)
+            held.append(tracemalloc.get_traced_memory()[0])
+            assert len(writer.store) == count and "c0" in writer.used_ids
+            writer.close()
+        finally:
+            tracemalloc.stop()
+    return held[1] / n
+
+
+def test_an_atif_call_is_a_few_bytes_once_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every call's entries stayed to the end (a later o: may reach any call by id, its
+    # tool_call_id must stay unique): about 0.2 KiB a call, 228.5 MiB at 1M lines. Now the
+    # older entries are in a temporary SQLite table (convert/atif/spill.py): what stays is a
+    # digest per key and the step's place. Held per call after 8,000 calls, with 256 recent
+    # entries (the rest of the writer, and the pairings' 4,096 recent keys, included): 231
+    # bytes; 391 with every entry held (the code before: more, its counter kept each step).
+    from bbox_lark.convert.atif.spill import SpillMap
+
+    monkeypatch.setattr(SpillMap, "RECENT", 256)
+    per_call = _atif_held_per_call(8000)
+    assert per_call < 300, f"{per_call:.0f} bytes per call"
+
+
+test_an_atif_call_is_a_few_bytes_once_written.time_limit = 300  # type: ignore[attr-defined]
+
+
 #: Runs ``ARGV[2:]`` with ``ARGV[1]`` on standard input and prints the exit code and the
 #: child's peak RSS in KiB (the high-water mark of this small process's children).
 _PEAK_RSS = (

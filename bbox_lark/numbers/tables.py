@@ -33,6 +33,7 @@ from bbox_lark._classes import dataclass
 from bbox_lark.errors import MissingExtraError
 from bbox_lark.numbers.outcomes import PAIRINGS
 from bbox_lark.numbers.session import CallRecord, SessionCounter, SessionTotals
+from bbox_lark.numbers.stats import Distinct
 from bbox_lark.syntax.nodes import Diagnostic
 from bbox_lark.syntax.record import Record
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
@@ -361,6 +362,7 @@ class _SessionReader:
         self.body_lines = 0
         self.user_messages = 0
         self.counter: SessionCounter | None = None
+        self.steps = Distinct()  # step= values (the counter keeps no record per step: design.md)
 
     def read(
         self,
@@ -403,18 +405,17 @@ class _SessionReader:
             "errors": sum(1 for d in diagnostics if d.severity == "error"),
             "warnings": sum(1 for d in diagnostics if d.severity == "warning"),
             **_totals_row(totals),
+            "steps": self.steps.count(),
         }
         _append(tables["sessions"], row)
         return SessionRows(self.path, tables, ok=not refusing, provider_credentials=found)
 
     def _counter(self) -> SessionCounter:
         if self.counter is None:
-            from bbox_lark.numbers.session import SessionCounter
-
             head = self.stream.head
             header = head.header_info.fields if head is not None and head.header_info is not None else {}
             self.sid = _text(session_id(header, self.path)) or self.shown
-            self.counter = SessionCounter(header, session_id=self.sid)
+            self.counter = SessionCounter(header, session_id=self.sid, steps=False)
         return self.counter
 
     def append(self, node: Record) -> None:
@@ -447,6 +448,8 @@ class _SessionReader:
         self.held += 1
         for record in counter.feed(node):
             self._call(record)
+        if counter.line_step is not None:
+            self.steps.add(str(counter.line_step))
         if self.held >= self.chunk_rows:
             self.emit({"events": self.events, "calls": self.calls})
             self.events, self.calls = empty_columns("events"), empty_columns("calls")

@@ -97,7 +97,7 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
             writer.feed(node)
         _write(writer, out, ctx)
     finally:
-        writer.store.close()
+        writer.close()
 
 
 def _write(writer: _Writer, out: TextIO, ctx: WriteContext) -> None:

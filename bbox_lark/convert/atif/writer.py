@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from bbox_lark.convert.atif.records import read_attachments, record
 from bbox_lark.convert.atif.schema import is_iso
+from bbox_lark.convert.atif.spill import SpillMap, id_code, int_code, key_code
 from bbox_lark.convert.atif.steps import CallRef, StepStore
 from bbox_lark.convert.atif.tables import (
     ATIF_COMMENT,
@@ -55,16 +56,18 @@ class TrajectoryWriter:
         self.reasoning_extra: dict[str, Any] = {}
         self.pending: list[dict[str, Any]] = []
         self.pairer = Pairer()
-        #: start line (sequence number) -> the call, while it is open; key -> the latest call.
+        #: start line (sequence number) -> the call, while it is open; key -> the latest call
+        #: (every call's: a later ``o:`` may reach any); every tool_call_id written. The two
+        #: grow with the calls: their older entries are in a temporary file (:mod:`.spill`).
         self.starts: dict[int, CallRef] = {}
-        self.by_key: dict[tuple[str, str], CallRef] = {}
-        self.used_ids: set[str] = set()
-        #: base id -> the last suffix tried (see :meth:`unique_id`).
+        self.by_key = SpillMap(key_code)
+        self.used_ids = SpillMap(id_code)
+        #: base id -> the last suffix tried, when over 1 (see :meth:`unique_id`).
         self.suffixes: dict[str, int] = {}
         #: The current step's tool_calls list, how many of it were read, their ids.
         self.step_ids: tuple[list[Any], list[int], set[str]] | None = None
         #: step= values -> the index of the step they went to.
-        self.by_step: dict[int, int] = {}
+        self.by_step = SpillMap(int_code)
         self.root: dict[str, Any] = {}
         self.sequence = 0
         self.seen_event = False
@@ -81,14 +84,20 @@ class TrajectoryWriter:
         self.current_has_response = False
         #: True once a ``# metrics`` gave a step its metrics: then they are the numbers.
         self.stated_metrics = False
-        #: The session's numbers (``final_metrics``).
-        self.counter = SessionCounter(self.header, estimate=False)
+        #: The session's numbers (``final_metrics``: its totals; no record per step or call).
+        self.counter = SessionCounter(self.header, estimate=False, steps=False, calls=False)
         #: Each step's thread, by index: the ``tid=`` value of all its lines (None for the
         #: main one), :data:`MIXED`, or :data:`NO_THREAD`.
         self.threads: list[Any] = []
         #: Subagent references whose ``session_id`` may name a thread of this document: the
         #: step's index, the result's place in its ``observation.results``, the session.
         self.subagent_refs: list[tuple[int, int, str]] = []
+
+    def close(self) -> None:
+        """Remove the temporary files (the steps put away, the indices' older entries)."""
+        self.store.close()
+        for index in (self.by_key, self.used_ids, self.by_step):
+            index.close()
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -341,7 +350,8 @@ class TrajectoryWriter:
         while candidate in self.used_ids or (wanted and candidate == wanted):
             n += 1
             candidate = f"{base}~{n}"
-        self.suffixes[base] = n
+        if n > 1:  # (1 is what a base not held starts from)
+            self.suffixes[base] = n
         self.used_ids.add(candidate)
         what = "unique tool_call_ids (an id reused while a call was open)" if wanted else "tool_call_ids"
         self.report.synthesized(what, event.line)
