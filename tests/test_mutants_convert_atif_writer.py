@@ -146,8 +146,18 @@ def test_a_message_is_its_text_without_fields_then_its_continuation_lines() -> N
 
 
 def test_a_malformed_ts_is_kept_in_extra_with_its_line() -> None:
-    _, result = export("u: a ts=2025-01-02T10:00:00Z\nu: b ts=soon\n")
-    assert rows(result)[("extra", "malformed ts= values")] == (FIRST + 1,)
+    # ISO 8601 without a zone, or a date alone, is no bbox ts= (nor an ATIF timestamp).
+    trajectory, result = export(
+        "u: a ts=2025-01-02T10:00:00Z\nu: b ts=soon\nu: c ts=2025-01-02T10:00:00\nu: d ts=2025-01-02\n"
+    )
+    assert [s.get("timestamp") for s in trajectory["steps"]] == ["2025-01-02T10:00:00Z", None, None, None]
+    assert [s["extra"]["bbox"].get("ts") for s in trajectory["steps"]] == [
+        None,
+        "soon",
+        "2025-01-02T10:00:00",
+        "2025-01-02",
+    ]
+    assert rows(result)[("extra", "malformed ts= values")] == (FIRST + 1, FIRST + 2, FIRST + 3)
 
 
 def test_a_field_after_the_arrow_stays_in_the_text() -> None:
@@ -619,3 +629,69 @@ def test_trailing_metrics_of_a_step_that_takes_none_are_refused_with_their_line(
     trajectory, result = export("a: x # metrics prompt_tokens=1\n  +llm_call_count 0\n", IMPORTED)
     assert "metrics" not in trajectory["steps"][0]
     assert rows(result)[("extra", "metrics of a step that takes none")] == (FIRST_IMPORTED,)
+
+
+def test_a_field_that_starts_the_text_is_cut_out_too() -> None:
+    trajectory, _ = export("u: k=v rest  here\n")
+    assert trajectory["steps"][0]["message"] == "rest here"
+
+
+def test_a_thread_that_no_subagent_result_names_stays_in_the_steps() -> None:
+    # Any name: "XXXX" is the one a mutant of the empty "no session" gives every result.
+    trajectory, _ = export("a: x\nt:r → [ok]\nu: task tid=XXXX\na: work tid=XXXX\n")
+    assert "subagent_trajectories" not in trajectory
+    assert [s["message"] for s in trajectory["steps"]] == ["x", "task", "work"]
+
+
+@pytest.mark.parametrize("kind", ["u", "a"])
+def test_an_imported_messages_text_may_be_an_attachment(kind: str) -> None:
+    trajectory, _ = export(f'{kind}: cut\n  | more\n  +text "whole"\n', IMPORTED)
+    assert trajectory["steps"][0]["message"] == "whole"
+
+
+def test_a_subagent_reference_names_only_a_session_that_is_a_word() -> None:
+    trajectory, _ = export(
+        "a: go\nx:one id=x1 → path=p1 session_id=\nx:two id=x2 → path=p2 session_id=[a,b]\n"
+    )
+    refs = [r["subagent_trajectory_ref"] for r in results(trajectory["steps"][0])]
+    assert refs == [[{"trajectory_path": "p1"}], [{"trajectory_path": "p2"}]]
+
+
+def test_a_document_without_a_header_or_usage_exports() -> None:
+    trajectory, result = export("u: hi\na: there\n", header="")
+    assert trajectory["agent"] == {"name": "unknown", "version": "unknown"}
+    assert [s["message"] for s in trajectory["steps"]] == ["hi", "there"]
+    assert "final_metrics" not in trajectory
+    found = rows(result)
+    assert found[("synthesized", "step_ids")] == (1, 2)
+    assert ("kept", "usage on event lines (→ step metrics, each model response once)") not in found
+
+
+def test_an_imported_agent_steps_attached_observation_is_kept() -> None:
+    trajectory, _ = export('a: x\n  +observation {"results": [{"content": "seen"}]}\n', IMPORTED)
+    assert trajectory["steps"][0]["observation"] == {"results": [{"content": "seen"}]}
+
+
+def test_an_imported_documents_stray_lines_count_in_the_line_numbers_of_its_records() -> None:
+    trajectory, _ = export("  a\n  b\n\n# c\nu: x\n", IMPORTED)
+    assert lines_of(trajectory["steps"][0]) == [{"n": 4, "kind": "comment", "text": "c"}]
+
+
+def test_a_comment_among_a_subagents_lines_leaves_its_step_in_the_thread() -> None:
+    """A comment has no thread of its own: one a step takes (its ``# metrics``) or none does
+    leaves the step of a subagent's lines in the subagent's trajectory."""
+    trajectory, _ = export(
+        "u: go\na: delegating\nx:explore id=x1 → session_id=T path=subs/T.json\n"
+        "u: task tid=T\n# note\na: work tid=T step=5\n# metrics step=5 completion_tokens=2\na: back\n"
+    )
+    assert [s["message"] for s in trajectory["steps"]] == ["go", "delegating", "back"]
+    embedded = trajectory["subagent_trajectories"][0]["steps"]
+    assert [s["message"] for s in embedded] == ["task", "work"]
+    assert embedded[1]["metrics"] == {"completion_tokens": 2}
+
+
+def test_a_completion_is_recorded_in_the_step_of_its_start() -> None:
+    trajectory, _ = export("a: one\nt!:run id=A → [running]\na: two\nt:run id=A → [ok]\n")
+    first, second = trajectory["steps"]
+    assert [r["n"] for r in lines_of(first)] == [1, 2, 4]
+    assert [r["n"] for r in lines_of(second)] == [3]
