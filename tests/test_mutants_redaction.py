@@ -117,6 +117,10 @@ def test_the_listing_names_each_secret_then_the_count_per_kind() -> None:
         "p:7:86: aws_access_key AKIA…AB",
         "p: 1 secret(s): aws_access_key 1",
     ]
+    # The count runs over every line (each event is a part of its own).
+    assert (
+        listing(HEAD + f"u: {GH}\na: {AWS}\n", "p")[-1] == "p: 2 secret(s): aws_access_key 1, github_token 1"
+    )
 
 
 def test_the_allowed_secrets_of_a_files_configuration(tmp_path: Path) -> None:
