@@ -117,6 +117,10 @@ def test_the_listing_names_each_secret_then_the_count_per_kind() -> None:
         "p:7:86: aws_access_key AKIA…AB",
         "p: 1 secret(s): aws_access_key 1",
     ]
+    # The count runs over every line (each event is a part of its own).
+    assert (
+        listing(HEAD + f"u: {GH}\na: {AWS}\n", "p")[-1] == "p: 2 secret(s): aws_access_key 1, github_token 1"
+    )
 
 
 def test_the_allowed_secrets_of_a_files_configuration(tmp_path: Path) -> None:
@@ -522,3 +526,28 @@ def test_a_secret_at_an_event_lines_start_is_replaced_in_a_conversion(before: st
     assert [event.raw for event in events] == ["u: hi", f"{before}{MARK} after"]
     assert events[1].continuation[0].raw == f"  {MARK}"
     assert len(scan.found) == 2
+
+
+def test_text_parts_are_the_header_then_each_event_with_the_lines_after_it() -> None:
+    from bbox_lark.secrets.redaction import text_parts
+
+    text = (
+        "\ufeff---\r\nformat: bbox/1\r\nid: s\r\n---\r\n"
+        "  stray\r\n\r\nu: hi\r\n  more\r\n\r\n# c\r\nt:x → [ok]"
+    )
+    parts = [(p.text, p.line, p.header) for p in text_parts(text)]
+    assert parts == [
+        ("\ufeff---\r\nformat: bbox/1\r\nid: s\r\n---\r\n", 1, True),
+        ("  stray\r\n\r\n", 5, False),
+        ("u: hi\r\n  more\r\n\r\n", 7, False),
+        ("# c\r\n", 10, False),
+        ("t:x → [ok]", 11, False),
+    ]
+    assert "".join(p[0] for p in parts) == text
+    # Without a header the header part is empty (and still first); an empty text has it alone.
+    assert [(p.text, p.line, p.header) for p in text_parts("u: a\n@end\n")] == [
+        ("", 1, True),
+        ("u: a\n", 1, False),
+        ("@end\n", 2, False),
+    ]
+    assert [(p.text, p.line, p.header) for p in text_parts("")] == [("", 1, True)]
