@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from bbox_lark.convert import convert
+from bbox_lark.convert.claude_code import reader
 
 
 def tool_use(call_id: str) -> dict[str, Any]:
@@ -26,8 +29,8 @@ def tool_result(call_id: Any, text: str) -> dict[str, Any]:
     return {"type": "user", "sessionId": "s", "message": {"role": "user", "content": [block]}}
 
 
-def run(*records: dict[str, Any]) -> Any:
-    return convert("\n".join(json.dumps(r) for r in records).encode(), "claude-code", to="bbox")
+def run(*records: dict[str, Any], **options: Any) -> Any:
+    return convert("\n".join(json.dumps(r) for r in records).encode(), "claude-code", to="bbox", **options)
 
 
 def body(result: Any) -> str:
@@ -57,3 +60,392 @@ def test_a_call_id_a_line_cannot_hold_is_cleaned_and_reported() -> None:
     result = run(tool_result("a\x00b", "y"))
     assert body(result) == "o: id=a\ufffdb → [ok] y\n"
     assert rows(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == (1,)
+
+
+# -- tool calls (``ClaudeCodeReader.tool_use``) ------------------------------------------------
+
+RUNNING = "[running] results of tool calls (the result follows on o:)"
+CALLS = "tool_use blocks (t!:)"
+INPUT_KEYS = "tool input keys (as fields; lists and objects as JSON)"
+
+
+def report(result: Any) -> dict[tuple[str, str], tuple[tuple[int, ...], int]]:
+    """The reader's fidelity rows: (fate, construct) -> (first lines, count); the header's
+    ``repo_sha`` row left out."""
+    return {
+        (e.action, e.what): (e.lines, e.count)
+        for e in result.fidelity.entries
+        if e.stage == "read" and not e.what.startswith("repo_sha")
+    }
+
+
+def assistant(*blocks: dict[str, Any], **message: Any) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "sessionId": "s",
+        "message": {"id": "m1", "role": "assistant", "content": list(blocks), **message},
+    }
+
+
+def call(name: Any = "Bash", tool_input: Any = None, **block: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": tool_input, **block}
+
+
+def test_a_call_without_a_usable_id_gets_one_numbered_by_line_and_count() -> None:
+    no_id = call(tool_input={"command": "ls"})
+    result = run(assistant(no_id, {**no_id, "id": 5}, {**no_id, "id": "  "}), assistant(no_id))
+    assert body(result) == (
+        "t!:Bash id=claude-code-1-1 command=ls → [running]\n"
+        "t!:Bash id=claude-code-1-2 command=ls → [running]\n"
+        "t!:Bash id=claude-code-1-3 command=ls → [running]\n"
+        "t!:Bash id=claude-code-2-4 command=ls → [running]\n"
+    )
+    assert report(result) == {
+        ("synthesized", "tool call ids (the tool_use has none)"): ((1, 1, 1, 2), 4),
+        ("kept", CALLS): ((1, 1, 1, 2), 4),
+        ("synthesized", RUNNING): ((1, 1, 1, 2), 4),
+        ("kept", INPUT_KEYS): ((1, 1, 1, 2), 4),
+    }
+
+
+def test_a_call_id_with_a_nul_is_cleaned_and_reported_with_its_line() -> None:
+    result = run(tool_result("x", "y"), assistant(call(id="a\x00b")))
+    assert body(result).endswith("t!:Bash id=a\ufffdb → [running]\n")
+    assert report(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+
+
+def test_a_call_without_a_name_is_unnamed() -> None:
+    result = run(assistant(call(None, id="a"), call(" ", id="b"), call(id="c")))
+    assert body(result) == (
+        "t!:unnamed id=a → [running]\nt!:unnamed id=b → [running]\nt!:Bash id=c → [running]\n"
+    )
+    assert report(result) == {
+        ("synthesized", "tool names (the tool_use has none)"): ((1, 1), 2),
+        ("kept", CALLS): ((1, 1, 1), 3),
+        ("synthesized", RUNNING): ((1, 1, 1), 3),
+    }
+
+
+def test_a_todo_list_follows_its_call_on_a_todos_line() -> None:
+    todos = {"todos": [{"status": "pending", "content": "A"}], "x": 1}
+    result = run(tool_result("z", "y"), assistant(call("TodoWrite", todos, id="t1")))
+    assert body(result).endswith("t!:TodoWrite id=t1 x=1 → [running]\ntd: [pending] A\n")
+    found = report(result)
+    assert found[("kept", "TodoWrite todo lists (td:)")] == ((2,), 1)
+    assert found[("kept", INPUT_KEYS)] == ((2,), 1)
+
+
+def test_todos_of_another_tool_or_not_a_list_stay_input_fields() -> None:
+    result = run(
+        assistant(
+            call("Other", {"todos": [1]}, id="a"),
+            call("TodoWrite", {"todos": "x"}, id="b"),
+            call("TodoWrite", [1], id="c"),
+        )
+    )
+    assert body(result) == (
+        't!:Other id=a todos="[1]" → [running]\n'
+        "t!:TodoWrite id=b todos=x → [running]\n"
+        't!:TodoWrite id=c extra.input="[1]" → [running]\n'
+    )
+
+
+def test_an_mcp_call_names_its_server_and_method() -> None:
+    result = run(
+        tool_result("z", "y"),
+        assistant(
+            call("mcp__gh__list", {"q": "v"}, id="t1"),
+            call("mcp__gh", {}, id="t2"),
+            call("mcp__a__b__c", id="t3"),
+            call("x__mcp__a__b", id="t4"),
+        ),
+    )
+    assert body(result).split("\n", 1)[1] == (
+        "c:gh.list id=t1 q=v → [running]\n"
+        "t!:mcp__gh id=t2 → [running]\n"
+        "c:a.b__c id=t3 → [running]\n"
+        "t!:x__mcp__a__b id=t4 → [running]\n"
+    )
+    found = report(result)
+    assert found[("kept", "MCP tool_use blocks (c:server.method)")] == ((2, 2), 2)
+    assert found[("kept", CALLS)] == ((2, 2), 2)
+    assert found[("synthesized", RUNNING)] == ((2, 2, 2, 2), 4)
+
+
+def test_a_subagent_call_is_launched_under_its_type() -> None:
+    result = run(
+        tool_result("z", "y"),
+        assistant(
+            call("Task", {"prompt": "do", "subagent_type": "Explore"}, id="t1"),
+            call("Agent", {"subagent_type": " "}, id="t2"),
+            call("Task", [1], id="t3"),
+            call("Task", {"subagent_type": 7}, id="t4"),
+        ),
+    )
+    assert body(result).split("\n", 1)[1] == (
+        "x:Explore id=t1 prompt=do subagent_type=Explore → [launched]\n"
+        'x:task id=t2 subagent_type=" " → [launched]\n'
+        'x:task id=t3 extra.input="[1]" → [launched]\n'
+        "x:task id=t4 subagent_type=7 → [launched]\n"
+    )
+    found = report(result)
+    assert found[("kept", "subagent tool_use blocks (x:)")] == ((2, 2, 2, 2), 4)
+    assert found[("extra", "tool inputs that are not objects (extra.input=)")] == ((2,), 1)
+    assert ("kept", CALLS) not in found
+
+
+def test_a_subagent_call_is_no_open_tool_call_for_progress() -> None:
+    progress = {"type": "progress", "sessionId": "s", "toolUseID": "t1", "data": {"k": "v"}}
+    result = run(assistant(call("Task", {}, id="t1"), call("mcp__a__b", {}, id="t2")), progress)
+    assert report(result)[("dropped", "progress records of no open tool call")] == ((2,), 1)
+    progress = {**progress, "toolUseID": "t2"}
+    result = run(assistant(call("mcp__a__b", {}, id="t2")), progress)
+    assert report(result)[("dropped", "progress records of no open tool call")] == ((2,), 1)
+
+
+def test_a_tool_name_a_word_cannot_hold_goes_to_extra_name() -> None:
+    result = run(
+        tool_result("z", "y"),
+        assistant(call("my tool", [1, 2], id="t1"), call('a→b"c', {"ok": [1], "s": "v"}, id="t2")),
+    )
+    assert body(result).split("\n", 1)[1] == (
+        't!:my_tool id=t1 extra.name="my tool" extra.input="[1,2]" → [running]\n'
+        't!:a_b_c id=t2 extra.name="a→b\\"c" ok="[1]" s=v → [running]\n'
+    )
+    found = report(result)
+    assert found[("extra", "tool names that are not one word (extra.name=)")] == ((2, 2), 2)
+    assert found[("kept", INPUT_KEYS)] == ((2,), 2)
+
+
+def test_a_tool_name_with_a_nul_is_cleaned() -> None:
+    result = run(tool_result("z", "y"), assistant(call("a\x00b", {}, id="t1")))
+    # (extra.name= then repeats the cleaned name: the name as written cannot be kept.)
+    assert body(result).split("\n", 1)[1].startswith("t!:a\ufffdb id=t1 ")
+    found = report(result)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")][0][0] == 2
+
+
+def test_input_keys_that_cannot_be_fields_go_to_extra_input() -> None:
+    tool_input = {"ts": "x", "extra.k": 1, "9k": 2, "ok": "v\x00", "list": [1, "a"]}
+    result = run(tool_result("z", "y"), assistant(call("T", tool_input, id="t1")))
+    assert body(result).split("\n", 1)[1] == (
+        't!:T id=t1 ok=v\ufffd list="[1,\\"a\\"]" extra.input={"ts":"x","extra.k":1,"9k":2} → [running]\n'
+    )
+    found = report(result)
+    assert found[("kept", INPUT_KEYS)] == ((2,), 2)
+    assert found[("extra", "tool input keys that cannot be field keys (extra.input= JSON)")] == ((2,), 3)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+
+
+def test_an_input_of_keys_that_cannot_be_fields_only() -> None:
+    result = run(tool_result("z", "y"), assistant(call("T", {"ts": "x"}, id="t1")))
+    assert body(result).split("\n", 1)[1] == 't!:T id=t1 extra.input={"ts":"x"} → [running]\n'
+    found = report(result)
+    assert ("kept", INPUT_KEYS) not in found
+    assert found[("extra", "tool input keys that cannot be field keys (extra.input= JSON)")] == ((2,), 1)
+
+
+def test_an_input_that_is_no_object_is_cleaned_json_in_extra_input() -> None:
+    # A lone surrogate (JSON's "\ud800"): the JSON text of the input holds it as it is.
+    result = run(tool_result("z", "y"), assistant(call("T", "a\ud800", id="t1")))
+    assert body(result).split("\n", 1)[1] == 't!:T id=t1 extra.input="\\"a\ufffd\\"" → [running]\n'
+    found = report(result)
+    assert found[("extra", "tool inputs that are not objects (extra.input=)")] == ((2,), 1)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+
+
+USAGE = {"input_tokens": 5, "output_tokens": 4}
+
+
+def test_the_usage_goes_after_the_arrow_and_an_input_key_named_like_it_goes_below() -> None:
+    record = assistant(
+        call("T", {"tokens_in": "9", "q": "v"}, id="t1"),
+        call("T", {"tokens_out": "4"}, id="t2"),
+        call("T", {"q": "v"}, id="t3"),
+        usage=USAGE,
+    )
+    result = run(tool_result("z", "y"), {**record, "timestamp": "2030-01-01T00:00:00Z"})
+    assert body(result).split("\n", 1)[1] == (
+        "t!:T id=t1 ts=2030-01-01T00:00:00Z → [running] tokens_in=5 tokens_out=4\n"
+        '  {"tokens_in":"9","q":"v"}\n'
+        "t!:T id=t2 tokens_out=4 ts=2030-01-01T00:00:00Z → [running] tokens_in=5 tokens_out=4\n"
+        "t!:T id=t3 q=v ts=2030-01-01T00:00:00Z → [running] tokens_in=5 tokens_out=4\n"
+        "# tokens_in=5 tokens_out=4 tokens_cached=0\n"
+    )
+    found = report(result)
+    assert found[("synthesized", "line breaks in tool inputs too long for one line")] == ((2,), 1)
+
+
+def test_a_call_too_long_for_a_line_puts_its_input_below_as_json() -> None:
+    long = {"q": "v" * 100}
+    result = run(
+        tool_result("z", "y"),
+        assistant(call("T", long, id="t1"), call("Task", long, id="t2"), call("T", {"q": "v" * 40}, id="t3")),
+        max_line=180,
+    )
+    assert body(result).split("\n", 1)[1] == (
+        "t!:T id=t1 → [running]\n"
+        '  {"q":"' + "v" * 100 + '"}\n'
+        "x:task id=t2 → [launched]\n"
+        '  {"q":"' + "v" * 100 + '"}\n'
+        "t!:T id=t3 q=" + "v" * 40 + " → [running]\n"
+    )
+    found = report(result)
+    assert found[("synthesized", "line breaks in tool inputs too long for one line")] == ((2, 2), 2)
+
+
+def test_the_reader_remembers_only_the_most_recent_open_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As many as ``REMEMBERED`` (4096; two here): a progress record of an older call is one
+    of no open call."""
+    monkeypatch.setattr(reader, "REMEMBERED", 2)
+
+    def progress(call_id: str) -> dict[str, Any]:
+        return {"type": "progress", "sessionId": "s", "toolUseID": call_id, "data": {"k": "v"}}
+
+    calls = [call("T", {}, id=f"t{n}") for n in range(3)]
+    result = run(assistant(*calls), progress("t0"), progress("t1"), progress("t2"))
+    assert body(result).endswith("t~:T id=t1 k=v\nt~:T id=t2 k=v\n")
+    assert report(result)[("dropped", "progress records of no open tool call")] == ((2,), 1)
+
+
+@pytest.mark.parametrize(
+    ("max_line", "longest"),
+    [(200, 136), (100, 64), (129, 65)],
+    ids=["max-line-less-64", "at-least-64", "just-over-the-floor"],
+)
+def test_a_call_line_as_long_as_the_limit_stays_one_line(max_line: int, longest: int) -> None:
+    """The limit of a written line is ``--max-line`` less 64 (room for what a later tool
+    adds), 64 at least."""
+
+    def line(size: int) -> dict[str, Any]:
+        # "t!:T id=t1 q=" and " → [running]" around the value: 25 characters.
+        return call("T", {"q": "v" * (size - 25)}, id="t1")
+
+    fits = run(tool_result("z", "y"), assistant(line(longest)), max_line=max_line)
+    assert len(body(fits).split("\n")[1]) == longest
+    over = run(tool_result("z", "y"), assistant(line(longest + 1)), max_line=max_line)
+    assert body(over).split("\n")[1] == "t!:T id=t1 → [running]"
+
+
+# -- assistant records (``ClaudeCodeReader.assistant``) ----------------------------------------
+
+
+def skipped(result: Any) -> list[tuple[int, str]]:
+    return [(s.line, s.message) for s in result.fidelity.skipped]
+
+
+def text(value: Any) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def test_an_assistant_record_without_a_message_or_content_is_skipped_with_its_line() -> None:
+    result = run(
+        {"type": "assistant", "sessionId": "s", "message": "x"},
+        {"type": "assistant", "sessionId": "s", "message": {"content": 5}},
+        assistant("not a block", text("kept")),
+    )
+    assert skipped(result) == [
+        (1, "assistant record: `message` is not an object"),
+        (2, "assistant record: `message.content` is neither text nor a list of blocks"),
+        (3, "assistant record: content block 1 is not an object"),
+    ]
+    assert body(result) == "a: kept\n"
+
+
+def test_assistant_content_as_a_string_is_one_text_block() -> None:
+    record = {"type": "assistant", "sessionId": "s", "message": {"id": "m", "content": "plain"}}
+    result = run(record)
+    assert body(result) == "a: plain\n"
+    assert report(result) == {("kept", "assistant text blocks (a:)"): ((1,), 1)}
+
+
+def test_the_first_model_is_the_headers_and_each_change_a_model_comment() -> None:
+    result = run(
+        assistant(text("a"), model=" m 1 "),
+        assistant(text("b"), model="m2"),
+        assistant(text("c"), model="m2"),
+        assistant(text("d"), model="  "),
+        assistant(text("e"), model=5),
+        assistant(text("f"), model="m\x00"),
+        assistant(text("g")),
+    )
+    assert result.text.split("---\n")[1].endswith("model: m 1\n")
+    assert body(result) == "a: a\n# model: m2\na: b\na: c\na: d\na: e\n# model: m\ufffd\na: f\na: g\n"
+    found = report(result)
+    assert found[("kept", "model changes (# model:)")] == ((2, 6), 2)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((6,), 1)
+
+
+def test_a_model_a_word_cannot_hold_is_quoted_on_its_comment() -> None:
+    result = run(assistant(text("a"), model="m1"), assistant(text("b"), model="my model"))
+    assert body(result) == 'a: a\n# model: "my model"\na: b\n'
+
+
+def test_thinking_blocks_with_and_without_a_signature() -> None:
+    result = run(
+        assistant(
+            {"type": "thinking", "thinking": "t", "signature": "sig"},
+            {"type": "thinking"},
+            {"type": "thinking", "thinking": 5},
+            {"type": "thinking", "thinking": "u", "signature": ""},
+            {"type": "redacted_thinking", "data": "zz"},
+            {"type": "weird"},
+            {"x": 1},
+            text(5),
+        )
+    )
+    assert body(result) == (
+        "th: t\n"
+        "th:\n"
+        "# claude-code block thinking\n"
+        '  {"type":"thinking","thinking":5}\n'
+        "th: u\n"
+        "th: [redacted:thinking]\n"
+        "# claude-code block weird\n"
+        '  {"type":"weird"}\n'
+        "# claude-code block untyped\n"
+        '  {"x":1}\n'
+        "# claude-code block text\n"
+        '  {"type":"text","text":5}\n'
+    )
+    assert report(result) == {
+        ("kept", "thinking blocks (th:)"): ((1, 1, 1), 3),
+        ("dropped", "thinking signatures"): ((1,), 1),
+        ("kept", "content blocks of unknown types (as comments with their JSON)"): ((1, 1, 1, 1), 4),
+        ("kept", "redacted thinking blocks (th: [redacted:thinking])"): ((1,), 1),
+        ("dropped", "redacted thinking data"): ((1,), 1),
+    }
+
+
+def test_every_line_of_a_message_carries_its_time_thread_and_usage() -> None:
+    usage = {"input_tokens": 5, "output_tokens": 4, "cache_read_input_tokens": 7}
+    record = assistant(
+        text("hi"),
+        {"type": "thinking", "thinking": "t"},
+        {"type": "redacted_thinking"},
+        call("T", {"q": "v"}, id="c1"),
+        usage=usage,
+    )
+    record.update(timestamp="2030-01-01T00:00:00Z", isSidechain=True, agentId="ag")
+    result = run(record)
+    fields = "ts=2030-01-01T00:00:00Z tid=ag"
+    counts = "tokens_in=5 tokens_out=4 tokens_cached=7"
+    assert body(result) == (
+        f"a: hi {fields} {counts}\n"
+        f"th: t {fields} {counts}\n"
+        f"th: [redacted:thinking] {fields} {counts}\n"
+        f"t!:T id=c1 q=v {fields} → [running] {counts}\n"
+        f"# {counts}\n"
+    )
+
+
+def test_a_timestamp_that_is_no_iso_time_with_a_zone_is_dropped_and_reported() -> None:
+    result = run(
+        {**assistant(text("a")), "timestamp": "yesterday"},
+        {**assistant(text("b")), "timestamp": 5},
+        {**assistant(text("c")), "timestamp": "2030-01-01T00:00:00"},
+        {**assistant(text("d")), "timestamp": None},
+        {**assistant(text("e")), "timestamp": "2030-01-01T00:00:00+02:00"},
+    )
+    assert body(result) == "a: a\na: b\na: c\na: d\na: e ts=2030-01-01T00:00:00+02:00\n"
+    assert report(result)[("dropped", "timestamps that are not ISO 8601 with a zone")] == ((1, 2, 3), 3)
