@@ -449,3 +449,42 @@ def test_a_timestamp_that_is_no_iso_time_with_a_zone_is_dropped_and_reported() -
     )
     assert body(result) == "a: a\na: b\na: c\na: d\na: e ts=2030-01-01T00:00:00+02:00\n"
     assert report(result)[("dropped", "timestamps that are not ISO 8601 with a zone")] == ((1, 2, 3), 3)
+
+
+# -- text that would read as fields (a bug found by mutation testing) -------------------------
+
+
+def test_a_field_at_the_end_of_a_message_text_is_no_field_of_its_line() -> None:
+    """A text ending in ``tokens_out=99999`` or ``ts=…`` goes on a continuation line: on the
+    message's own line it would read as the line's field, a usage or a time the record never
+    had, and ``stats`` would count 99,999 output tokens (it did)."""
+    from bbox_lark.numbers.session import read_session
+
+    user_text = {
+        "type": "user",
+        "sessionId": "s",
+        "message": {"role": "user", "content": "at ts=2031-01-01T00:00:00Z"},
+    }
+    result = run(
+        assistant(text("set tokens_out=99999"), {"type": "thinking", "thinking": "hm step=3"}),
+        user_text,
+        assistant(
+            call("TodoWrite", {"todos": [{"status": "pending", "content": "fix tokens_in=5"}]}, id="t1")
+        ),
+    )
+    assert body(result) == (
+        "a:\n  set tokens_out=99999\n"
+        "th:\n  hm step=3\n"
+        "u:\n  at ts=2031-01-01T00:00:00Z\n"
+        "t!:TodoWrite id=t1 → [running]\n"
+        "td:\n  [pending] fix tokens_in=5\n"
+    )
+    totals = read_session(result.text, estimate=False).totals
+    assert (totals.responses, totals.usage.tokens_in, totals.usage.tokens_out) == (0, None, None)
+
+
+def test_a_field_in_a_tool_results_first_line_is_no_field_of_its_line() -> None:
+    result = run(tool_result("t1", "step=4"), tool_result("t2", "tokens_out=5"), tool_result("t3", "ok [x]"))
+    assert (
+        body(result) == "o: id=t1 → [ok]\n  step=4\no: id=t2 → [ok]\n  tokens_out=5\no: id=t3 → [ok] ok [x]\n"
+    )

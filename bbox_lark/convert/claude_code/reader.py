@@ -240,8 +240,9 @@ class ClaudeCodeReader:
             except ValueError:
                 pass
             else:
-                # A field of the text (`ts=` in a message) would win over ours: keep it apart.
-                if all(node.fields.get(key) == value for key, value in fields):
+                # A field in the text (`ts=`, `tokens_out=` at its end) would read as the line's
+                # own, a time or a usage the record never had: the line holds ours alone.
+                if node.fields == dict(fields):
                     return node
         return build.message(kind, "", fields=fields, continuation=self.continuation(lines))
 
@@ -332,11 +333,15 @@ class ClaudeCodeReader:
         if lines and lines[0] == lines[0].strip() and len(lines[0]) <= INLINE:
             try:
                 result = build.result(status, rest=lines[0])
-                return [
-                    build.observation(fields=pairs, result=result, continuation=self.continuation(lines[1:]))
-                ]
+                node = build.observation(
+                    fields=pairs, result=result, continuation=self.continuation(lines[1:])
+                )
             except ValueError:
                 pass
+            else:
+                # A field after the result (`→ [ok] step=4`) would be the line's own, as in message.
+                if node.fields == dict(pairs):
+                    return [node]
         return [
             build.observation(
                 fields=pairs, result=build.result(status), continuation=self.continuation(lines)
@@ -506,7 +511,7 @@ class ClaudeCodeReader:
         items = [self.clean(item, number) for item in items if item]
         try:
             node = build.message("todos", " ".join(items), fields=fields)
-            if all(node.fields.get(k) == v for k, v in fields) and len(node.raw) <= self.limit:
+            if node.fields == dict(fields) and len(node.raw) <= self.limit:
                 return node
         except ValueError:
             pass
