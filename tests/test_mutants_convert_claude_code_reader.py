@@ -488,3 +488,180 @@ def test_a_field_in_a_tool_results_first_line_is_no_field_of_its_line() -> None:
     assert (
         body(result) == "o: id=t1 → [ok]\n  step=4\no: id=t2 → [ok]\n  tokens_out=5\no: id=t3 → [ok] ok [x]\n"
     )
+
+
+# -- todo lists (``ClaudeCodeReader.todos``) --------------------------------------------------
+
+
+def todo_write(*todos: Any) -> dict[str, Any]:
+    return assistant(call("TodoWrite", {"todos": list(todos)}, id="t1"))
+
+
+def test_each_todo_is_its_status_in_brackets_and_its_text_on_one_line() -> None:
+    result = run(
+        tool_result("z", "y"),
+        todo_write(
+            {"status": "in  progress", "content": "A  b\nc"},
+            {"status": "", "content": 5},
+            {"content": "x"},
+            "plain  text",
+            7,
+            {"status": "done", "content": ""},
+            "",
+            {"status": "ok", "content": "z\x00"},
+        ),
+    )
+    assert body(result).split("\n", 1)[1] == (
+        "t!:TodoWrite id=t1 → [running]\n"
+        "td: [in progress] A b c [?] 5 [?] x plain text 7 [done] [ok] z\ufffd\n"
+    )
+    found = report(result)
+    assert found[("kept", "todo items that are not objects (as their text)")] == ((2, 2, 2), 3)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+
+
+def test_an_empty_todo_list_is_an_empty_todos_line() -> None:
+    assert body(run(todo_write())) == "t!:TodoWrite id=t1 → [running]\ntd:\n"
+
+
+@pytest.mark.parametrize("size", [136, 137])
+def test_a_todo_list_longer_than_the_limit_goes_one_todo_a_line(size: int) -> None:
+    # "td: [p] " and the other todo's " [p] w": 14 characters around the first todo's text.
+    result = run(
+        todo_write({"status": "p", "content": "v" * (size - 14)}, {"status": "p", "content": "w"}),
+        max_line=200,
+    )
+    todos = body(result).split("\n", 1)[1]
+    if size <= 136:
+        assert todos == "td: [p] " + "v" * (size - 14) + " [p] w\n"
+    else:
+        assert todos == "td:\n  [p] " + "v" * (size - 14) + "\n  [p] w\n"
+
+
+# -- user records and tool results (``ClaudeCodeReader.user``, ``tool_result``) --------------
+
+
+def user(content: Any, **record: Any) -> dict[str, Any]:
+    return {"type": "user", "sessionId": "s", "message": {"role": "user", "content": content}, **record}
+
+
+def result_block(call_id: Any, content: Any, **block: Any) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content, **block}
+
+
+def test_a_user_record_without_a_message_or_content_is_skipped_with_its_line() -> None:
+    image = {"type": "image", "source": {"media_type": "image/png", "data": "AAA"}}
+    result = run(
+        {"type": "user", "sessionId": "s", "message": 5},
+        {"type": "user", "sessionId": "s", "message": {"content": 5}},
+        user(["x", text("hi"), image, {"type": "odd"}, text(5)]),
+        user("plain", timestamp="2030-01-01T00:00:00Z"),
+    )
+    assert skipped(result) == [
+        (1, "user record: `message` is not an object"),
+        (2, "user record: `message.content` is neither text nor a list of blocks"),
+        (3, "user record: content block 1 is not an object"),
+    ]
+    assert body(result) == (
+        "u: hi\n"
+        "u: [image image/png]\n"
+        "# claude-code block odd\n"
+        '  {"type":"odd"}\n'
+        "# claude-code block text\n"
+        '  {"type":"text","text":5}\n'
+        "u: plain ts=2030-01-01T00:00:00Z\n"
+    )
+    assert report(result) == {
+        ("kept", "user messages (u:)"): ((3, 4), 2),
+        ("dropped", "image data (a placeholder is written)"): ((3,), 1),
+        ("kept", "content blocks of unknown types (as comments with their JSON)"): ((3, 3), 2),
+    }
+
+
+def test_a_user_image_carries_the_records_time_and_thread() -> None:
+    image = {"type": "image", "source": {"media_type": "image/png"}}
+    record = user([image], timestamp="2030-01-01T00:00:00Z", isSidechain=True)
+    assert body(run(record)) == "u: [image image/png] ts=2030-01-01T00:00:00Z tid=sidechain\n"
+
+
+def test_a_tool_results_content_in_each_form() -> None:
+    blocks = [
+        {"type": "text", "text": "one"},
+        {"type": "image", "source": {"media_type": "image/png"}},
+        "str",
+        {"type": "x"},
+        {"type": "text", "text": 5},
+    ]
+    result = run(
+        user(
+            [
+                result_block("a", "s", is_error=True),
+                result_block("b", None),
+                result_block("c", blocks),
+                result_block("d", {"k": 1}, is_error="true"),
+                result_block("e", 5),
+            ],
+            toolUseResult={"interrupted": True},
+        ),
+        user([result_block("f", "x")], toolUseResult={"interrupted": "yes"}),
+        user([result_block("g", "x")], toolUseResult=[1]),
+    )
+    assert body(result) == (
+        "o: id=a interrupted=true → [error] s\n"
+        "o: id=b interrupted=true → [ok]\n"
+        "o: id=c interrupted=true → [ok] one\n"
+        "  [image image/png]\n"
+        "  str\n"
+        '  {"type":"x"}\n'
+        '  {"type":"text","text":5}\n'
+        'o: id=d interrupted=true → [ok] {"k":1}\n'
+        "o: id=e interrupted=true → [ok] 5\n"
+        "o: id=f → [ok] x\n"
+        "o: id=g → [ok] x\n"
+    )
+    assert report(result) == {
+        ("kept", "tool_result blocks (o: id=<tool_use id>)"): ((1, 1, 1, 1, 1, 2, 3), 7),
+        ("kept", "is_error tool results ([error])"): ((1,), 1),
+        ("dropped", "image data (a placeholder is written)"): ((1,), 1),
+        ("dropped", "`toolUseResult` record fields"): ((1, 2, 3), 3),
+    }
+
+
+def test_a_tool_results_first_line_stays_on_its_line_only_as_written() -> None:
+    result = run(
+        user(
+            [
+                result_block("a", "  lead"),
+                result_block("b", "x" * 4097),
+                result_block("c", "x" * 4096),
+                result_block("d", "a → b"),
+                result_block("e", "\n\nfirst\n\nsecond\n\n"),
+                result_block("f", "bad\x00\r\nnext"),
+            ]
+        )
+    )
+    assert body(result) == (
+        "o: id=a → [ok]\n    lead\n"
+        "o: id=b → [ok]\n  " + "x" * 4097 + "\n"
+        "o: id=c → [ok] " + "x" * 4096 + "\n"
+        "o: id=d → [ok] a → b\n"
+        "o: id=e → [ok] first\n\n  second\n"
+        "o: id=f → [ok] bad\ufffd\n  next\n"
+    )
+    found = report(result)
+    assert found[("dropped", "carriage returns (written as line breaks)")] == ((1,), 1)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((1,), 1)
+
+
+def test_a_subagents_result_names_its_log_right_after_the_call_id() -> None:
+    from pathlib import Path
+
+    session = Path(__file__).parent / "fixtures" / "claude-code-subagents" / "sess-sub.jsonl"
+    result = convert(session.read_bytes(), "claude-code", to="bbox", path=session)
+    results = [line for line in body(result).splitlines() if line.startswith("o: id=toolu_task")]
+    assert results == [
+        "o: id=toolu_task_a session_id=a1 path=sess-sub/subagents/agent-a1.jsonl ts=2030-01-02T03:04:20Z"
+        " → [ok] Tests are in tests/",
+        "o: id=toolu_task_b session_id=b2 path=sess-sub/subagents/agent-b2.jsonl ts=2030-01-02T03:04:21Z"
+        " → [ok] Docs are in docs/",
+    ]
