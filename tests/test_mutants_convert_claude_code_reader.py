@@ -665,3 +665,55 @@ def test_a_subagents_result_names_its_log_right_after_the_call_id() -> None:
         "o: id=toolu_task_b session_id=b2 path=sess-sub/subagents/agent-b2.jsonl ts=2030-01-02T03:04:21Z"
         " → [ok] Docs are in docs/",
     ]
+
+
+# -- input lines (``ClaudeCodeReader.line``, ``record``) --------------------------------------
+
+
+def test_each_kind_of_unreadable_line_is_skipped_with_its_line_and_why() -> None:
+    lines = [
+        b"\xef\xbb\xbf" + json.dumps(user("a")).encode(),
+        b"   ",
+        b"",
+        b"\xff\xfe",
+        b'{"type": ',
+        b'{"type":"a"',
+        b'{"type": x}',
+        b"[1]",
+        b'{"a":1}',
+        b'{"type":""}',
+        b'{"type":5}',
+        b"[" * 100_000,
+        b'{"type":"x","n":' + b"1" * 5000 + b"}",
+        json.dumps(user("b")).encode() + b"\r",
+        b"\t\r",
+    ]
+    result = convert(b"\n".join(lines), "claude-code", to="bbox")
+    assert body(result) == "u: a\nu: b\n"
+    assert skipped(result)[:-1] == [
+        (4, "not UTF-8 text"),
+        (5, "not a JSON record (the record ends too early: cut short?)"),
+        (6, "not a JSON record (the record ends too early: cut short?)"),
+        (7, "not a JSON record (Expecting value at column 10)"),
+        (8, "a JSON array, not a record (an object)"),
+        (9, "a record without a `type`"),
+        (10, "a record without a `type`"),
+        (11, "a record without a `type`"),
+        (12, "JSON nested too deeply"),
+    ]
+    # Python's own message (a ValueError that is no JSONDecodeError), cut to 120 characters.
+    line, message = skipped(result)[-1]
+    assert (line, message[:36], len(message)) == (13, "not a JSON record (Exceeds the limit", 140)
+    assert report(result) == {
+        ("kept", "user messages (u:)"): ((1, 14), 2),
+        ("dropped", "whitespace-only lines"): ((2, 15), 2),
+    }
+
+
+def test_a_byte_order_mark_is_read_only_at_the_start_of_the_first_line() -> None:
+    bom = b"\xef\xbb\xbf"
+    result = convert(
+        bom + b"\n" + json.dumps(user("a")).encode() + b"\n" + bom + b"\n", "claude-code", to="bbox"
+    )
+    assert body(result) == "u: a\n"
+    assert skipped(result) == [(3, "not a JSON record (Expecting value at column 1)")]
