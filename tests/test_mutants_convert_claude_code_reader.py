@@ -7,6 +7,8 @@ a result naming no call, a call id cleaned and reported with its line (docs/test
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -654,8 +656,6 @@ def test_a_tool_results_first_line_stays_on_its_line_only_as_written() -> None:
 
 
 def test_a_subagents_result_names_its_log_right_after_the_call_id() -> None:
-    from pathlib import Path
-
     session = Path(__file__).parent / "fixtures" / "claude-code-subagents" / "sess-sub.jsonl"
     result = convert(session.read_bytes(), "claude-code", to="bbox", path=session)
     results = [line for line in body(result).splitlines() if line.startswith("o: id=toolu_task")]
@@ -717,3 +717,48 @@ def test_a_byte_order_mark_is_read_only_at_the_start_of_the_first_line() -> None
     )
     assert body(result) == "u: a\n"
     assert skipped(result) == [(3, "not a JSON record (Expecting value at column 1)")]
+
+
+# -- subagent calls remembered for their results ----------------------------------------------
+
+SUBAGENTS = Path(__file__).parent / "fixtures" / "claude-code-subagents"
+
+
+def subagent_session(tmp_path: Path) -> Path:
+    shutil.copytree(SUBAGENTS, tmp_path / "s")
+    return tmp_path / "s" / "sess-sub.jsonl"
+
+
+def convert_path(path: Path) -> Any:
+    return convert(path.read_bytes(), "claude-code", to="bbox", path=path)
+
+
+def test_only_the_most_recent_subagent_calls_get_their_log_before_the_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As many as ``REMEMBERED`` (4096; one here): the result of an older Task call finds no
+    call, and its log comes at the end."""
+    monkeypatch.setattr(reader, "REMEMBERED", 1)
+    result = convert_path(SUBAGENTS / "sess-sub.jsonl")
+    lines = body(result).splitlines()
+    first = next(n for n, line in enumerate(lines) if line.startswith("o: id=toolu_task_a"))
+    second = next(n for n, line in enumerate(lines) if line.startswith("o: id=toolu_task_b"))
+    note = lines.index("# notes: subagent session_id=a1 path=sess-sub/subagents/agent-a1.jsonl")
+    assert "session_id=" not in lines[first] and "session_id=b2 " in lines[second]
+    assert lines[second - 1].endswith("tid=b2 tokens_in=7 tokens_out=6 tokens_cached=520")
+    assert first < second < note and lines[note + 1].startswith("u: Find the tests ")
+
+
+def test_a_prompt_that_is_no_text_finds_no_subagent_log(tmp_path: Path) -> None:
+    session = subagent_session(tmp_path)
+    log = session.with_suffix("") / "subagents" / "agent-a1.jsonl"
+    prompt = [{"type": "text", "text": "Find the tests"}]
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    records[0]["message"]["content"] = prompt
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    records = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
+    records[1]["message"]["content"][0]["input"]["prompt"] = prompt
+    del records[3]["toolUseResult"]
+    session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    lines = body(convert_path(session)).splitlines()
+    assert "# notes: subagent session_id=a1 path=sess-sub/subagents/agent-a1.jsonl" in lines
