@@ -762,3 +762,68 @@ def test_a_prompt_that_is_no_text_finds_no_subagent_log(tmp_path: Path) -> None:
     session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     lines = body(convert_path(session)).splitlines()
     assert "# notes: subagent session_id=a1 path=sess-sub/subagents/agent-a1.jsonl" in lines
+
+
+# -- per-record values (``tid``, ``context``, ``record``) -------------------------------------
+
+
+def test_a_sidechain_records_thread_is_its_agent_id_when_one_word() -> None:
+    records = [
+        user("a", isSidechain=True, agentId="ag"),
+        user("b", isSidechain=True, agentId=" "),
+        user("c", isSidechain=True, agentId="a b"),
+        user("d", isSidechain=True, agentId=5),
+        user("e", isSidechain="true", agentId="ag"),
+        user("f", isSidechain=True, agentId="a\x00"),
+        user("g", isSidechain=True),
+        user("h", isSidechain=True, agentId="a\tb"),
+    ]
+    result = run(*records)
+    assert body(result) == (
+        "u: a tid=ag\nu: b tid=sidechain\nu: c tid=sidechain\nu: d tid=sidechain\n"
+        "u: e\nu: f tid=a\ufffd\nu: g tid=sidechain\nu: h tid=sidechain\n"
+    )
+    # The NUL is reported at the record's line (it was reported at line 0 before).
+    assert report(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((6,), 1)
+
+
+def test_a_change_of_session_cwd_branch_version_or_slug_is_a_notes_line() -> None:
+    result = run(
+        user("a", cwd="/w", gitBranch="main", version="1.0", slug="sl"),
+        user("b", sessionId="s2", cwd="/w2 x", gitBranch=" ", version=5, slug="sl"),
+        user("c", sessionId="s", cwd=" /w2 x ", gitBranch="dev\x00"),
+        user("d", version="1.1", slug="sl2"),
+    )
+    header = result.text.split("---\n")[1]
+    assert header.endswith("client_version: '1.0'\nslug: sl\ncwd: /w\nbranch: main\n")
+    assert body(result) == (
+        "u: a\n"
+        '# notes: changed session=s2 cwd="/w2 x"\n'
+        "u: b\n"
+        "# notes: changed session=s branch=dev\ufffd\n"
+        "u: c\n"
+        "# notes: changed client_version=1.1 slug=sl2\n"
+        "u: d\n"
+    )
+    found = report(result)
+    assert found[("kept", "changes of session id, cwd, branch or version (as # notes: lines)")] == (
+        (2, 3, 4),
+        3,
+    )
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((3,), 1)
+
+
+def test_each_record_and_message_key_not_read_is_reported_by_name() -> None:
+    record = user("d", uuid="u", parentUuid=None, extra={"x": 1}, **{"a" * 50: 1})
+    message = {"id": "m", "content": "x", "role": "assistant", "stop_reason": "end", "5": 1}
+    result = run(record, {"type": "assistant", "sessionId": "s", "message": message, "agentId": "x"})
+    assert report(result) == {
+        ("kept", "user messages (u:)"): ((1,), 1),
+        ("dropped", "`uuid` record fields"): ((1,), 1),
+        ("dropped", "`parentUuid` record fields"): ((1,), 1),
+        ("dropped", "`extra` record fields"): ((1,), 1),
+        ("dropped", "`" + "a" * 39 + "…` record fields"): ((1,), 1),
+        ("dropped", "`stop_reason` message fields"): ((2,), 1),
+        ("dropped", "`5` message fields"): ((2,), 1),
+        ("kept", "assistant text blocks (a:)"): ((2,), 1),
+    }

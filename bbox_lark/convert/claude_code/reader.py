@@ -127,7 +127,7 @@ class ClaudeCodeReader:
         if handler is None:
             return self.unknown(kind, record, number)
         out: list[Line] = []
-        tid = self.tid(record)
+        tid = self.tid(record, number)
         if kind != "progress" and not (kind == "assistant" and isinstance(record.get("message"), dict)):
             out += self.api_usage.flush(tid)
         out += self.context(record, number)
@@ -144,14 +144,14 @@ class ClaudeCodeReader:
 
     # -- per-record values -------------------------------------------------------------
 
-    def tid(self, record: dict[str, Any]) -> str | None:
+    def tid(self, record: dict[str, Any], number: int) -> str | None:
         if self.forced_tid is not None:
             return self.forced_tid
         if record.get("isSidechain") is not True:
             return None
         agent = record.get("agentId")
         if isinstance(agent, str) and agent.strip() and not any(c.isspace() for c in agent):
-            return self.clean(agent, 0)
+            return self.clean(agent, number)
         return SIDECHAIN_TID
 
     def fields(self, record: dict[str, Any], number: int, tid: str | None) -> list[tuple[str, str]]:
