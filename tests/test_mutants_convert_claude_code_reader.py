@@ -827,3 +827,87 @@ def test_each_record_and_message_key_not_read_is_reported_by_name() -> None:
         ("dropped", "`5` message fields"): ((2,), 1),
         ("kept", "assistant text blocks (a:)"): ((2,), 1),
     }
+
+
+# -- text (``clean``, ``text_lines``, ``message``) and records of unknown types ---------------
+
+
+def test_a_line_over_the_limit_is_cut_in_pieces_and_blank_lines_around_a_text_dropped() -> None:
+    result = run(
+        user("\n \n" + "a" * 64 + "\n" + "b" * 65 + "\n" + "c" * 129 + "\n\n"),
+        user("x\r\ny\rz"),
+        user("q\ud800"),
+        max_line=100,
+    )
+    assert body(result) == (
+        "u: " + "a" * 64 + "\n"
+        "  " + "b" * 64 + "\n  b\n"
+        "  " + "c" * 64 + "\n  " + "c" * 64 + "\n  c\n"
+        "u: x\n  y\n  z\n"
+        "u: q\ufffd\n"
+    )
+    assert report(result) == {
+        ("kept", "user messages (u:)"): ((1, 2, 3), 3),
+        ("synthesized", "line breaks in lines over the line limit"): ((1, 1), 2),
+        ("dropped", "carriage returns (written as line breaks)"): ((2,), 1),
+        ("dropped", "NUL characters and lone surrogates (written as U+FFFD)"): ((3,), 1),
+    }
+
+
+def test_a_message_text_stays_on_its_line_only_as_written() -> None:
+    result = run(
+        user("see ts=2030-01-01T00:00:00Z", timestamp="2031-01-01T00:00:00Z"),
+        user("  lead\nnext"),
+        user("x" * 4097),
+        user("y" * 4096),
+        user("a → b"),
+        user(""),
+        user("one\ntwo"),
+    )
+    assert body(result) == (
+        "u: ts=2031-01-01T00:00:00Z\n  see ts=2030-01-01T00:00:00Z\n"
+        "u:\n    lead\n  next\n"
+        "u:\n  " + "x" * 4097 + "\n"
+        "u: " + "y" * 4096 + "\n"
+        "u:\n  a → b\n"
+        "u:\n"
+        "u: one\n  two\n"
+    )
+
+
+def test_a_record_of_an_unknown_type_is_a_comment_with_its_json() -> None:
+    result = run(
+        {"type": "weird-type x", "sessionId": "s", "k": "v" * 70},
+        {"type": "a\x00b", "sessionId": "s"},
+        max_line=100,
+    )
+    assert body(result) == (
+        '# claude-code record "weird-type x"\n'
+        '  {"type":"weird-type x","sessionId":"s","k":"vvvvvvvvvvvvvvvvvvvv\n'
+        "  " + "v" * 50 + '"}\n'
+        "# claude-code record a\ufffdb\n"
+        '  {"type":"a\\u0000b","sessionId":"s"}\n'
+    )
+    assert report(result) == {
+        ("kept", "records of unknown types (as comments with their JSON)"): ((1, 2), 2),
+        ("synthesized", "line breaks in lines over the line limit"): ((1,), 1),
+        ("dropped", "NUL characters and lone surrogates (written as U+FFFD)"): ((2,), 1),
+        # A record of an unknown type is not read for its session id.
+        ("synthesized", "session ids (the source has none)"): ((0,), 1),
+    }
+
+
+def test_a_block_of_an_unknown_type_is_a_comment_with_its_json() -> None:
+    result = run(
+        user([{"type": "odd x", "v": 1}, {"type": "a\x00"}, {"type": ""}, {"type": 5}]), max_line=100
+    )
+    assert body(result) == (
+        '# claude-code block "odd x"\n  {"type":"odd x","v":1}\n'
+        '# claude-code block a\ufffd\n  {"type":"a\\u0000"}\n'
+        '# claude-code block untyped\n  {"type":""}\n'
+        '# claude-code block untyped\n  {"type":5}\n'
+    )
+    assert report(result) == {
+        ("dropped", "NUL characters and lone surrogates (written as U+FFFD)"): ((1,), 1),
+        ("kept", "content blocks of unknown types (as comments with their JSON)"): ((1, 1, 1, 1), 4),
+    }
