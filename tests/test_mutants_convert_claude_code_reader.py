@@ -911,3 +911,32 @@ def test_a_block_of_an_unknown_type_is_a_comment_with_its_json() -> None:
         ("dropped", "NUL characters and lone surrogates (written as U+FFFD)"): ((1,), 1),
         ("kept", "content blocks of unknown types (as comments with their JSON)"): ((1, 1, 1, 1), 4),
     }
+
+
+# -- the end (``ClaudeCodeReader.finish``) ------------------------------------------------------
+
+
+def test_a_subagent_log_no_result_names_comes_at_the_end_counted_in_the_summary(tmp_path: Path) -> None:
+    session = subagent_session(tmp_path)
+    records = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
+    del records[4]  # task b's result
+    session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = convert_path(session)
+    lines = body(result).splitlines()
+    note = lines.index("# notes: subagent session_id=b2 path=sess-sub/subagents/agent-b2.jsonl")
+    assert [line.split(" ", 1)[0] for line in lines[note + 1 :]] == ["u:", "t!:Glob", "o:", "", "a:", "#"]
+    # Each message once: the parent's 10+30 in, the subagents' 5+7 each, b2's read at the end.
+    assert lines[-1] == "# tokens_in=64 tokens_out=80 tokens_cached=4140"
+    found = report(result)
+    assert found[("kept", "subagent logs no Task result names (at the end, tid= lines)")] == ((5,), 1)
+    assert found[("synthesized", "closing token summary (# tokens_in=…, each message id once)")] == ((0,), 1)
+
+
+def test_messages_held_on_several_threads_each_join_the_summary() -> None:
+    usage = {"input_tokens": 5, "output_tokens": 4}
+    result = run(
+        assistant(text("a"), usage=usage),
+        {**assistant(text("b"), usage=usage, id="m2"), "isSidechain": True, "agentId": "x"},
+        {**assistant(text("c"), usage=usage, id="m3"), "isSidechain": True},
+    )
+    assert body(result).splitlines()[-1] == "# tokens_in=15 tokens_out=12 tokens_cached=0"
