@@ -219,12 +219,16 @@ def test_a_tool_name_a_word_cannot_hold_goes_to_extra_name() -> None:
     assert found[("kept", INPUT_KEYS)] == ((2,), 2)
 
 
-def test_a_tool_name_with_a_nul_is_cleaned() -> None:
-    result = run(tool_result("z", "y"), assistant(call("a\x00b", {}, id="t1")))
-    # (extra.name= then repeats the cleaned name: the name as written cannot be kept.)
-    assert body(result).split("\n", 1)[1].startswith("t!:a\ufffdb id=t1 ")
+def test_a_tool_name_with_a_nul_is_cleaned_and_reported_once() -> None:
+    """A name that is one word once cleaned needs no extra.name= (it repeated the cleaned name
+    before, and the NUL was reported twice)."""
+    result = run(tool_result("z", "y"), assistant(call("a\x00b", {}, id="t1"), call("c\x00 d", {}, id="t2")))
+    assert body(result).split("\n", 1)[1] == (
+        't!:a\ufffdb id=t1 → [running]\nt!:c\ufffd_d id=t2 extra.name="c\ufffd d" → [running]\n'
+    )
     found = report(result)
-    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")][0][0] == 2
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2, 2), 2)
+    assert found[("extra", "tool names that are not one word (extra.name=)")] == ((2,), 1)
 
 
 def test_input_keys_that_cannot_be_fields_go_to_extra_input() -> None:
@@ -294,6 +298,15 @@ def test_a_call_too_long_for_a_line_puts_its_input_below_as_json() -> None:
     )
     found = report(result)
     assert found[("synthesized", "line breaks in tool inputs too long for one line")] == ((2, 2), 2)
+
+
+def test_a_tool_inputs_json_longer_than_the_limit_is_cut_in_pieces() -> None:
+    result = run(tool_result("z", "y"), assistant(call("T", {"q": "v" * 200}, id="t1")), max_line=180)
+    json_text = '{"q":"' + "v" * 200 + '"}'
+    assert body(result).split("\n", 1)[1] == (
+        "t!:T id=t1 → [running]\n" + "".join(f"  {json_text[i : i + 116]}\n" for i in range(0, 208, 116))
+    )
+    assert report(result)[("synthesized", "line breaks in lines over the line limit")] == ((2,), 1)
 
 
 def test_the_reader_remembers_only_the_most_recent_open_calls(monkeypatch: pytest.MonkeyPatch) -> None:

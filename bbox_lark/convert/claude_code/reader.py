@@ -442,9 +442,11 @@ class ClaudeCodeReader:
         self.report.synthesized("[running] results of tool calls (the result follows on o:)", number)
         pairs, extra = self.input_fields(tool_input, number)
         first = [("id", call)]
-        safe = NAME_UNSAFE.sub("_", self.clean(head, number))
-        if safe != head:
-            first.append(("extra.name", self.clean(head, number)))
+        # Cleaned once (each NUL reported once); extra.name= only when the word had to change.
+        cleaned = self.clean(head, number)
+        safe = NAME_UNSAFE.sub("_", cleaned)
+        if safe != cleaned:
+            first.append(("extra.name", cleaned))
             self.report.extra("tool names that are not one word (extra.name=)", number)
         # The usage goes after the arrow (it is no argument of the call), as real writers put it.
         result = build.result(status, rest=" ".join(f"{k}={v}" for k, v in usage))
