@@ -953,3 +953,11 @@ def test_messages_held_on_several_threads_each_join_the_summary() -> None:
         {**assistant(text("c"), usage=usage, id="m3"), "isSidechain": True},
     )
     assert body(result).splitlines()[-1] == "# tokens_in=15 tokens_out=12 tokens_cached=0"
+
+
+def test_what_an_assistant_text_or_thinking_loses_is_reported_at_its_line() -> None:
+    result = run(user("u"), assistant(text("a\x00"), {"type": "thinking", "thinking": "b\r\nc"}))
+    assert body(result) == "u: u\na: a\ufffd\nth: b\n  c\n"
+    found = report(result)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+    assert found[("dropped", "carriage returns (written as line breaks)")] == ((2,), 1)
