@@ -961,3 +961,37 @@ def test_what_an_assistant_text_or_thinking_loses_is_reported_at_its_line() -> N
     found = report(result)
     assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
     assert found[("dropped", "carriage returns (written as line breaks)")] == ((2,), 1)
+
+
+def test_what_comes_before_a_malformed_record_is_still_written() -> None:
+    """A record that cannot be read still ends the message held before it, and its change of
+    session id is still a notes line."""
+    result = run(
+        assistant(text("a"), usage={"input_tokens": 5, "output_tokens": 1}),
+        {"type": "user", "sessionId": "s2", "message": 5},
+        user("b"),
+    )
+    assert body(result) == (
+        "a: a tokens_in=5 tokens_out=1\n"
+        "# notes: changed session=s2\n"
+        "# notes: changed session=s\n"
+        "u: b\n"
+        "# tokens_in=5 tokens_out=1 tokens_cached=0\n"
+    )
+    assert skipped(result) == [(2, "user record: `message` is not an object")]
+    assert report(result)[("kept", "changes of session id, cwd, branch or version (as # notes: lines)")] == (
+        (2, 3),
+        2,
+    )
+
+
+def test_a_blank_line_inside_a_text_is_an_empty_line() -> None:
+    assert body(run(user("a\n   \nb"))) == "u: a\n\n  b\n"
+
+
+def test_what_a_summarys_text_loses_is_reported_at_its_line() -> None:
+    result = run(user("u"), {"type": "summary", "summary": "s\x00\r\nt", "leafUuid": "l"})
+    assert body(result) == "u: u\n# notes: summary leaf=l\n  s\ufffd\n  t\n"
+    found = report(result)
+    assert found[("dropped", "carriage returns (written as line breaks)")] == ((2,), 1)
+    assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
