@@ -7,6 +7,7 @@ a result naming no call, a call id cleaned and reported with its line (docs/test
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -942,6 +943,12 @@ def test_a_subagent_log_no_result_names_comes_at_the_end_counted_in_the_summary(
     assert lines[-1] == "# tokens_in=64 tokens_out=80 tokens_cached=4140"
     found = report(result)
     assert found[("kept", "subagent logs no Task result names (at the end, tid= lines)")] == ((5,), 1)
+    # Its lines are reported at the last line read; only a1's log is read before a result.
+    assert found[("kept", "user messages (u:)")] == ((1, 4, 5), 3)
+    assert found[("kept", "subagent logs beside the session (tid= lines before the Task result)")] == (
+        (4,),
+        1,
+    )
     assert found[("synthesized", "closing token summary (# tokens_in=…, each message id once)")] == ((0,), 1)
 
 
@@ -995,3 +1002,45 @@ def test_what_a_summarys_text_loses_is_reported_at_its_line() -> None:
     found = report(result)
     assert found[("dropped", "carriage returns (written as line breaks)")] == ((2,), 1)
     assert found[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+
+
+def test_a_sidechain_message_without_an_id_ends_only_its_own_thread() -> None:
+    """It is counted at once (no later record can restate it); the main thread's message goes
+    on, its usage merged over its records."""
+    side = {
+        "type": "assistant",
+        "sessionId": "s",
+        "isSidechain": True,
+        "message": {"role": "assistant", "content": "side", "usage": {"input_tokens": 2, "output_tokens": 2}},
+    }
+    result = run(
+        assistant(text("a"), usage={"input_tokens": 5, "output_tokens": 1}),
+        side,
+        assistant(text("b"), usage={"input_tokens": 5, "output_tokens": 3}),
+    )
+    assert body(result) == (
+        "a: a tokens_in=5 tokens_out=1\n"
+        "a: side tid=sidechain tokens_in=2 tokens_out=2\n"
+        "a: b tokens_in=5 tokens_out=3\n"
+        "# tokens_in=7 tokens_out=5 tokens_cached=0\n"
+    )
+
+
+def test_a_subagent_log_named_with_bytes_no_text_holds_is_read_and_reported(tmp_path: Path) -> None:
+    """A file name that is not UTF-8 (``agent-a\\xff.jsonl``) gives an agent id with a lone
+    surrogate: U+FFFD in the notes line and the thread, each reported at the last line read."""
+    session = tmp_path / "sess.jsonl"
+    session.write_text(json.dumps(user("hi")) + "\n", encoding="utf-8")
+    (tmp_path / "sess" / "subagents").mkdir(parents=True)
+    log = Path(os.fsdecode(os.fsencode(tmp_path / "sess" / "subagents") + b"/agent-a\xff.jsonl"))
+    log.write_text(json.dumps(user("sub")) + "\n", encoding="utf-8")
+    result = convert_path(session)
+    assert body(result) == (
+        "u: hi\n"
+        '# notes: subagent session_id=a\ufffd path="sess/subagents/agent-a\\u{dcff}.jsonl"\n'
+        "u: sub tid=a\ufffd\n"
+    )
+    assert report(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == (
+        (1, 1),
+        2,
+    )
