@@ -1044,3 +1044,22 @@ def test_a_subagent_log_named_with_bytes_no_text_holds_is_read_and_reported(tmp_
         (1, 1),
         2,
     )
+
+
+def test_a_todo_list_that_goes_below_keeps_the_records_time_and_cuts_a_long_todo() -> None:
+    record = {**todo_write({"status": "p", "content": "v" * 70}), "timestamp": "2030-01-01T00:00:00Z"}
+    result = run(tool_result("z", "y"), record, max_line=100)
+    assert (
+        body(result).split("\n", 2)[2]
+        == "td: ts=2030-01-01T00:00:00Z\n  [p] " + "v" * 60 + "\n  " + "v" * 10 + "\n"
+    )
+    assert report(result)[("synthesized", "line breaks in lines over the line limit")] == ((2,), 1)
+
+
+def test_a_long_block_of_an_unknown_type_is_cut_at_its_line() -> None:
+    result = run(user("u"), user([{"type": "odd", "v": "w" * 70}]), max_line=100)
+    assert (
+        body(result)
+        == 'u: u\n# claude-code block odd\n  {"type":"odd","v":"' + "w" * 45 + "\n  " + "w" * 25 + '"}\n'
+    )
+    assert report(result)[("synthesized", "line breaks in lines over the line limit")] == ((2,), 1)
