@@ -1063,3 +1063,9 @@ def test_a_long_block_of_an_unknown_type_is_cut_at_its_line() -> None:
         == 'u: u\n# claude-code block odd\n  {"type":"odd","v":"' + "w" * 45 + "\n  " + "w" * 25 + '"}\n'
     )
     assert report(result)[("synthesized", "line breaks in lines over the line limit")] == ((2,), 1)
+
+
+def test_input_keys_that_cannot_be_fields_are_cleaned_in_extra_input() -> None:
+    result = run(tool_result("z", "y"), assistant(call("T", {"ts": "a\ud800"}, id="t1")))
+    assert body(result).split("\n", 1)[1] == 't!:T id=t1 extra.input={"ts":"a\ufffd"} → [running]\n'
+    assert report(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
