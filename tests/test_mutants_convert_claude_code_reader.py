@@ -1069,3 +1069,12 @@ def test_input_keys_that_cannot_be_fields_are_cleaned_in_extra_input() -> None:
     result = run(tool_result("z", "y"), assistant(call("T", {"ts": "a\ud800"}, id="t1")))
     assert body(result).split("\n", 1)[1] == 't!:T id=t1 extra.input={"ts":"a\ufffd"} → [running]\n'
     assert report(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+
+
+def test_what_a_user_record_loses_is_reported_at_its_line() -> None:
+    record = {"type": "user", "sessionId": "s", "timestamp": "noon", "message": {"content": "b", "x": 1}}
+    result = run(user("a"), record)
+    assert body(result) == "u: a\nu: b\n"
+    found = report(result)
+    assert found[("dropped", "`x` message fields")] == ((2,), 1)
+    assert found[("dropped", "timestamps that are not ISO 8601 with a zone")] == ((2,), 1)
