@@ -1078,3 +1078,9 @@ def test_what_a_user_record_loses_is_reported_at_its_line() -> None:
     found = report(result)
     assert found[("dropped", "`x` message fields")] == ((2,), 1)
     assert found[("dropped", "timestamps that are not ISO 8601 with a zone")] == ((2,), 1)
+
+
+def test_what_a_user_text_block_loses_is_reported_at_its_line() -> None:
+    result = run(user("a"), user([text("b\x00")]))
+    assert body(result) == "u: a\nu: b\ufffd\n"
+    assert report(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
