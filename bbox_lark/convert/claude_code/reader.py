@@ -127,7 +127,7 @@ class ClaudeCodeReader:
         if handler is None:
             return self.unknown(kind, record, number)
         out: list[Line] = []
-        tid = self.tid(record)
+        tid = self.tid(record, number)
         if kind != "progress" and not (kind == "assistant" and isinstance(record.get("message"), dict)):
             out += self.api_usage.flush(tid)
         out += self.context(record, number)
@@ -144,14 +144,14 @@ class ClaudeCodeReader:
 
     # -- per-record values -------------------------------------------------------------
 
-    def tid(self, record: dict[str, Any]) -> str | None:
+    def tid(self, record: dict[str, Any], number: int) -> str | None:
         if self.forced_tid is not None:
             return self.forced_tid
         if record.get("isSidechain") is not True:
             return None
         agent = record.get("agentId")
         if isinstance(agent, str) and agent.strip() and not any(c.isspace() for c in agent):
-            return self.clean(agent, 0)
+            return self.clean(agent, number)
         return SIDECHAIN_TID
 
     def fields(self, record: dict[str, Any], number: int, tid: str | None) -> list[tuple[str, str]]:
@@ -240,8 +240,9 @@ class ClaudeCodeReader:
             except ValueError:
                 pass
             else:
-                # A field of the text (`ts=` in a message) would win over ours: keep it apart.
-                if all(node.fields.get(key) == value for key, value in fields):
+                # A field in the text (`ts=`, `tokens_out=` at its end) would read as the line's
+                # own, a time or a usage the record never had: the line holds ours alone.
+                if node.fields == dict(fields):
                     return node
         return build.message(kind, "", fields=fields, continuation=self.continuation(lines))
 
@@ -332,11 +333,15 @@ class ClaudeCodeReader:
         if lines and lines[0] == lines[0].strip() and len(lines[0]) <= INLINE:
             try:
                 result = build.result(status, rest=lines[0])
-                return [
-                    build.observation(fields=pairs, result=result, continuation=self.continuation(lines[1:]))
-                ]
+                node = build.observation(
+                    fields=pairs, result=result, continuation=self.continuation(lines[1:])
+                )
             except ValueError:
                 pass
+            else:
+                # A field after the result (`→ [ok] step=4`) would be the line's own, as in message.
+                if node.fields == dict(pairs):
+                    return [node]
         return [
             build.observation(
                 fields=pairs, result=build.result(status), continuation=self.continuation(lines)
@@ -437,9 +442,11 @@ class ClaudeCodeReader:
         self.report.synthesized("[running] results of tool calls (the result follows on o:)", number)
         pairs, extra = self.input_fields(tool_input, number)
         first = [("id", call)]
-        safe = NAME_UNSAFE.sub("_", self.clean(head, number))
-        if safe != head:
-            first.append(("extra.name", self.clean(head, number)))
+        # Cleaned once (each NUL reported once); extra.name= only when the word had to change.
+        cleaned = self.clean(head, number)
+        safe = NAME_UNSAFE.sub("_", cleaned)
+        if safe != cleaned:
+            first.append(("extra.name", cleaned))
             self.report.extra("tool names that are not one word (extra.name=)", number)
         # The usage goes after the arrow (it is no argument of the call), as real writers put it.
         result = build.result(status, rest=" ".join(f"{k}={v}" for k, v in usage))
@@ -506,7 +513,7 @@ class ClaudeCodeReader:
         items = [self.clean(item, number) for item in items if item]
         try:
             node = build.message("todos", " ".join(items), fields=fields)
-            if all(node.fields.get(k) == v for k, v in fields) and len(node.raw) <= self.limit:
+            if node.fields == dict(fields) and len(node.raw) <= self.limit:
                 return node
         except ValueError:
             pass
