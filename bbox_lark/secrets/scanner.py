@@ -348,24 +348,17 @@ def _glued(text: str, cand: _Candidate) -> bool:
     return bool(_KEY_CHAR.match(text, cand.end) or (cand.start and _KEY_CHAR.match(text, cand.start - 1)))
 
 
-#: What stands for a found secret while the text is read again: no key holds it, and a key
-#: may start after it (:func:`_hidden`).
+#: A found secret's stand-in when the text is read again: no key holds it; one may follow it.
 _BLANK = "\x00"
 _NOT_BLANKED = re.compile(r"[^\n]")
 
 
 def _hidden(text: str, kept: list[_Candidate], allowed: Collection[str]) -> list[_Candidate]:
-    """Keys that the ``kept`` matches hid, found in the text read again with each kept
-    secret blanked out (line breaks kept, so offsets and continuation lines stay):
-
-    * a match that ran into a kept one after it (``sk-ant-…AA-----BEGIN … PRIVATE
-      KEY-----``: a key's characters include ``-``) lost the overlap and was dropped whole;
-    * a key that starts where a kept one ends (``AKIA…ABghp_…``) had a letter before it,
-      which says it is no key's start.
-
-    Without this, the hidden key was neither listed nor replaced: ``redact``'s output still
-    held it whole, and ``check`` of that output failed. :func:`find_secrets` reads the text
-    again only where a match lost an overlap or a key's character touches a kept one."""
+    """Keys the ``kept`` matches hid, in the text read again with each kept secret blanked
+    out (line breaks kept: offsets and continuation lines stay). A match run into a kept one
+    after it (``sk-ant-…AA-----BEGIN …``: keys hold ``-``) lost the overlap and was dropped
+    whole; a key where a kept one ends (``AKIA…ABghp_…``) had a letter before it. Neither
+    was listed nor replaced (``check`` of ``redact``'s output failed)."""
     parts: list[str] = []
     at = 0
     for cand in kept:
