@@ -695,3 +695,23 @@ def test_a_completion_is_recorded_in_the_step_of_its_start() -> None:
     first, second = trajectory["steps"]
     assert [r["n"] for r in lines_of(first)] == [1, 2, 4]
     assert [r["n"] for r in lines_of(second)] == [3]
+
+
+def test_a_thinking_lines_usage_goes_to_the_step_of_the_agent_line_after_it() -> None:
+    # A response whose only usage is on its th: line, and whose a: line states none: the
+    # usage counted in final_metrics but in no step's metrics (the steps added up to less).
+    text = (
+        HEADER
+        + "u: hi\nth: thinking tokens_in=100 tokens_out=20\na: done\n"
+        + "u: more\na: again tokens_in=7 tokens_out=3\n"
+    )
+    trajectory = json.loads(convert(text, "bbox", to="atif").text)
+    metrics = [step.get("metrics") for step in trajectory["steps"]]
+    assert metrics == [
+        None,
+        {"prompt_tokens": 100, "completion_tokens": 20},
+        None,
+        {"prompt_tokens": 7, "completion_tokens": 3},
+    ]
+    final = trajectory["final_metrics"]
+    assert (final["total_prompt_tokens"], final["total_completion_tokens"]) == (107, 23)

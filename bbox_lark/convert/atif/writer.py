@@ -223,9 +223,10 @@ class TrajectoryWriter:
         step[USAGE] = usage if held is None else held + usage
 
     def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
-        """Note which agent step a response's usage goes to (its first line's that has one)."""
+        """Note which agent step a response's usage goes to: the step of its first line that
+        has one (a ``th:`` line waits for its step: the next agent line's, usage or not)."""
         current = self.responses.current
-        if current is None or line_usage(event) is None:
+        if current is None:
             return
         if step is None or step.get("source") != "agent" or current.ordinal in self.response_step:
             return
