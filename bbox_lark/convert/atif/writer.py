@@ -223,8 +223,7 @@ class TrajectoryWriter:
         step[USAGE] = usage if held is None else held + usage
 
     def count_response(self, event: Event, step: dict[str, Any] | None) -> None:
-        """Note which agent step a response's usage goes to: the step of its first line that
-        has one (a ``th:`` line waits for its step: the next agent line's, usage or not)."""
+        """Note which agent step a response's usage goes to (a ``th:`` line's: the next one's)."""
         current = self.responses.current
         if current is None:
             return
