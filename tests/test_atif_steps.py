@@ -18,7 +18,7 @@ from test_atif import BIG, atif_paths, bbox_paths, path_id
 from test_bench_tool import load_bench
 
 from bbox_lark.convert import convert
-from bbox_lark.convert.atif.spill import SpillMap, id_code, int_code, key_code
+from bbox_lark.convert.atif.spill import MaybeKeys, SpillMap, id_code, int_code, key_code
 from bbox_lark.convert.atif.steps import StepStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -26,12 +26,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def _both(monkeypatch: pytest.MonkeyPatch, text: str | bytes, **options: Any) -> None:
     held = convert(text, "bbox", to="atif", max_line=BIG, **options)
-    with monkeypatch.context() as patch:
-        patch.setattr(StepStore, "HELD", 0)
-        patch.setattr(SpillMap, "RECENT", 1)
-        put_away = convert(text, "bbox", to="atif", max_line=BIG, **options)
-    assert put_away.text == held.text
-    assert put_away.fidelity.entries == held.fidelity.entries
+    # The filter as it is, and one of a single byte that soon answers "maybe" to every key
+    # (each question then goes to the table).
+    for width in (MaybeKeys.WIDTH, 3):
+        with monkeypatch.context() as patch:
+            patch.setattr(StepStore, "HELD", 0)
+            patch.setattr(SpillMap, "RECENT", 1)
+            patch.setattr(MaybeKeys, "WIDTH", width)
+            put_away = convert(text, "bbox", to="atif", max_line=BIG, **options)
+        assert put_away.text == held.text
+        assert put_away.fidelity.entries == held.fidelity.entries
 
 
 @pytest.mark.parametrize("path", bbox_paths(), ids=path_id)
@@ -107,6 +111,7 @@ def test_a_spill_map_answers_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "7" not in ids and "d" not in ids and 8 not in ids
     ids._digests.add(("", "d"))  # a digest held for a key never set: the table says no
     assert "d" not in ids
+    assert ids._digests is not None and ("", "e") not in ids._digests  # "no" without the table
     keys = SpillMap(key_code)
     for n in range(5):
         keys[("id", "x")] = n
@@ -119,3 +124,13 @@ def test_a_spill_map_answers_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
     assert steps.setdefault(2**63 - 1, 0) == 2**64 - 2 and steps.get(4, "no") == "no"
     for held in (ids, keys, steps):
         held.close()
+
+
+def test_a_bloom_filter_never_forgets_a_key() -> None:
+    added = MaybeKeys()
+    codes = [("id", f"call_{n}") for n in range(20_000)] + [("", "\udcff"), ("span", "")]
+    assert not any(code in added for code in codes)  # empty: "no" to every key
+    for code in codes:
+        added.add(code)
+    assert all(code in added for code in codes)
+    assert len(added._bits) == 1 << (MaybeKeys.WIDTH - 3)  # a fixed size, whatever was added

@@ -460,10 +460,12 @@ def _atif_held_per_call(n: int) -> float:
 def test_an_atif_call_is_a_few_bytes_once_written(monkeypatch: pytest.MonkeyPatch) -> None:
     # Every call's entries stayed to the end (a later o: may reach any call by id, its
     # tool_call_id must stay unique): about 0.2 KiB a call, 228.5 MiB at 1M lines. Now the
-    # older entries are in a temporary SQLite table (convert/atif/spill.py): what stays is a
-    # digest per key and the step's place. Held per call after 8,000 calls, with 256 recent
-    # entries (the rest of the writer, and the pairings' 4,096 recent keys, included): 231
-    # bytes; 391 with every entry held (the code before: more, its counter kept each step).
+    # older entries are in a temporary SQLite table (convert/atif/spill.py): what stays is the
+    # step's place and a Bloom filter of a fixed 256 KiB per index. Held per call after 8,000
+    # calls, with 256 recent entries (the rest of the writer, the pairings' 4,096 recent keys
+    # and the three filters included, which do not grow): 259 bytes (231 with an 8-byte
+    # digest per key instead of the filters, which grew with the calls); 391 with every
+    # entry held (the code before: more, its counter kept each step).
     from bbox_lark.convert.atif.spill import SpillMap
 
     monkeypatch.setattr(SpillMap, "RECENT", 256)

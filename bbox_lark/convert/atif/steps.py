@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["CallRef", "StepStore"]
+__all__ = ["CallRef", "FewValues", "StepStore"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,6 @@ class StepStore:
         self._by_id: dict[int, int] = {}  # id() of a held step -> its index
         self._file: IO[bytes] | None = None
         self._offsets = array("q")  # per index: where its latest pickle starts (-1: none)
-        self._sizes = array("q")
         self._unpicklable: set[int] = set()  # held for good (a value pickle cannot write)
         #: The step that is never put away (the writer's current step).
         self.pinned = -1
@@ -56,7 +55,6 @@ class StepStore:
     def add(self, step: dict[str, Any]) -> int:
         index = len(self._offsets)
         self._offsets.append(-1)
-        self._sizes.append(0)
         self._hold(index, step)
         return index
 
@@ -116,11 +114,43 @@ class StepStore:
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         self._file.seek(0, 2)
         self._offsets[index] = self._file.tell()
-        self._sizes[index] = len(data)
         self._file.write(data)
 
     def _read(self, index: int) -> dict[str, Any]:
         assert self._file is not None and self._offsets[index] >= 0
         self._file.seek(self._offsets[index])
-        step: dict[str, Any] = pickle.loads(self._file.read(self._sizes[index]))  # (our own file)
+        # A pickle says where it ends: no size is kept (8 bytes a step).
+        step: dict[str, Any] = pickle.load(self._file)  # (our own file)
         return step
+
+
+class FewValues:
+    """A list of hashable values of which few are distinct (each step's thread): an entry is
+    a 4-byte code into the distinct values, not an 8-byte reference (issue 26: a
+    trajectory's per-step state is what grows with the file)."""
+
+    __slots__ = ("_code_of", "_codes", "_values")
+
+    def __init__(self) -> None:
+        self._codes = array("I")
+        self._values: list[Any] = []
+        self._code_of: dict[Any, int] = {}
+
+    def _code(self, value: Any) -> int:
+        code = self._code_of.get(value)
+        if code is None:
+            code = self._code_of[value] = len(self._values)
+            self._values.append(value)
+        return code
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def append(self, value: Any) -> None:
+        self._codes.append(self._code(value))
+
+    def __getitem__(self, index: int) -> Any:
+        return self._values[self._codes[index]]
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        self._codes[index] = self._code(value)

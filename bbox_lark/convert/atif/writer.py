@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from bbox_lark.convert.atif.records import read_attachments, record
 from bbox_lark.convert.atif.schema import is_iso
 from bbox_lark.convert.atif.spill import SpillMap, id_code, int_code, key_code
-from bbox_lark.convert.atif.steps import CallRef, StepStore
+from bbox_lark.convert.atif.steps import CallRef, FewValues, StepStore
 from bbox_lark.convert.atif.tables import (
     ATIF_COMMENT,
     EXTRA_KEY,
@@ -88,7 +88,7 @@ class TrajectoryWriter:
         self.counter = SessionCounter(self.header, estimate=False, steps=False, calls=False)
         #: Each step's thread, by index: the ``tid=`` value of all its lines (None for the
         #: main one), :data:`MIXED`, or :data:`NO_THREAD`.
-        self.threads: list[Any] = []
+        self.threads = FewValues()
         #: Subagent references whose ``session_id`` may name a thread of this document: the
         #: step's index, the result's place in its ``observation.results``, the session.
         self.subagent_refs: list[tuple[int, int, str]] = []
