@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from bbox_lark.numbers.review import ReviewOptions, call_key, review_bbox
 
@@ -103,3 +107,56 @@ def test_an_ambiguous_pairing_is_marked_where_the_numbers_say_it() -> None:
     plain = Reviewer()
     plain.call(record(3, None))  # type: ignore[arg-type]
     assert plain.finish().ambiguous is None
+
+
+# -- the listed failures and "what went wrong" on long logs ------------------------------------
+
+
+def _calls_text(plan: list[tuple[int, int, int]]) -> tuple[str, list[tuple[int, str, str]]]:
+    """A session of calls from ``plan`` (tool, outcome, how: inline, completed later by id, or
+    never completed) and each call's (start line, tool, outcome) as the log states them."""
+    tools, outcomes = ("Read", "Bash", "Edit"), ("ok", "error")
+    lines = ["---", "format: bbox/1", "id: r-2", "repo_sha: 215db51", "---", "@start"]
+    calls: list[tuple[int, str, str]] = []
+    waiting: list[str] = []
+    for n, (tool_at, outcome_at, how) in enumerate(plan):
+        tool, outcome = tools[tool_at], outcomes[outcome_at]
+        result = "[ok]" if outcome == "ok" else "[error] exit 1"
+        if how == 0:
+            lines.append(f"t:{tool} n={n} → {result}")
+        elif how == 1:  # completed by id after the next call's start: records come out of order
+            lines.append(f"t!:{tool} id=c{n} n={n} → [running]")
+            waiting.append(f"o: id=c{n} → {result}")
+        else:
+            lines.append(f"t!:{tool} id=c{n} n={n} → [running]")
+            outcome = "pending"
+        calls.append((len(lines), tool, outcome))
+        if how != 1 and waiting:
+            lines.extend(reversed(waiting))
+            waiting.clear()
+    lines.extend(reversed(waiting))
+    lines.append("@end")
+    return "\n".join(lines) + "\n", calls
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 2)), max_size=60))
+@example([(0, 0, 1), (0, 1, 0)])  # a success completed after a later failure of its tool
+@settings(max_examples=150)
+def test_failures_listed_and_what_went_wrong_match_every_call(plan: list[tuple[int, int, int]]) -> None:
+    # The reviewer keeps the first `listed` failures and pending calls, and for "what went
+    # wrong" only the failures after their tool's latest success: each answer must be what
+    # all the calls say.
+    text, calls = _calls_text(plan)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.bbox"
+        path.write_text(text, encoding="utf-8")
+        found = review_bbox(path, ReviewOptions(listed=3))
+    failed = [line for line, _, outcome in calls if outcome == "error"]
+    pending = [line for line, _, outcome in calls if outcome == "pending"]
+    assert [item.line for item in found.failed] == failed[:3] and found.failed_count == len(failed)
+    assert [item.line for item in found.pending] == pending[:3] and found.pending_count == len(pending)
+    last_ok = {tool: line for line, tool, outcome in calls if outcome == "ok"}
+    wrong = next(
+        (line for line, tool, outcome in calls if outcome == "error" and line > last_ok.get(tool, 0)), None
+    )
+    assert (found.went_wrong and found.went_wrong.line) == wrong

@@ -282,6 +282,7 @@ def _snippet(text: str) -> str:
 
 #: Each outcome of :data:`bbox_lark.numbers.outcomes.OUTCOMES` as a small code (the calls' array).
 _OUTCOME_CODE = {name: code for code, name in enumerate(OUTCOMES)}
+_OK = _OUTCOME_CODE["ok"]
 
 
 class Reviewer:
@@ -304,8 +305,15 @@ class Reviewer:
         self._key_of = array("l")
         self._tool_of = array("l")
         self._outcome = array("b")
-        self._failed: list[CallItem] = []
-        self._pending: list[CallItem] = []
+        # The failed and pending calls listed: the first ``listed`` of each by line, as a
+        # heap whose top is the latest of them (an item is kept only while it may be listed).
+        self._failed: list[tuple[int, int, CallItem]] = []
+        self._pending: list[tuple[int, int, CallItem]] = []
+        # "What went wrong" is the first failure after its tool's last success: per tool, the
+        # latest success so far and the failures after it (a failure before a success of its
+        # tool can never be it), so a long log does not hold every failure.
+        self._last_ok: dict[str, int] = {}
+        self._after_ok: dict[str, list[CallItem]] = {}
         self._counts = {"error": 0, "pending": 0}
         self._ambiguous: list[int] | None = None
         # Per clock (``ts``, ``elapsed``): the gaps found, their count, the last timed line.
@@ -362,11 +370,24 @@ class Reviewer:
                 self._ambiguous = []
             if pairing == "ambiguous" and len(self._ambiguous) < 10 * self.options.listed:
                 self._ambiguous.append(start)
-        if record.outcome in ("error", "pending"):
+        if code == _OK:
+            if start > self._last_ok.get(tool, 0):
+                self._last_ok[tool] = start
+                held = self._after_ok.get(tool)
+                if held:
+                    self._after_ok[tool] = [item for item in held if item.line > start]
+        elif record.outcome in ("error", "pending"):
             self._counts[record.outcome] += 1
-            kept = self._failed if record.outcome == "error" else self._pending
             end = record.end_line if record.end_line != start else None
-            kept.append(CallItem(start, tool, record.outcome, end, _snippet(text), pairing))
+            item = CallItem(start, tool, record.outcome, end, _snippet(text), pairing)
+            first = self._failed if record.outcome == "error" else self._pending
+            entry = (-start, -len(self._lines), item)  # (the count of calls: their order)
+            if len(first) < self.options.listed:
+                heapq.heappush(first, entry)
+            elif -first[0][0] > start:
+                heapq.heapreplace(first, entry)
+            if record.outcome == "error" and start > self._last_ok.get(tool, 0):
+                self._after_ok.setdefault(tool, []).append(item)
 
     def response(self, response: Response) -> None:
         """One ended model response."""
@@ -400,8 +421,8 @@ class Reviewer:
         retries, retry_count = self._find_retries(order)
         listed = options.listed
         clock = "ts" if "ts" in self._last_time else "elapsed"
-        failed = sorted(self._failed, key=lambda c: c.line)
-        pending = sorted(self._pending, key=lambda c: c.line)
+        failed = [entry[2] for entry in sorted(self._failed, key=lambda e: e[:2], reverse=True)]
+        pending = [entry[2] for entry in sorted(self._pending, key=lambda e: e[:2], reverse=True)]
         return Review(
             calls=len(order),
             failed=tuple(failed[:listed]),
@@ -414,7 +435,7 @@ class Reviewer:
             gaps=tuple(self._gaps[clock]),
             gap_count=self._gap_count[clock],
             costliest=self._costliest(),
-            went_wrong=self._went_wrong(order, failed),
+            went_wrong=self._went_wrong(order),
             ambiguous=None if self._ambiguous is None else tuple(sorted(self._ambiguous)),
             options=options,
         )
@@ -466,13 +487,13 @@ class Reviewer:
             last[tool] = (key, outcome)
         return items, count
 
-    def _went_wrong(self, order: range, failed: list[CallItem]) -> CallItem | None:
+    def _went_wrong(self, order: range) -> CallItem | None:
         last_ok: dict[str, int] = {}
-        ok = _OUTCOME_CODE["ok"]
         for index in order:
-            if self._outcome[index] == ok:
+            if self._outcome[index] == _OK:
                 last_ok[self._tool_names[self._tool_of[index]]] = self._lines[index]
-        for item in failed:
+        candidates = [item for held in self._after_ok.values() for item in held]
+        for item in sorted(candidates, key=lambda c: c.line):
             if item.line > last_ok.get(item.tool, 0):
                 return item
         return None
