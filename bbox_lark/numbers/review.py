@@ -302,8 +302,8 @@ class Reviewer:
         self._open: dict[int, int] = {}  # call line -> key id, until its record comes
         # One entry per call: start line, key id, tool id, outcome code.
         self._lines = array("q")
-        self._key_of = array("l")
-        self._tool_of = array("l")
+        self._key_of = array("I")  # ids of distinct keys and tools: 4 bytes each
+        self._tool_of = array("I")
         self._outcome = array("b")
         # The failed and pending calls listed: the first ``listed`` of each by line, as a
         # heap whose top is the latest of them (an item is kept only while it may be listed).
