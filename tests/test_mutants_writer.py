@@ -184,3 +184,139 @@ def test_blob_gives_the_pointer_of_what_it_stored(
     log = Writer(io.StringIO(), HEADER, blobs=tmp_path)
     assert log.blob(data, mime) == pointer
     assert (tmp_path / pointer.sha256).is_file() or (tmp_path / pointer.sha256[:2] / pointer.sha256).is_file()
+
+
+# -- what decides the bytes written ------------------------------------------------------------
+
+
+def _body(out: io.StringIO) -> list[str]:
+    """The lines after the header."""
+    lines = out.getvalue().splitlines()
+    return lines[lines.index("---", 1) + 1 :]
+
+
+def test_todos_from_pairs_or_a_mapping_write_status_then_text() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        log.todos({"Read auth": "pending", "Fix": "done"})
+        log.todos([("pending", "Read auth"), ("done", "Fix")])
+        log.todos((pair for pair in [("done", "one")]))
+        log.todos("[x] as given")
+    assert _body(out)[1:-1] == [
+        "td: [pending] Read auth [done] Fix",
+        "td: [pending] Read auth [done] Fix",
+        "td: [done] one",
+        "td: [x] as given",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        (5, "todos() items must be a str, pairs or a mapping, not int"),
+        (b"x", "todos() items must be a str, pairs or a mapping, not bytes"),
+        ([("a", "b", "c")], "todos() item 1 must be a (status, text) pair of str, not ('a', 'b', 'c')"),
+        ([("a", "b"), ("a", 2)], "todos() item 2 must be a (status, text) pair of str, not ('a', 2)"),
+        ([["a", "b"]], "todos() item 1 must be a (status, text) pair of str, not ['a', 'b']"),
+    ],
+)
+def test_todos_refuse_items_that_are_not_pairs_of_str(items: object, message: str) -> None:
+    log = Writer(io.StringIO(), HEADER)
+    with pytest.raises(TypeError) as raised:
+        log.todos(items)  # type: ignore[arg-type]
+    assert str(raised.value) == message
+
+
+def test_metrics_take_the_current_auto_step_or_the_step_given() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False, auto_step=True) as log:
+        log.metrics(prompt_tokens=1)  # no step yet: none written
+        log.user("go")
+        log.metrics(prompt_tokens=3)
+        log.metrics(step=7, prompt_tokens=4)
+    assert _body(out)[1:-1] == [
+        "# metrics prompt_tokens=1",
+        "u: go step=1",
+        "# metrics step=1 prompt_tokens=3",
+        "# metrics step=7 prompt_tokens=4",
+    ]
+
+
+def test_metrics_without_auto_step_write_no_step_of_their_own() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        log.user("go", step=3)
+        log.metrics(prompt_tokens=3)
+        log.metrics(step=2, prompt_tokens=4)
+    assert _body(out)[1:-1] == ["u: go step=3", "# metrics prompt_tokens=3", "# metrics step=2 prompt_tokens=4"]
+
+
+@pytest.mark.parametrize(("step", "name"), [("2", "str"), (True, "bool"), (1.0, "float")])
+def test_metrics_refuse_a_step_that_is_not_an_int(step: object, name: str) -> None:
+    log = Writer(io.StringIO(), HEADER)
+    with pytest.raises(TypeError) as raised:
+        log.metrics(step=step)  # type: ignore[arg-type]
+    assert str(raised.value) == f"metrics() step must be an int or None, not {name}"
+
+
+_BAD = object()
+_NOT_SCALAR = "must be a str, a number, a bool or a path, not object"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda log: log.user("x", k=_BAD), f"user() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.agent("x", k=_BAD), f"agent() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.thinking("x", k=_BAD), f"thinking() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.todos("x", k=_BAD), f"todos() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.call("read", _BAD), f"call() argument 1 {_NOT_SCALAR}"),
+        (lambda log: log.call("read", "a", _BAD), f"call() argument 2 {_NOT_SCALAR}"),
+        (lambda log: log.call("read", ["a", _BAD]), f"call() argument 1 item 2 {_NOT_SCALAR}"),
+        (lambda log: log.call("read", k=[_BAD]), f"call() field 'k' item 1 {_NOT_SCALAR}"),
+        (lambda log: log.call("read", id=_BAD), f"call() id {_NOT_SCALAR}"),
+        (lambda log: log.mcp("gh.issues", k=_BAD), f"mcp() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.subagent("explore", _BAD), f"subagent() argument 1 {_NOT_SCALAR}"),
+        (lambda log: log.skill("pdf", _BAD), f"skill() argument 1 {_NOT_SCALAR}"),
+        (lambda log: log.plan("update", _BAD), f"plan() argument 1 {_NOT_SCALAR}"),
+        (lambda log: log.question(_BAD), f"question() argument 1 {_NOT_SCALAR}"),
+        (lambda log: log.metrics(k=_BAD), f"metrics() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.lifecycle("phase", _BAD), f"lifecycle() argument 1 {_NOT_SCALAR}"),
+        (lambda log: log.lifecycle("phase", k=_BAD), f"lifecycle() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.lifecycle("end", k=_BAD), f"lifecycle() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.call("read").progress("x", k=_BAD), f"progress() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.call("read").finish("x", k=_BAD), f"finish() field 'k' {_NOT_SCALAR}"),
+        (lambda log: log.call("read").finish(_BAD), f"finish() result {_NOT_SCALAR}"),
+        (lambda log: log.call("read", k={"a": _BAD}), "call() field 'k': a dict JSON cannot write"),
+        (lambda log: log.call("read").finish([_BAD]), "finish() result: a list JSON cannot write"),
+        (lambda log: log.lifecycle(5), "lifecycle() name must be a str, not int"),
+        (lambda log: log.comment(5), "comment() text must be a str, not int"),
+        (lambda log: log.call("read").progress(5), "progress() text must be a str, not int"),
+        (lambda log: log.user(5), "user() text must be a str, not int"),
+        (lambda log: log.agent(5), "agent() text must be a str, not int"),
+        (lambda log: log.thinking(5), "thinking() text must be a str, not int"),
+        (lambda log: log.blob(b"x", 5), "blob() mime must be a str, not int"),
+    ],
+)
+def test_a_wrong_type_is_named_exactly(call: Callable[[Writer], object], message: str) -> None:
+    log = Writer(io.StringIO(), HEADER)
+    with pytest.raises(TypeError) as raised:
+        call(log)
+    assert str(raised.value).split(" (")[0] == message
+
+
+def test_progress_with_empty_text_writes_no_argument() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        call = log.call("bash", "make")
+        call.progress("")
+        call.progress("half", pct=50)
+        sub = log.subagent("explore")
+        sub.progress("")
+    assert _body(out)[1:-1] == [
+        "t:bash make id=call_1 → [running]",
+        "t~:bash id=call_1",
+        "t~:bash half id=call_1 pct=50",
+        "x:explore id=call_2 → [launched]",
+        "o: id=call_2 → [running]",
+    ]
