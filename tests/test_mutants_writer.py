@@ -200,7 +200,7 @@ def test_todos_from_pairs_or_a_mapping_write_status_then_text() -> None:
     with Writer(out, HEADER, redact=False) as log:
         log.todos({"Read auth": "pending", "Fix": "done"})
         log.todos([("pending", "Read auth"), ("done", "Fix")])
-        log.todos((pair for pair in [("done", "one")]))
+        log.todos(pair for pair in [("done", "one")])
         log.todos("[x] as given")
     assert _body(out)[1:-1] == [
         "td: [pending] Read auth [done] Fix",
@@ -248,7 +248,11 @@ def test_metrics_without_auto_step_write_no_step_of_their_own() -> None:
         log.user("go", step=3)
         log.metrics(prompt_tokens=3)
         log.metrics(step=2, prompt_tokens=4)
-    assert _body(out)[1:-1] == ["u: go step=3", "# metrics prompt_tokens=3", "# metrics step=2 prompt_tokens=4"]
+    assert _body(out)[1:-1] == [
+        "u: go step=3",
+        "# metrics prompt_tokens=3",
+        "# metrics step=2 prompt_tokens=4",
+    ]
 
 
 @pytest.mark.parametrize(("step", "name"), [("2", "str"), (True, "bool"), (1.0, "float")])
@@ -320,3 +324,92 @@ def test_progress_with_empty_text_writes_no_argument() -> None:
         "x:explore id=call_2 → [launched]",
         "o: id=call_2 → [running]",
     ]
+
+
+# -- warnings and failure paths ----------------------------------------------------------------
+
+
+def _no_store(tmp_path: Path) -> Path:
+    """A blob folder that cannot be made (a file is in its place)."""
+    (tmp_path / "taken").write_text("x")
+    return tmp_path / "taken"
+
+
+_LONG = "y" * (1024 * 1024)
+
+
+@pytest.mark.parametrize(
+    "fail",
+    [
+        lambda log: log.call("shot").finish(b"\x89PNG"),
+        lambda log: log.call("write", b"\x89PNG"),
+        lambda log: log.call("write", "y" * 5000),
+        lambda log: log.comment(_LONG),
+        lambda log: log.blob(b"x"),
+    ],
+)
+def test_a_blob_store_that_cannot_be_written_is_reported_once_and_the_data_stays_inline(
+    tmp_path: Path, fail: Callable[[Writer], object]
+) -> None:
+    out = io.StringIO()
+    folder = _no_store(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log = Writer(out, HEADER, blobs=folder, redact=False)
+        fail(log)
+        log.call("again").finish(b"\x00")  # a second failure: no second warning
+        log.close()
+    messages = [str(w.message) for w in caught if w.category is WriterWarning]
+    assert messages[0].startswith(f"bbox_lark.Writer: cannot write to the blob store {folder}: [Errno ")
+    assert messages[0].endswith("; the data stays inline")
+    assert len([m for m in messages if "cannot write to the blob store" in m]) == 1
+    assert log.error is None
+    assert "t:again id=" in out.getvalue() and "@blob" not in out.getvalue()
+
+
+def test_a_line_over_the_limit_without_a_blob_store_is_reported_once() -> None:
+    out = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log = Writer(out, HEADER, redact=False)
+        log.call("write", _LONG).finish("ok")
+        log.call("write", _LONG).finish("ok")
+        log.close()
+    assert [str(w.message) for w in caught] == [
+        f"bbox_lark.Writer: a line of {len(_LONG) + 23} characters, over the line limit of 1048576,"
+        " in <stream> (no blob store to move its long values to)"
+    ]
+    assert out.getvalue().count(_LONG) == 2
+
+
+def test_a_line_just_at_the_limit_is_not_reported() -> None:
+    out = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        log = Writer(out, HEADER, redact=False)
+        log.call("write", "y" * (1024 * 1024 - 23)).finish("ok")
+        log.close()
+    assert max(len(line) for line in out.getvalue().splitlines()) == 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    "fail",
+    [
+        lambda log, _: log.call("shot").finish(b"\x89PNG"),
+        lambda log, _: log.call("write", b"\x89PNG"),
+        lambda log, _: log.comment(_LONG),
+        lambda log, _: log.blob(b"x"),
+        lambda log, _: log.user("x", k="y" * 5000),
+        lambda log, _: log.lifecycle("end", b"\x89PNG"),
+        lambda _, out: Writer(out, HEADER, redact=False).comment("y" * 1024 * 1024),
+        lambda _, out: Writer(out, HEADER, redact=False).lifecycle("end", "y" * 1024 * 1024),
+        lambda _, out: Writer(out, HEADER, redact=False).call("x", "y" * 1024 * 1024).finish(),
+    ],
+)
+def test_every_warning_points_at_the_callers_line(
+    tmp_path: Path, fail: Callable[[Writer, io.StringIO], object]
+) -> None:
+    log = Writer(io.StringIO(), HEADER, blobs=_no_store(tmp_path))
+    with pytest.warns(WriterWarning) as caught:
+        fail(log, io.StringIO())
+    assert caught[0].filename == __file__
