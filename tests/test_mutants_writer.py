@@ -413,3 +413,90 @@ def test_every_warning_points_at_the_callers_line(
     with pytest.warns(WriterWarning) as caught:
         fail(log, io.StringIO())
     assert caught[0].filename == __file__
+
+
+# -- redaction: a value that is exactly a secret, and the count ------------------------------
+
+SECRET = "sk-ant-api03-" + "a1B2c3D4e5F6g7H8i9J0" * 4 + "AA"  # the scanner's shape, not a real key
+M = "[redacted:anthropic_key]"
+
+
+def test_a_value_that_is_exactly_a_secret_is_redacted_everywhere_and_counted() -> None:
+    """Each value scanned on its own (no key or text before it) is still judged as a secret:
+    the scan starts at the value, not after some context."""
+    out = io.StringIO()
+    header = {**HEADER, "slug": SECRET, "tags": [SECRET, 3], "meta": {"k": SECRET, "n": 2}}
+    with Writer(out, header) as log:
+        log.user(SECRET)
+        log.agent(SECRET, note=SECRET)
+        log.thinking(SECRET)
+        log.todos([("pending", SECRET)])
+        log.comment(SECRET)
+        log.comment("[redacted:api_key] already")
+        call = log.call(SECRET, SECRET, [SECRET, "b"], k=SECRET)
+        call.progress(SECRET)
+        call.finish(SECRET, k=SECRET)
+        log.mcp("gh.x", SECRET).finish(RuntimeError(SECRET))
+        log.subagent("explore", SECRET).progress(SECRET)
+        log.lifecycle("phase", SECRET, k=SECRET)
+        log.lifecycle(SECRET)
+        log.metrics(k=SECRET)
+        log.call("x").finish(SECRET.encode())
+    text = out.getvalue()
+    assert SECRET not in text
+    head = text.split("---\n")[1]
+    assert head.splitlines()[3:] == [
+        f"slug: '{M}'",
+        "tags:",
+        f"- '{M}'",
+        "- 3",
+        "meta:",
+        f"  k: '{M}'",
+        "  n: 2",
+    ]
+    assert _body(out) == [
+        "@start id=s",
+        f"u: {M}",
+        f"a: {M} note={M}",
+        f"th: {M}",
+        f"td: [pending] {M}",
+        f"# {M}",
+        "# [redacted:api_key] already",
+        f't:{M} "{M}" ["{M}", b] id=call_1 k={M} → [running]',
+        f't~:{M} "{M}" id=call_1',
+        f'o: id=call_1 k={M} → "{M}"',
+        f'c:gh.x "{M}" id=call_2 → [error] "RuntimeError: {M}"',
+        f'x:explore "{M}" id=call_3 → [launched]',
+        f'o: "{M}" id=call_3 → [running]',
+        f'@phase "{M}" k={M}',
+        "@x-redacted-anthropic_key-",
+        f"# metrics k={M}",
+        f't:x id=call_4 → "{M}"',
+        "# redactions=23",
+        "@end",
+    ]
+
+
+def test_a_comment_stored_as_a_blob_puts_no_marker_on_the_line(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, blobs=tmp_path) as log:
+        log.comment("x " * 500_000 + SECRET)
+        log.comment("[redacted:api_key] " * 60_000)
+    body = _body(out)
+    assert body[1].startswith('# "@blob sha256=') and body[2].startswith('# "@blob sha256=')
+    assert body[3] == "# redactions=0"
+
+
+def test_progress_of_a_call_whose_name_held_a_secret_counts_the_name_again() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER) as log:
+        call = log.call(f"x/{SECRET}")
+        call.progress("half way")
+        call.progress(SECRET)
+    assert _body(out)[1:] == [
+        f"t:x/{M} id=call_1 → [running]",
+        f't~:x/{M} "half way" id=call_1',
+        f't~:x/{M} "{M}" id=call_1',
+        "# redactions=4",
+        "@end",
+    ]
