@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import bbox_lark
-from bbox_lark import BlobPointer, Writer
+from bbox_lark import BlobPointer, Writer, build
 from bbox_lark.write.writer import WriterWarning
 
 HEADER = {"id": "s", "repo_sha": "abc1234"}
@@ -500,3 +500,115 @@ def test_progress_of_a_call_whose_name_held_a_secret_counts_the_name_again() -> 
         "# redactions=4",
         "@end",
     ]
+
+
+# -- results, arguments and fields as written ------------------------------------------------
+
+SHA_A = "a" * 64
+
+
+def test_each_kind_of_result_as_written() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        log.call("a").finish(
+            BlobPointer(f"@blob sha256={SHA_A} bytes=12 mime=image/png", 0, 0, SHA_A, "12", "image/png")
+        )
+        log.call("a").finish(BlobPointer(f"@blob sha256={SHA_A}", 0, 0, SHA_A, None, None))
+        log.call("a").finish(BlobPointer(f"@blob sha256={SHA_A} bytes=x", 0, 0, SHA_A, "x", None))
+        log.call("a").finish((1, "b"))
+        log.call("a").finish({"k": "→"})
+        log.call("a").finish(3)
+        log.call("a").finish(2.5)
+        log.call("a").finish(True)
+        log.call("a").finish(None)
+        log.call("a").finish(build.result("text", text="[redacted:api_key] hi"))
+        log.call("a").finish(b"\xff ok")
+    assert [line.split(" → ", 1)[1] for line in _body(out)[1:-1]] == [
+        f"@blob sha256={SHA_A} bytes=12 mime=image/png",
+        f"@blob sha256={SHA_A}",
+        f"@blob sha256={SHA_A}",
+        '[1, "b"]',
+        '{"k": "→"}',
+        "3",
+        "2.5",
+        "true",
+        "[ok]",
+        '"[redacted:api_key] hi"',
+        '"\\u{dcff} ok"',
+    ]
+
+
+def test_a_result_stated_with_a_marker_is_counted() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER) as log:
+        log.call("a").finish(build.result("text", text="[redacted:api_key] and [redacted:api_key]"))
+    assert _body(out)[-2] == "# redactions=2"
+
+
+def test_results_and_arguments_over_the_threshold_go_to_the_store_and_not_at_it(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False, blobs=tmp_path, blob_threshold=10) as log:
+        log.call("a", "x" * 10, k="w" * 10).finish("y" * 10)
+        log.call("b", "x" * 11, ["z" * 11, "z"], k="w" * 11, n=b"\x00").finish("y" * 11)
+        log.call("c").finish(RuntimeError("e" * 30))
+    first, second, third = _body(out)[1:-1]
+    assert first == "t:a xxxxxxxxxx id=call_1 k=wwwwwwwwww → yyyyyyyyyy"
+    assert second.startswith('t:b "@blob sha256=') and '" ["' not in second
+    assert "[zzzzzzzzzzz, z]" in second  # a list's items stay inline whatever their length
+    document = bbox_lark.parse(out.getvalue())
+    call = [e for e in document.events if e.kind == "tool"][1]
+    assert bbox_lark.text_of(str(call.args[0]), blobs=tmp_path) == "x" * 11
+    assert bbox_lark.text_of(call.fields["k"], blobs=tmp_path) == "w" * 11
+    assert str(call.fields["n"]).endswith("mime=application/octet-stream")
+    assert call.result is not None and call.result.kind == "blob"
+    assert bbox_lark.text_of(call.result, blobs=tmp_path) == "y" * 11
+    assert third.endswith("→ [err: RuntimeError: " + "e" * 30 + "]")  # a message is not a result
+
+
+def test_a_field_of_none_is_left_out_and_keys_made_safe_stay_distinct() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        log.user("u", k=None, j="1")
+        log.user("u", **{"a b": 1, "a_b": 2, "a?b": 3, "9": 4})
+    assert _body(out)[1:3] == ["u: u j=1", "u: u a_b=1 a_b_2=2 a_b_3=3 _9=4"]
+
+
+def test_auto_step_counts_on_from_the_highest_step_given() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False, auto_step=True) as log:
+        for text, fields in [
+            ("a", {}),
+            ("b", {"step": 5}),
+            ("c", {"step": True}),
+            ("d", {}),
+            ("e", {"step": 2}),
+        ]:
+            log.user(text, **fields)
+        log.user("f")
+        log.call("g").finish()
+    assert _body(out)[1:-1] == [
+        "u: a step=1",
+        "u: b step=5",
+        "u: c step=true",
+        "u: d step=6",
+        "u: e step=2",
+        "u: f step=7",
+        "t:g id=call_1 step=8 → [ok]",
+    ]
+
+
+def test_a_step_given_without_auto_step_is_written_and_none_added() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        log.user("a")
+        log.user("b", step=4)
+        log.call("c").finish()
+    assert _body(out)[1:-1] == ["u: a", "u: b step=4", "t:c id=call_1 → [ok]"]
+
+
+def test_a_ts_given_is_kept_and_the_clock_stamps_the_others() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False, clock=lambda: T0 + timedelta(seconds=1.5)) as log:
+        log.user("a", ts="2020-01-01T00:00:00Z")
+        log.user("b")
+    assert _body(out)[2:4] == ["u: a ts=2020-01-01T00:00:00Z", "u: b ts=2026-01-01T00:00:01.500000Z"]
