@@ -612,3 +612,124 @@ def test_a_ts_given_is_kept_and_the_clock_stamps_the_others() -> None:
         log.user("a", ts="2020-01-01T00:00:00Z")
         log.user("b")
     assert _body(out)[2:4] == ["u: a ts=2020-01-01T00:00:00Z", "u: b ts=2026-01-01T00:00:01.500000Z"]
+
+
+# -- the order of call lines, and a second finish ----------------------------------------------
+
+
+def test_a_call_finished_first_writes_the_earlier_ones_open_and_the_later_ones_wait() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        a, b, c = log.call("a"), log.call("b"), log.call("c")
+        b.finish("B")
+        b.finish("again")
+        c.finish("C")
+        a.finish("A")
+        a.finish("again")
+        with log.call("d") as d:
+            d.finish("D")
+    assert _body(out)[1:-1] == [
+        "t:a id=call_1 → [running]",
+        "t:b id=call_2 → B",
+        "t:c id=call_3 → C",
+        "o: id=call_1 → A",
+        "t:d id=call_4 → D",
+    ]
+
+
+# -- the constructor: header, target, options --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "error", "message"),
+    [
+        ([("id", "x")], TypeError, "header must be a mapping, not list"),
+        ({5: "x"}, TypeError, "a header key must be a str, not int"),
+        ({"id": "  ", "repo_sha": "a"}, ValueError, "a bbox header needs a non-empty 'id' (got '  ')"),
+        ({"id": "s"}, ValueError, "a bbox header needs a non-empty 'repo_sha' (got None)"),
+        ({"id": "s", "repo_sha": ""}, ValueError, "a bbox header needs a non-empty 'repo_sha' (got '')"),
+        (
+            {"id": "s", "repo_sha": "a", "w": object()},
+            TypeError,
+            "header['w'] must be a str, a number, a bool, None, a list or a mapping, not object",
+        ),
+    ],
+)
+def test_a_header_refused_says_why_exactly(header: object, error: type[Exception], message: str) -> None:
+    out = io.StringIO()
+    with pytest.raises(error) as raised:
+        Writer(out, header)  # type: ignore[arg-type]
+    assert str(raised.value) == message
+    assert out.getvalue() == ""
+
+
+def test_format_comes_first_and_the_options_shape_the_lines() -> None:
+    out = io.StringIO()
+    log = Writer(out, {"repo_sha": "a", "id": 0, "format": "bbox/1"}, id_prefix="step_", end=False)
+    log.call("x").finish()
+    log.close()
+    assert (
+        out.getvalue()
+        == "---\nformat: bbox/1\nrepo_sha: a\nid: 0\n---\n@start id=0\nt:x id=step_1 → [ok]\n# redactions=0\n"
+    )
+
+
+def test_a_binary_stream_gets_utf_8_and_start_false_writes_no_start() -> None:
+    out = io.BytesIO()
+    with Writer(out, HEADER, start=False, redact=False) as log:
+        log.user("ü x")
+    assert out.getvalue() == "---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\n---\nu: ü x\n@end\n".encode()
+
+
+def test_a_path_that_cannot_be_opened_is_reported_and_nothing_raises(tmp_path: Path) -> None:
+    path = tmp_path / "missing" / "s.bbox"
+    with pytest.warns(WriterWarning) as caught:
+        log = Writer(path, HEADER)
+        log.user("x")
+        log.close()
+    assert [str(w.message) for w in caught] == [
+        f"bbox_lark.Writer: cannot write {path}: [Errno 2] No such file or directory: '{path}';"
+        " lines from here on are dropped"
+    ]
+    assert isinstance(log.error, FileNotFoundError) and log.name == str(path) and log.path == path
+    assert not path.exists()
+
+
+def test_an_empty_file_gets_a_header_and_a_path_target_its_blob_folder_beside_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.bbox"
+    path.write_text("")
+    with Writer(path, HEADER, redact=False) as log:
+        log.call("shot").finish(b"\x89PNG")
+        assert log.blobs is not None and log.blobs.folder == tmp_path / ".bbox-blobs"
+    text = path.read_text()
+    assert text.startswith("---\nformat: bbox/1\n") and text.count("@start id=s") == 1
+    assert len(list((tmp_path / ".bbox-blobs").rglob("*"))) >= 1
+
+
+def test_a_stream_target_is_named_by_its_name_and_has_no_blob_store(tmp_path: Path) -> None:
+    class Named(io.StringIO):
+        name = "my.log"
+
+    stream = Named()
+    log = Writer(stream, HEADER, redact=False)
+    assert log.blobs is None and log.path is None and log.name == "my.log"
+    stream.close()
+    with pytest.warns(WriterWarning, match=r"^bbox_lark\.Writer: cannot write my\.log: "):
+        log.user("x")
+    with_blobs = Writer(io.StringIO(), HEADER, blobs=tmp_path / "b")
+    assert with_blobs.blobs is not None and with_blobs.blobs.folder == tmp_path / "b"
+
+
+def test_a_target_that_cannot_be_written_is_a_type_error() -> None:
+    with pytest.raises(TypeError) as raised:
+        Writer(5, HEADER)  # type: ignore[arg-type]
+    assert str(raised.value) == "target must be a path or a writable stream, not int"
+    with pytest.raises(TypeError):
+        Writer(object(), HEADER)  # type: ignore[arg-type]
+
+
+def test_the_clock_off_writes_no_time_and_on_stamps_every_event() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        log.user("x")
+    assert "ts=" not in out.getvalue() and "# t=" not in out.getvalue()
