@@ -733,3 +733,85 @@ def test_the_clock_off_writes_no_time_and_on_stamps_every_event() -> None:
     with Writer(out, HEADER, redact=False) as log:
         log.user("x")
     assert "ts=" not in out.getvalue() and "# t=" not in out.getvalue()
+
+
+# -- the lifecycle ---------------------------------------------------------------------------
+
+
+def test_a_lifecycle_name_as_written() -> None:
+    out = io.StringIO()
+    log = Writer(out, HEADER, redact=False)
+    for name in ["@phase", "", "@", "9x", "a b", "_x", "a→b", SECRET, "x" * 1024]:
+        log.lifecycle(name)
+    with pytest.raises(ValueError) as raised:
+        log.lifecycle("x" * 1025)
+    assert str(raised.value) == "lifecycle() name is 1025 characters long; a name is at most 1024"
+    log.close()
+    assert _body(out)[1:-1] == [
+        "@phase",
+        "@notify",
+        "@notify",
+        "@x9x",
+        "@a-b",
+        "@x_x",
+        "@a-b",
+        f"@{SECRET}",  # redact=False: as given
+        "@" + "x" * 1024,
+    ]
+
+
+def test_lifecycle_end_writes_the_open_calls_the_count_and_one_end() -> None:
+    out = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log = Writer(out, HEADER)
+        log.call("open")
+        log.lifecycle("@end", cost="0.5")
+        log.close()
+        log.close()
+        log.user("late")
+    assert _body(out) == ["@start id=s", "t:open id=call_1 → [running]", "# redactions=0", "@end cost=0.5"]
+    assert [str(w.message) for w in caught] == [
+        "bbox_lark.Writer: cannot write a line after close() of <stream>: the Writer is closed;"
+        " lines from here on are dropped"
+    ]
+    assert log.closed and isinstance(log.error, RuntimeError)
+
+
+def test_end_false_writes_the_open_calls_and_the_count_but_no_end() -> None:
+    out = io.StringIO()
+    log = Writer(out, HEADER, end=False)
+    log.call("open")
+    log.close()
+    log.close()
+    assert _body(out) == ["@start id=s", "t:open id=call_1 → [running]", "# redactions=0"]
+    out = io.StringIO()
+    Writer(out, HEADER, end=False, redact=False).close()
+    assert _body(out) == ["@start id=s"]
+
+
+def test_close_closes_a_path_target_and_leaves_a_stream_open(tmp_path: Path) -> None:
+    log = Writer(tmp_path / "s.bbox", HEADER)
+    file = log._file
+    log.close()
+    assert file.closed
+    stream = io.StringIO()
+    Writer(stream, HEADER).close()
+    assert not stream.closed
+
+
+def test_fsync_syncs_every_line_of_a_path_and_none_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    monkeypatch.setattr("bbox_lark.write.writer.os.fsync", synced.append)
+    with Writer(tmp_path / "a.bbox", HEADER, fsync=True) as log:
+        log.user("x")
+    assert len(synced) == 5  # the header, @start, u:, # redactions, @end
+    synced.clear()
+    with Writer(tmp_path / "b.bbox", HEADER) as log:
+        log.user("x")
+    assert synced == []
+    with (tmp_path / "c.bbox").open("w") as stream, Writer(stream, HEADER, fsync=True) as log:
+        log.user("x")
+        assert synced == [stream.fileno()] * 3
