@@ -815,3 +815,30 @@ def test_fsync_syncs_every_line_of_a_path_and_none_without_it(
     with (tmp_path / "c.bbox").open("w") as stream, Writer(stream, HEADER, fsync=True) as log:
         log.user("x")
         assert synced == [stream.fileno()] * 3
+
+
+# -- an exception as a result ----------------------------------------------------------------
+
+GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"  # the scanner's shape, not a real token
+
+
+def test_an_exception_type_named_like_a_token_is_redacted_from_the_line_start() -> None:
+    error = type(GITHUB_TOKEN, (Exception,), {})("boom")
+    out = io.StringIO()
+    with Writer(out, HEADER) as log:
+        log.call("a").finish(error)
+    assert _body(out)[1:-1] == ['t:a id=call_1 → [error] "[redacted:github_token]: boom"', "# redactions=1"]
+
+
+def test_an_exception_holding_a_marker_is_counted_and_one_stored_as_a_blob_is_not(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, blobs=tmp_path) as log:
+        log.call("a").finish(RuntimeError("[redacted:api_key] already"))
+        log.call("b").finish(RuntimeError(SECRET + " " + "x" * 1_000_000))
+        log.call("c").finish(b"\x89PNG")
+    body = _body(out)
+    assert body[1] == 't:a id=call_1 → [error] "RuntimeError: [redacted:api_key] already"'
+    assert body[2].startswith('t:b id=call_2 → [error] "@blob sha256=') and SECRET not in body[2]
+    assert body[3].startswith("t:c id=call_3 → @blob sha256=")
+    assert body[3].endswith(" bytes=4 mime=application/octet-stream")
+    assert body[4] == "# redactions=1"
