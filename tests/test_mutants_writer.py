@@ -842,3 +842,60 @@ def test_an_exception_holding_a_marker_is_counted_and_one_stored_as_a_blob_is_no
     assert body[3].startswith("t:c id=call_3 → @blob sha256=")
     assert body[3].endswith(" bytes=4 mime=application/octet-stream")
     assert body[4] == "# redactions=1"
+
+
+# -- call names and ids --------------------------------------------------------------------------
+
+
+def test_call_names_ids_and_kinds_as_written() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER) as log:
+        log.call("a b").finish()
+        log.call("").finish()
+        log.call("x", id=5).finish()
+        log.call("@blob").finish()
+        log.call("[redacted:a b]").finish()
+        log.call(f"[redacted:x]/{SECRET}").finish()
+        log.mcp("gh.x").finish()
+        log.skill("pdf").finish()
+        log.plan("update").finish()
+        log.question("ok?").finish("yes")
+    assert _body(out)[1:] == [
+        "t:a_b id=call_1 → [ok]",
+        "t:_ id=call_2 → [ok]",
+        "t:x id=5 → [ok]",
+        "t:_blob id=call_3 → [ok]",
+        "t:[redacted:a_b] id=call_4 → [ok]",
+        f"t:[redacted:x]/{M} id=call_5 → [ok]",
+        "c:gh.x id=call_6 → [ok]",
+        "s:pdf id=call_7 → [ok]",
+        "p:update id=call_8 → [ok]",
+        "q: ok? id=call_9 → yes",
+        "# redactions=3",
+        "@end",
+    ]
+
+
+@pytest.mark.parametrize("method", ["call", "mcp", "subagent", "skill", "plan"])
+def test_a_call_name_over_1024_characters_is_refused(method: str) -> None:
+    log = Writer(io.StringIO(), HEADER)
+    getattr(log, method)("x" * 1024)
+    with pytest.raises(ValueError) as raised:
+        getattr(log, method)("x" * 1025)
+    assert str(raised.value) == f"{method}() name is 1025 characters long; a name is at most 1024"
+
+
+def test_a_message_just_within_the_line_room_stays_on_the_line(tmp_path: Path) -> None:
+    """The room is for the text as quoted (two quotes more), whether or not the line quotes it."""
+    from bbox_lark.write.values import LINE_ROOM
+
+    fits = LINE_ROOM - 2
+    out = io.StringIO()
+    with Writer(out, HEADER, blobs=tmp_path, redact=False) as log:
+        log.user("x" * fits)
+        log.user("x" * (fits + 1))
+        log.comment("y" * fits)
+        log.comment("y" * (fits + 1))
+    body = _body(out)
+    assert body[1] == "u: " + "x" * fits and body[3] == "# " + "y" * fits
+    assert body[2].startswith('u: "@blob sha256=') and body[4].startswith('# "@blob sha256=')
