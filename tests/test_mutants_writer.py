@@ -542,7 +542,8 @@ def test_a_result_stated_with_a_marker_is_counted() -> None:
     out = io.StringIO()
     with Writer(out, HEADER) as log:
         log.call("a").finish(build.result("text", text="[redacted:api_key] and [redacted:api_key]"))
-    assert _body(out)[-2] == "# redactions=2"
+        log.call("b").finish("[redacted:api_key] as text")
+    assert _body(out)[-2] == "# redactions=3"
 
 
 def test_results_and_arguments_over_the_threshold_go_to_the_store_and_not_at_it(tmp_path: Path) -> None:
