@@ -900,3 +900,18 @@ def test_a_message_just_within_the_line_room_stays_on_the_line(tmp_path: Path) -
     body = _body(out)
     assert body[1] == "u: " + "x" * fits and body[3] == "# " + "y" * fits
     assert body[2].startswith('u: "@blob sha256=') and body[4].startswith('# "@blob sha256=')
+
+
+def test_the_header_limit_counts_utf_8_bytes_between_the_fences() -> None:
+    room = 65536 - len("format: bbox/1\nid: s\nrepo_sha: abc1234\nnote: \n")
+    out = io.StringIO()
+    Writer(out, {**HEADER, "note": "n" * room}, start=False)
+    assert out.getvalue().count("n" * room) == 1
+    with pytest.raises(ValueError) as raised:
+        Writer(io.StringIO(), {**HEADER, "note": "n" * (room + 1)})
+    assert str(raised.value) == (
+        "the header is 65537 bytes of YAML, over bbox/1's limit of 65536 (E009): keep large values"
+        " out of the header (a body line, a comment or a blob)"
+    )
+    with pytest.raises(ValueError, match="over bbox/1's limit"):
+        Writer(io.StringIO(), {**HEADER, "note": "é" * (room // 2 + 1)})  # fewer characters, more bytes
