@@ -915,3 +915,13 @@ def test_the_header_limit_counts_utf_8_bytes_between_the_fences() -> None:
     )
     with pytest.raises(ValueError, match="over bbox/1's limit"):
         Writer(io.StringIO(), {**HEADER, "note": "é" * (room // 2 + 1)})  # fewer characters, more bytes
+
+
+def test_a_handle_states_the_markers_its_line_and_name_hold() -> None:
+    log = Writer(io.StringIO(), HEADER)
+    question = log.question(SECRET)
+    assert (question.name, question.markers, question.name_markers) == (None, 1, 0)
+    call = log.call(f"x/{SECRET}", SECRET, k="plain")
+    assert (call.name, call.markers, call.name_markers) == (f"x/{M}", 2, 1)
+    assert call.args == (M,) and call.fields == {"id": "call_2", "k": "plain"} and call.id == "call_2"
+    assert (call.kind, question.kind, call.written, call.finished) == ("tool", "question", False, False)
