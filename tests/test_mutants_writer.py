@@ -925,3 +925,28 @@ def test_a_handle_states_the_markers_its_line_and_name_hold() -> None:
     assert (call.name, call.markers, call.name_markers) == (f"x/{M}", 2, 1)
     assert call.args == (M,) and call.fields == {"id": "call_2", "k": "plain"} and call.id == "call_2"
     assert (call.kind, question.kind, call.written, call.finished) == ("tool", "question", False, False)
+
+
+def test_each_kind_of_call_written_open_says_so_by_its_kind() -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, redact=False) as log:
+        handles = [
+            log.question("Keep it?"),
+            log.subagent("explore"),
+            log.mcp("gh.x"),
+            log.skill("pdf"),
+            log.plan("update"),
+            log.call("read"),
+        ]
+        log.user("meanwhile")
+        handles[0].finish("yes")
+    assert _body(out)[1:-1] == [
+        'q: "Keep it?" id=call_1 → [pending]',
+        "x:explore id=call_2 → [launched]",
+        "c:gh.x id=call_3 → [running]",
+        "s:pdf id=call_4 → [running]",
+        "p:update id=call_5 → [running]",
+        "t:read id=call_6 → [running]",
+        "u: meanwhile",
+        "o: id=call_1 → yes",
+    ]
