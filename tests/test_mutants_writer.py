@@ -374,12 +374,13 @@ def test_a_line_over_the_limit_without_a_blob_store_is_reported_once() -> None:
         log = Writer(out, HEADER, redact=False)
         log.call("write", _LONG).finish("ok")
         log.call("write", _LONG).finish("ok")
+        log.comment(_LONG)
         log.close()
     assert [str(w.message) for w in caught] == [
         f"bbox_lark.Writer: a line of {len(_LONG) + 23} characters, over the line limit of 1048576,"
         " in <stream> (no blob store to move its long values to)"
     ]
-    assert out.getvalue().count(_LONG) == 2
+    assert out.getvalue().count(_LONG) == 3
 
 
 def test_a_line_just_at_the_limit_is_not_reported() -> None:
@@ -900,6 +901,21 @@ def test_a_message_just_within_the_line_room_stays_on_the_line(tmp_path: Path) -
     body = _body(out)
     assert body[1] == "u: " + "x" * fits and body[3] == "# " + "y" * fits
     assert body[2].startswith('u: "@blob sha256=') and body[4].startswith('# "@blob sha256=')
+    assert body[2].endswith(' mime=text/plain"') and body[4].endswith(' mime=text/plain"')
+
+
+def test_a_message_of_an_eighth_of_the_room_stays_on_the_line_however_it_quotes(tmp_path: Path) -> None:
+    """A character is written in at most eight (``\\u{2028}``): text of an eighth of the room
+    or less is never measured and stays on the line; a character more is measured."""
+    from bbox_lark.write.values import LINE_ROOM
+
+    out = io.StringIO()
+    with Writer(out, HEADER, blobs=tmp_path, redact=False) as log:
+        log.user("\u2028" * (LINE_ROOM // 8))
+        log.user("\u2028" * (LINE_ROOM // 8 + 1))
+    body = _body(out)
+    assert body[1] == 'u: "' + "\\u{2028}" * (LINE_ROOM // 8) + '"'
+    assert body[2].startswith('u: "@blob sha256=')
 
 
 def test_the_header_limit_counts_utf_8_bytes_between_the_fences() -> None:
