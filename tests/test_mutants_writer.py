@@ -966,3 +966,57 @@ def test_each_kind_of_call_written_open_says_so_by_its_kind() -> None:
         "u: meanwhile",
         "o: id=call_1 → yes",
     ]
+
+
+def test_marks_of_an_appended_session_go_on_from_its_last_mark(tmp_path: Path) -> None:
+    path = tmp_path / "s.bbox"
+    path.write_text("---\nformat: bbox/1\nid: s\nrepo_sha: abc1234\n---\n@start id=s\n# t=00:01:30\nu: hi\n")
+    now = [T0]
+    with Writer(path, HEADER, clock=lambda: now[0], redact=False) as log:
+        for seconds, text in [(0, "a"), (30, "b"), (60, "c"), (3661, "d")]:
+            now[0] = T0 + timedelta(seconds=seconds)
+            log.user(text)
+    lines = path.read_text().splitlines()[8:]
+    assert [line.split(" ts=")[0] for line in lines] == [
+        "# t=00:01:30",
+        "u: a",
+        "u: b",
+        "# t=00:02:30",
+        "u: c",
+        "# t=01:02:31",
+        "u: d",
+        "@end",
+    ]
+
+
+def test_a_clock_going_back_never_writes_a_mark_before_the_last() -> None:
+    now = [T0 + timedelta(seconds=100)]
+    out = io.StringIO()
+    with Writer(out, HEADER, clock=lambda: now[0], redact=False, mark_every=0) as log:
+        now[0] = T0
+        log.user("earlier")
+    marks = [line for line in _body(out) if line.startswith("# t=")]
+    assert marks == ["# t=00:00:00"] * 3  # @start, the line, @end: each at elapsed 0, none negative
+
+
+def test_a_line_that_cannot_be_built_is_a_comment_and_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never expected (any text has a written form); if a builder refuses, the session goes on."""
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise ValueError("no")
+
+    out = io.StringIO()
+    log = Writer(out, HEADER)
+    monkeypatch.setattr("bbox_lark.write.writer.build.message", refuse)
+    with pytest.warns(WriterWarning) as caught:
+        log.user(SECRET)
+    log.close()
+    assert [str(w.message) for w in caught] == [
+        "bbox_lark.Writer: a line could not be built (no); please report this bug"
+    ]
+    assert _body(out) == [
+        "@start id=s",
+        "# writer: a line could not be built: ValueError",
+        "# redactions=0",
+        "@end",
+    ]
