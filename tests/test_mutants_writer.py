@@ -99,7 +99,7 @@ def _full_after_start() -> Writer:
 def test_a_write_failure_warns_at_the_callers_line(fail: Callable[[], object]) -> None:
     with pytest.warns(WriterWarning, match="cannot write <stream>: disk full") as caught:
         fail()
-    assert caught[0].filename == __file__
+    assert (caught[0].filename, caught[0].lineno) == (__file__, fail.__code__.co_firstlineno)
 
 
 @pytest.mark.parametrize(
@@ -413,7 +413,7 @@ def test_every_warning_points_at_the_callers_line(
     log = Writer(io.StringIO(), HEADER, blobs=_no_store(tmp_path))
     with pytest.warns(WriterWarning) as caught:
         fail(log, io.StringIO())
-    assert caught[0].filename == __file__
+    assert (caught[0].filename, caught[0].lineno) == (__file__, fail.__code__.co_firstlineno)
 
 
 # -- redaction: a value that is exactly a secret, and the count ------------------------------
