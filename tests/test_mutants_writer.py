@@ -941,6 +941,8 @@ def test_a_handle_states_the_markers_its_line_and_name_hold() -> None:
     assert (call.name, call.markers, call.name_markers) == (f"x/{M}", 2, 1)
     assert call.args == (M,) and call.fields == {"id": "call_2", "k": "plain"} and call.id == "call_2"
     assert (call.kind, question.kind, call.written, call.finished) == ("tool", "question", False, False)
+    call.finish()
+    assert (call.written, call.finished) == (True, True)
 
 
 def test_each_kind_of_call_written_open_says_so_by_its_kind() -> None:
