@@ -743,7 +743,7 @@ def test_the_clock_off_writes_no_time_and_on_stamps_every_event() -> None:
 def test_a_lifecycle_name_as_written() -> None:
     out = io.StringIO()
     log = Writer(out, HEADER, redact=False)
-    for name in ["@phase", "", "@", "9x", "a b", "_x", "a→b", SECRET, "x" * 1024]:
+    for name in ["@phase", "Xray", "", "@", "9x", "a b", "_x", "a→b", SECRET, "x" * 1024]:
         log.lifecycle(name)
     with pytest.raises(ValueError) as raised:
         log.lifecycle("x" * 1025)
@@ -751,6 +751,7 @@ def test_a_lifecycle_name_as_written() -> None:
     log.close()
     assert _body(out)[1:-1] == [
         "@phase",
+        "@Xray",
         "@notify",
         "@notify",
         "@x9x",
@@ -1022,3 +1023,12 @@ def test_a_line_that_cannot_be_built_is_a_comment_and_a_warning(monkeypatch: pyt
         "# redactions=0",
         "@end",
     ]
+
+
+def test_a_blob_pointer_given_as_an_argument_or_field_is_written_as_given(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with Writer(out, HEADER, blobs=tmp_path) as log:
+        pointer = log.blob(b"raw")
+        assert pointer is not None
+        log.call("upload", pointer, src=pointer).finish(pointer)
+    assert _body(out)[1] == f't:upload "{pointer.raw}" id=call_1 src="{pointer.raw}" → {pointer.raw}'
