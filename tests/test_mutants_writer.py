@@ -1032,3 +1032,13 @@ def test_a_blob_pointer_given_as_an_argument_or_field_is_written_as_given(tmp_pa
         assert pointer is not None
         log.call("upload", pointer, src=pointer).finish(pointer)
     assert _body(out)[1] == f't:upload "{pointer.raw}" id=call_1 src="{pointer.raw}" → {pointer.raw}'
+
+
+def test_values_after_a_blob_pointer_keep_their_own_text(tmp_path: Path) -> None:
+    """A pointer is written as given and not scanned: the values after it keep their places."""
+    out = io.StringIO()
+    with Writer(out, HEADER, blobs=tmp_path) as log:
+        pointer = log.blob(b"raw")
+        assert pointer is not None
+        log.call("x", pointer, "after", k=pointer, j="later").finish()
+    assert _body(out)[1] == f't:x "{pointer.raw}" after id=call_1 k="{pointer.raw}" j=later → [ok]'
