@@ -1042,3 +1042,22 @@ def test_values_after_a_blob_pointer_keep_their_own_text(tmp_path: Path) -> None
         assert pointer is not None
         log.call("x", pointer, "after", k=pointer, j="later").finish()
     assert _body(out)[1] == f't:x "{pointer.raw}" after id=call_1 k="{pointer.raw}" j=later → [ok]'
+
+
+def test_a_list_item_that_is_exactly_a_pointer_is_stored_and_points_at_its_own_text(tmp_path: Path) -> None:
+    given = f"@blob sha256={SHA_A} bytes=1 mime=text/plain"
+    out = io.StringIO()
+    with Writer(out, HEADER, blobs=tmp_path, redact=False) as log:
+        log.call("x", ["a", given, "y" * 5000]).finish()
+    (call,) = [e for e in bbox_lark.parse(out.getvalue()).events if e.kind == "tool"]
+    first, item, long = call.args[0]
+    assert (first, long) == ("a", "y" * 5000)  # items stay inline whatever their length
+    assert item != given and str(item).startswith("@blob sha256=")
+    assert bbox_lark.text_of(str(item), blobs=tmp_path) == given
+
+
+def test_without_redact_nothing_is_counted() -> None:
+    log = Writer(io.StringIO(), HEADER, redact=False)
+    log.user("[redacted:api_key] as given", k="v")
+    log.call("x", "a").finish("b")
+    assert log.redactions == 0
