@@ -1058,6 +1058,6 @@ def test_a_list_item_that_is_exactly_a_pointer_is_stored_and_points_at_its_own_t
 
 def test_without_redact_nothing_is_counted() -> None:
     log = Writer(io.StringIO(), HEADER, redact=False)
-    log.user("[redacted:api_key] as given", k="v")
+    log.user("as given", k="v")
     log.call("x", "a").finish("b")
     assert log.redactions == 0
