@@ -1061,3 +1061,43 @@ def test_without_redact_nothing_is_counted() -> None:
     log.user("as given", k="v")
     log.call("x", "a").finish("b")
     assert log.redactions == 0
+
+
+def test_the_count_line_adds_no_marker_of_its_own() -> None:
+    log = Writer(io.StringIO(), HEADER)
+    log.user(SECRET)
+    log.close()
+    assert log.redactions == 1
+
+
+def test_a_handle_made_directly_holds_no_markers() -> None:
+    from bbox_lark.write.writer import CallHandle
+
+    handle = CallHandle(Writer(io.StringIO(), HEADER), "tool", "x", (), {"id": "a"})
+    assert (handle.markers, handle.name_markers, handle.id) == (0, 0, "a")
+
+
+class _FailsOnClose:
+    """A file whose close reports a deferred write error (as NFS may)."""
+
+    def __init__(self, file: object) -> None:
+        self.file = file
+
+    def write(self, data: memoryview) -> int:
+        return self.file.write(data)  # type: ignore[attr-defined, no-any-return]
+
+    def close(self) -> None:
+        self.file.close()  # type: ignore[attr-defined]
+        raise OSError("deferred write error")
+
+
+def test_a_close_that_fails_is_reported_with_its_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.bbox"
+    log = Writer(path, HEADER)
+    log._file = _FailsOnClose(log._file)
+    with pytest.warns(WriterWarning) as caught:
+        log.close()
+    assert [str(w.message) for w in caught] == [
+        f"bbox_lark.Writer: cannot write {path}: deferred write error; lines from here on are dropped"
+    ]
+    assert isinstance(log.error, OSError) and path.read_text().endswith("@end\n")
