@@ -810,7 +810,8 @@ def test_fsync_syncs_every_line_of_a_path_and_none_without_it(
     monkeypatch.setattr("bbox_lark.write.writer.os.fsync", synced.append)
     with Writer(tmp_path / "a.bbox", HEADER, fsync=True) as log:
         log.user("x")
-    assert len(synced) == 5  # the header, @start, u:, # redactions, @end
+        number = log._file.fileno()
+    assert synced == [number] * 5  # the header, @start, u:, # redactions, @end
     synced.clear()
     with Writer(tmp_path / "b.bbox", HEADER) as log:
         log.user("x")
@@ -1101,3 +1102,11 @@ def test_a_close_that_fails_is_reported_with_its_error(tmp_path: Path) -> None:
         f"bbox_lark.Writer: cannot write {path}: deferred write error; lines from here on are dropped"
     ]
     assert isinstance(log.error, OSError) and path.read_text().endswith("@end\n")
+
+
+def test_a_file_of_one_byte_is_appended_to(tmp_path: Path) -> None:
+    path = tmp_path / "s.bbox"
+    path.write_text("x")
+    with Writer(path, HEADER, redact=False, start=False):
+        pass
+    assert path.read_text() == "x\n@end\n"
