@@ -96,6 +96,16 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _warn(message: str) -> None:
+    """A :class:`WriterWarning` pointing at the code that called the Writer, however deep
+    inside it the warning came (a fixed ``stacklevel`` pointed inside this module for most
+    methods)."""
+    level, frame = 1, sys._getframe(0)
+    while frame.f_back is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(f"bbox_lark.Writer: {message}", WriterWarning, stacklevel=level)
+
+
 class CallHandle:
     """A call the Writer has been told about (:meth:`Writer.call`): give its result with
     :meth:`finish`, report progress with :meth:`progress`. Its line is written inline with
@@ -720,12 +730,7 @@ class Writer:
         except OSError as error:
             if not self._blob_failed:
                 self._blob_failed = True
-                warnings.warn(
-                    f"bbox_lark.Writer: cannot write to the blob store {self.blobs.folder}: {error};"
-                    " the data stays inline",
-                    WriterWarning,
-                    stacklevel=4,
-                )
+                _warn(f"cannot write to the blob store {self.blobs.folder}: {error}; the data stays inline")
             return None
 
     # -- writing ---------------------------------------------------------------------------
@@ -746,21 +751,15 @@ class Writer:
         try:
             node = make()
         except ValueError as error:  # never expected: any text has a written form
-            warnings.warn(
-                f"bbox_lark.Writer: a line could not be built ({error}); please report this bug",
-                WriterWarning,
-                stacklevel=4,
-            )
+            _warn(f"a line could not be built ({error}); please report this bug")
             node, markers = build.comment(f"writer: a line could not be built: {type(error).__name__}"), 0
         # The line its builder printed (a built node's raw), never printed again.
         text = node.raw if not node.continuation else emit(node)
         if len(text) > DEFAULT_MAX_LINE and not self._warned_long:
             self._warned_long = True
-            warnings.warn(
-                f"bbox_lark.Writer: a line of {len(text)} characters, over the line limit of"
-                f" {DEFAULT_MAX_LINE}, in {self.name} (no blob store to move its long values to)",
-                WriterWarning,
-                stacklevel=4,
+            _warn(
+                f"a line of {len(text)} characters, over the line limit of {DEFAULT_MAX_LINE},"
+                f" in {self.name} (no blob store to move its long values to)"
             )
         self.redactions += markers
         self._write(text + "\n")
@@ -816,13 +815,4 @@ class Writer:
             return
         self.error = error
         where = what or self.name
-        # The warning points at the code that called the Writer, however deep inside it the
-        # failure came (a fixed stacklevel pointed inside this module for most methods).
-        level, frame = 1, sys._getframe(0)
-        while frame.f_back is not None and frame.f_code.co_filename == __file__:
-            frame, level = frame.f_back, level + 1
-        warnings.warn(
-            f"bbox_lark.Writer: cannot write {where}: {error}; lines from here on are dropped",
-            WriterWarning,
-            stacklevel=level,
-        )
+        _warn(f"cannot write {where}: {error}; lines from here on are dropped")
