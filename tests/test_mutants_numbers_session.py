@@ -401,3 +401,12 @@ def test_a_key_whose_open_calls_all_completed_pairs_the_next_call_by_id() -> Non
         (7, "ambiguous"),
         (10, "id"),
     ]
+
+
+def test_a_counter_fed_nothing_has_read_no_line_ts_or_step() -> None:
+    counter = SessionCounter()
+    assert (counter.line_ts, counter.line_step) == (None, None)
+    counter.feed(bbox_lark.parse(HEADER + "u: a step=2 ts=2025-01-01T00:00:00Z\n").events[0])
+    assert (counter.line_ts, counter.line_step) == ("2025-01-01T00:00:00Z", 2)
+    counter.feed(bbox_lark.parse(HEADER + "# a comment step=3 ts=bad\n").events[0])
+    assert (counter.line_ts, counter.line_step) == (None, None)

@@ -444,7 +444,9 @@ def test_the_rows_name_the_provider_credentials_their_check_found(
         "# bbox-lark: ignore[S001]\n"  # found before suppressions too
         f"u: {_KEY}\n"
         "u: password=hunter2hunter2\n"  # an S002 only: no provider credential
-        "u: token=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n"
+        f"u: token=ghp_abcdefghijklmnopqrstuvwxyz0123456789 then {_KEY}\n"  # two kinds, by column
+        "t:read id_rsa → -----BEGIN OPENSSH PRIVATE KEY-----\n"
+        "  b3BlbnNz\n  -----END OPENSSH PRIVATE KEY-----\n"
     )
     credentials = session_rows("s.bbox", head + body, **options).provider_credentials  # type: ignore[arg-type]
     expected = (
@@ -453,6 +455,8 @@ def test_the_rows_name_the_provider_credentials_their_check_found(
         (8, 87, "anthropic_key"),
         (10, 4, "anthropic_key"),
         (12, 10, "github_token"),
+        (12, 56, "anthropic_key"),
+        (13, 17, "private_key"),  # its message's secret holds spaces: the kind is the first word
     )
     assert credentials == (expected if found else None)
     assert session_rows("s.bbox", HEAD + "u: hi\n", **options).provider_credentials == (  # type: ignore[arg-type]
@@ -488,3 +492,20 @@ def test_pandas_cannot_be_imported_while_the_rows_convert(monkeypatch: pytest.Mo
     monkeypatch.delitem(sys.modules, "pandas")
     table = arrow_table("events", empty_columns("events"))
     assert table.num_rows == 0 and "pandas" not in sys.modules and sys.meta_path == before
+
+
+def test_the_sessions_steps_are_the_distinct_step_values() -> None:
+    body = "u: a\na: b step=1\nt:read x step=2 → [ok]\na: c step=2\n# metrics step=3 prompt=1\nu: d\n"
+    assert sessions_row(session_rows("s.bbox", HEAD + body))["steps"] == 2  # a comment's is no step
+    assert sessions_row(session_rows("s.bbox", HEAD + "u: a\nu: b\n"))["steps"] == 0
+
+
+def test_a_lone_surrogate_given_in_a_string_is_u_fffd_in_every_table() -> None:
+    # Undecodable bytes read with surrogateescape (U+DC80..U+DCFF) became U+FFFD; any other
+    # lone surrogate (a str handed to the library) made the rows fail: an E016 for the file's
+    # text, and an exception out of session_rows (which never raises) for its path.
+    done = session_rows("a\ud800.bbox", HEAD + "u: x\ud800y \udc00 \udcff\n")
+    assert not done.crashed and "E016" not in done.tables["diagnostics"]["code"]
+    assert done.tables["events"]["text"] == ["x\ufffdy \ufffd \ufffd"]
+    assert sessions_row(done)["path"] == "a\ufffd.bbox"
+    assert done.tables["events"]["path"] == ["a\ufffd.bbox"]
