@@ -74,6 +74,12 @@ def test_keys_and_values_the_table_cannot_hold_stay_in_memory() -> None:
         assert spill.get(key) is value and key in spill
     assert "7" not in spill and 8 not in spill and spill.get(("u",), "no") == "no"
     spill.close()
+    # A value pickle cannot write first in its batch: the entries after it move all the same.
+    first = _filled(id_code, [("f", unpicklable), ("g", 1), ("h", None)])
+    assert first._kept == {"f": unpicklable} and first._recent == {}
+    assert (first.get("f"), first.get("g"), first.get("h", "no")) == (unpicklable, 1, None)
+    assert len(first) == 3
+    first.close()
 
 
 def test_setdefault_and_add() -> None:
