@@ -5,13 +5,24 @@ for, the tools table and the time span (docs/testing.md, "Mutation testing")."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
 import bbox_lark
-from bbox_lark.numbers.session import SessionCounter, SessionNumbers, document_numbers, read_session
+from bbox_lark.numbers.session import (
+    CallRecord,
+    SessionCounter,
+    SessionNumbers,
+    SessionTotals,
+    StepRecord,
+    document_numbers,
+    read_session,
+)
 from bbox_lark.numbers.usage import Totals, Usage
+from bbox_lark.syntax.nodes import Event, Head
+from bbox_lark.syntax.record import Record, iter_records
 
 HEADER = "---\nformat: bbox/1\nid: s1\nrepo_sha: 215db51\n---\n"
 
@@ -20,7 +31,33 @@ def numbers(body: str, header: str = HEADER, estimate: bool = False) -> SessionN
     text = header + body
     parsed = document_numbers(bbox_lark.parse(text), estimate=estimate)
     assert read_session(text, estimate=estimate) == parsed  # the stream agrees, every time
+    # So do the records (what ``stats`` feeds), and a counter keeping no call or step record
+    # (``stats``' own): the same totals, but for the steps it does not count.
+    assert _counted(text, estimate) == (list(parsed.calls), parsed.steps, parsed.totals)
+    for options in ({"calls": False}, {"steps": False}, {"calls": False, "steps": False}):
+        calls, steps, totals = _counted(text, estimate, **options)
+        kept = options.get("steps", True)
+        assert calls == ([] if "calls" in options else list(parsed.calls))
+        assert steps == (parsed.steps if kept else ())
+        assert totals == (parsed.totals if kept else replace(parsed.totals, steps=0))
     return parsed
+
+
+def _counted(
+    text: str, estimate: bool, **options: bool
+) -> tuple[list[CallRecord], tuple[StepRecord, ...], SessionTotals]:
+    """What a counter fed the records of ``text`` gives (``options``: ``calls``, ``steps``)."""
+    items = iter(iter_records(text))
+    head = next(items)
+    assert isinstance(head, Head)
+    header = dict(head.header_info.fields) if head.header_info is not None else {}
+    counter = SessionCounter(header, estimate=estimate, **options)
+    calls: list[CallRecord] = []
+    for item in items:
+        if isinstance(item, Event) or (isinstance(item, Record) and item.is_event):
+            calls.extend(counter.feed(item))
+    pending, steps, totals = counter.finish()
+    return sorted(calls + pending, key=lambda call: call.start_line), steps, totals
 
 
 # -- calls -------------------------------------------------------------------------------
@@ -364,3 +401,12 @@ def test_a_key_whose_open_calls_all_completed_pairs_the_next_call_by_id() -> Non
         (7, "ambiguous"),
         (10, "id"),
     ]
+
+
+def test_a_counter_fed_nothing_has_read_no_line_ts_or_step() -> None:
+    counter = SessionCounter()
+    assert (counter.line_ts, counter.line_step) == (None, None)
+    counter.feed(bbox_lark.parse(HEADER + "u: a step=2 ts=2025-01-01T00:00:00Z\n").events[0])
+    assert (counter.line_ts, counter.line_step) == ("2025-01-01T00:00:00Z", 2)
+    counter.feed(bbox_lark.parse(HEADER + "# a comment step=3 ts=bad\n").events[0])
+    assert (counter.line_ts, counter.line_step) == (None, None)

@@ -418,3 +418,94 @@ def test_two_models_an_estimate_note_and_cache_writes() -> None:
     assert row["estimate_note"] == "no price for model m-one"
     plain = sessions_row(session_rows("s.bbox", HEAD + "u: a\n"))
     assert (plain["models"], plain["estimate_note"]) == (None, "no usage")
+
+
+# -- the provider credentials the rows' own check found (export's refusal) ------------------
+
+_KEY = "sk-ant-api03-FAKEfakeFAKEfake0123456789-notARealKeyJustForTests_0123456789AA"
+
+
+@pytest.mark.parametrize(
+    ("options", "found"),
+    [
+        ({}, True),
+        ({"select": ["S002"]}, True),  # the rule runs for either of its codes
+        ({"ignore": ["S001"]}, True),  # found before selection: export refuses all the same
+        ({"select": ["W"]}, False),  # the rule did not run: export scans the file itself
+        ({"ignore": ["S"]}, False),
+    ],
+)
+def test_the_rows_name_the_provider_credentials_their_check_found(
+    options: dict[str, list[str]], found: bool
+) -> None:
+    head = HEAD.replace("runner: local\n", f"runner: local\nnote: {_KEY}\n")
+    body = (
+        f"u: a {_KEY} and {_KEY}\n"
+        "# bbox-lark: ignore[S001]\n"  # found before suppressions too
+        f"u: {_KEY}\n"
+        "u: password=hunter2hunter2\n"  # an S002 only: no provider credential
+        f"u: token=ghp_abcdefghijklmnopqrstuvwxyz0123456789 then {_KEY}\n"  # two kinds, by column
+        "t:read id_rsa → -----BEGIN OPENSSH PRIVATE KEY-----\n"
+        "  b3BlbnNz\n  -----END OPENSSH PRIVATE KEY-----\n"
+    )
+    credentials = session_rows("s.bbox", head + body, **options).provider_credentials  # type: ignore[arg-type]
+    expected = (
+        (6, 7, "anthropic_key"),
+        (8, 6, "anthropic_key"),
+        (8, 87, "anthropic_key"),
+        (10, 4, "anthropic_key"),
+        (12, 10, "github_token"),
+        (12, 56, "anthropic_key"),
+        (13, 17, "private_key"),  # its message's secret holds spaces: the kind is the first word
+    )
+    assert credentials == (expected if found else None)
+    assert session_rows("s.bbox", HEAD + "u: hi\n", **options).provider_credentials == (  # type: ignore[arg-type]
+        () if found else None
+    )
+
+
+# -- pandas is not imported to convert the rows ---------------------------------------------
+
+
+def test_pandas_cannot_be_imported_while_the_rows_convert(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    finder = tables._NoPandas()
+    for name in ("pandas", "pandas.core.frame"):
+        with pytest.raises(ModuleNotFoundError, match=f"^No module named '{name}'$") as raised:
+            finder.find_spec(name)
+        assert raised.value.name == name
+    assert finder.find_spec("pandasx") is None and finder.find_spec("json") is None
+    before = list(sys.meta_path)
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)  # as in a process that never used it
+    with tables._pandas_not_asked():
+        assert isinstance(sys.meta_path[0], tables._NoPandas)
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("pandas")
+    assert sys.meta_path == before
+    with pytest.raises(RuntimeError), tables._pandas_not_asked():
+        raise RuntimeError("the conversion failed")
+    assert sys.meta_path == before  # taken out whatever happens inside
+    monkeypatch.setitem(sys.modules, "pandas", sys)  # imported already: nothing is put in the way
+    with tables._pandas_not_asked():
+        assert sys.meta_path == before
+    monkeypatch.delitem(sys.modules, "pandas")
+    table = arrow_table("events", empty_columns("events"))
+    assert table.num_rows == 0 and "pandas" not in sys.modules and sys.meta_path == before
+
+
+def test_the_sessions_steps_are_the_distinct_step_values() -> None:
+    body = "u: a\na: b step=1\nt:read x step=2 → [ok]\na: c step=2\n# metrics step=3 prompt=1\nu: d\n"
+    assert sessions_row(session_rows("s.bbox", HEAD + body))["steps"] == 2  # a comment's is no step
+    assert sessions_row(session_rows("s.bbox", HEAD + "u: a\nu: b\n"))["steps"] == 0
+
+
+def test_a_lone_surrogate_given_in_a_string_is_u_fffd_in_every_table() -> None:
+    # Undecodable bytes read with surrogateescape (U+DC80..U+DCFF) became U+FFFD; any other
+    # lone surrogate (a str handed to the library) made the rows fail: an E016 for the file's
+    # text, and an exception out of session_rows (which never raises) for its path.
+    done = session_rows("a\ud800.bbox", HEAD + "u: x\ud800y \udc00 \udcff\n")
+    assert not done.crashed and "E016" not in done.tables["diagnostics"]["code"]
+    assert done.tables["events"]["text"] == ["x\ufffdy \ufffd \ufffd"]
+    assert sessions_row(done)["path"] == "a\ufffd.bbox"
+    assert done.tables["events"]["path"] == ["a\ufffd.bbox"]

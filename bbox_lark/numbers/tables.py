@@ -218,9 +218,8 @@ def _text(value: object) -> str | None:
     text = value if isinstance(value, str) else str(value)
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        text = text.encode("utf-8", "replace").decode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes back to bytes, each U+FFFD, as any other surrogate
+        text = text.translate(_SURROGATES).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return text
 
 
@@ -286,6 +285,8 @@ def _add_diagnostics(columns: Columns, sid: str, path: str, diagnostics: Iterabl
 
 #: Rows of ``events`` and ``calls`` a streamed file holds before it hands them on.
 CHUNK_ROWS = 20_000
+#: Lone surrogates that are no undecodable byte's escape (:func:`_text`).
+_SURROGATES = dict.fromkeys([*range(0xD800, 0xDC80), *range(0xDD00, 0xE000)], "\ufffd")
 
 
 def session_rows(
