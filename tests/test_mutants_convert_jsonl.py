@@ -16,6 +16,7 @@ from bbox_lark.convert import Fidelity, Input, ReadContext, WriteContext, conver
 from bbox_lark.convert.jsonl import writer
 from bbox_lark.syntax.nodes import Event
 from bbox_lark.syntax.parser import iter_nodes
+from bbox_lark.syntax.source import encode
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 FIELDS = {"format": "bbox/1", "id": "s", "repo_sha": "215db51", "runner": "local"}
@@ -79,6 +80,18 @@ def test_a_json_error_names_its_column() -> None:
     assert skipped(result) == [
         (2, "not a JSON value: Expecting property name enclosed in double quotes at column 17")
     ]
+
+
+def test_a_number_python_cannot_read_is_skipped_with_its_reason() -> None:
+    result = read_back(HEADER_RECORD + '{"kind": "user", "n": ' + "1" * 5000 + "}\n")
+    ((line, message),) = skipped(result)
+    assert line == 2 and message.startswith("not a JSON value: Exceeds the limit (4300 digits) for integer")
+
+
+def test_invalid_bytes_in_a_record_come_back_as_the_same_bytes() -> None:
+    data = encode(HEADER_RECORD) + b'{"kind": "user", "source": "u: caf\xe9 \xff"}\n'
+    result = convert(data, "jsonl", to="bbox")
+    assert not result.skipped and encode(result.text).endswith(b"u: caf\xe9 \xff\n")
 
 
 def test_a_record_that_is_not_an_object_names_what_it_is() -> None:
@@ -589,3 +602,24 @@ def test_the_terse_writer_reports_what_it_keeps_and_drops() -> None:
         ("dropped", "unknown lines"): ((13,), 1),
         ("dropped", "metrics comments"): ((15,), 1),
     }
+
+
+# -- writing: long records, a part at a time ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"a": "x\u2028y" * 5, "b": ["é\udcff" * 3, ("t", 1)], "c": {"d": None, "e": 2.5}},
+        {"s": "abcdef", "m": {1: "one", "k": "v"}, "n": {2: [1]}},
+        {"s": "abc", "t": "abcd", "l": [], "d": {}},
+    ],
+)
+@pytest.mark.parametrize("piece", [1, 3, 4])
+def test_a_long_record_written_in_pieces_is_its_dump(record: dict[str, Any], piece: int) -> None:
+    out = io.StringIO()
+    writer.write_record(out, record, long=True, piece=piece)
+    assert out.getvalue() == jsonl.dump(record) + "\n"
+    short = io.StringIO()
+    writer.write_record(short, record)
+    assert short.getvalue() == out.getvalue()
