@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import pytest
@@ -21,6 +22,12 @@ from bbox_lark.syntax.source import encode
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 FIELDS = {"format": "bbox/1", "id": "s", "repo_sha": "215db51", "runner": "local"}
 HEADER_RECORD = json.dumps({"record": "header", "bbox": "1", "fields": FIELDS}) + "\n"
+
+
+def slug(value: object) -> str | None:
+    """A test id of letters, digits and dashes: mutmut passes the ids back to pytest, which
+    finds no test under an id holding brackets or quotes after its first collection."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", value).strip("-") or "empty" if isinstance(value, str) else None
 
 
 def lines(*records: Any) -> str:
@@ -186,6 +193,7 @@ def test_nodes_are_numbered_in_the_document_whatever_was_skipped() -> None:
         ),
         ({"style": "short"}, "unknown style 'short' (one of: full, terse); read as full"),
     ],
+    ids=slug,
 )
 def test_a_bad_header_record_says_what_is_wrong(header: dict[str, Any], message: str) -> None:
     result = read_back(lines({"record": "header", "bbox": "1", **header}, {"kind": "user", "source": "u: a"}))
@@ -250,6 +258,23 @@ def test_records_without_a_header_record() -> None:
     assert [(d.code, d.line) for d in full.diagnostics] == [("E004", 2)]  # no header: at its record
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        lines({"kind": "user", "source": "u: a"}, {"kind": "user", "source": "u: b"}),
+        lines({"record": "header", "bbox": "1", "lines": 3}, {"kind": "user", "source": "u: a"}),
+    ],
+    ids=slug,
+)
+def test_without_a_header_the_head_is_empty_and_the_body_starts_at_line_1(text: str) -> None:
+    from bbox_lark.syntax.parser import Head
+
+    head, *nodes = jsonl.read(Input(data=text), ReadContext(Fidelity(), {}, 0, check=False))
+    assert head == Head(False, (), None, 1) and head.bom is False
+    assert [n.line for n in nodes] == list(range(1, len(nodes) + 1))
+
+
 def test_only_blank_lines_hold_no_records() -> None:
     result = read_back("\n \n")
     assert result.text == "" and skipped(result) == [(1, "no header record: the input holds no records")]
@@ -283,6 +308,7 @@ def test_a_source_may_end_in_a_carriage_return_only_before_another_ending() -> N
         ({"record": "header", "bbox": "1"}, "a header record is only allowed as the first record"),
         ({"record": None, "kind": "user", "source": "u: a"}, "unknown record type None"),
     ],
+    ids=slug,
 )
 def test_a_bad_body_record_says_what_is_wrong(record: dict[str, Any], message: str) -> None:
     result = read_back(HEADER_RECORD + lines(record, {"kind": "user", "source": "u: b"}))
@@ -327,6 +353,7 @@ def test_a_line_over_the_limit_is_kept_unparsed_and_one_at_it_is_parsed() -> Non
         ({"kind": "tool", "text": "b"}, True),
         ({"kind": "user"}, True),
     ],
+    ids=slug,
 )
 def test_values_that_disagree_with_the_source_are_reported(record: dict[str, Any], disagrees: bool) -> None:
     result = read_back(HEADER_RECORD + lines({**record, "source": "t:read a"}))
@@ -390,7 +417,9 @@ def test_a_document_without_a_header_has_an_empty_header_record() -> None:
     }
 
 
-@pytest.mark.parametrize(("value", "session"), [("s", "s"), ("'  '", None), ("5", "5"), ("[a]", None)])
+@pytest.mark.parametrize(
+    ("value", "session"), [("s", "s"), ("'  '", None), ("5", "5"), ("[a]", None)], ids=slug
+)
 def test_the_session_is_the_header_id_when_it_is_a_name(value: str, session: str | None) -> None:
     text = f"---\nformat: bbox/1\nid: {value}\n---\nu: hi\n"
     assert [r["session"] for r in records(text)[1:]] == [session]
@@ -544,7 +573,7 @@ TERSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("line", "record"), TERSE_CASES, ids=[line for line, _ in TERSE_CASES])
+@pytest.mark.parametrize(("line", "record"), TERSE_CASES, ids=[slug(line) for line, _ in TERSE_CASES])
 def test_terse_records(line: str, record: dict[str, Any]) -> None:
     assert records(HEADER + line + "\n", style="terse")[1:] == [{**record, "session": "s"}]
 
