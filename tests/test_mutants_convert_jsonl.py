@@ -652,3 +652,14 @@ def test_a_long_record_written_in_pieces_is_its_dump(record: dict[str, Any], pie
     short = io.StringIO()
     writer.write_record(short, record)
     assert short.getvalue() == out.getvalue()
+
+
+def test_the_terse_writer_called_on_an_oversized_line_drops_it() -> None:
+    # The writer sends an oversized line (an Unknown) to record_unknown; record_event, public
+    # too, drops one the same way.
+    (node,) = [
+        n for n in iter_nodes(HEADER + "t:read " + "a" * 30 + "\n", max_line=20) if isinstance(n, Event)
+    ]
+    fidelity = Fidelity()
+    assert writer.TerseWriter(fidelity).record_event(node) is None
+    assert [(e.action, e.what, e.lines) for e in fidelity.entries] == [("dropped", "oversized lines", (7,))]
