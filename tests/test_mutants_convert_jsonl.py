@@ -663,3 +663,17 @@ def test_the_terse_writer_called_on_an_oversized_line_drops_it() -> None:
     fidelity = Fidelity()
     assert writer.TerseWriter(fidelity).record_event(node) is None
     assert [(e.action, e.what, e.lines) for e in fidelity.entries] == [("dropped", "oversized lines", (7,))]
+
+
+def test_records_built_from_values_are_written_back_with_their_text_as_source() -> None:
+    text = HEADER_RECORD + lines(
+        {"kind": "tool", "name": "read", "args": ["a.rs"], "result": {"kind": "ok"}},
+        {"kind": "continuation", "text": "more"},
+    )
+    out = convert(text, "jsonl", to="jsonl")
+    assert not out.skipped
+    got = [json.loads(line) for line in out.text.splitlines()[1:]]
+    assert [(r["line"], r["kind"], r["source"]) for r in got] == [
+        (7, "tool", "t:read a.rs → [ok]"),
+        (8, "continuation", "  more"),
+    ]
