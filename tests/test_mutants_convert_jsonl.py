@@ -677,3 +677,34 @@ def test_records_built_from_values_are_written_back_with_their_text_as_source() 
         (7, "tool", "t:read a.rs → [ok]"),
         (8, "continuation", "  more"),
     ]
+
+
+class Writes(io.StringIO):
+    """A text sink that keeps the length of each write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    def write(self, text: str) -> int:
+        self.sizes.append(len(text))
+        return super().write(text)
+
+
+@pytest.mark.parametrize("style", ["full", "terse"])
+def test_a_line_over_a_mebibyte_is_written_a_piece_at_a_time(style: str) -> None:
+    # The same record either way; a line over writer._PIECE characters is written in
+    # pieces of writer._CHUNK (its record holds the line twice: a whole dump held both).
+    size = writer._PIECE
+    for length, pieces in ((size, False), (size + 1, True)):
+        text = HEADER + "u: " + "x" * (length - 3) + "\n"
+        items = list(iter_nodes(text, max_line=2 * size))
+        out = Writes()
+        jsonl.write(items, out, WriteContext(Fidelity(), {"style": style}))
+        whole = io.StringIO()
+        for item in items[1:]:
+            record = writer.line_record(item, 7, "s") if style == "full" else writer.terse_record(item)
+            record = record if style == "full" else {**record, "session": "s"}
+            whole.write(jsonl.dump(record) + "\n")
+        assert out.getvalue().splitlines()[1] + "\n" == whole.getvalue()
+        assert (max(out.sizes) <= writer._CHUNK + 2) is pieces, (length, max(out.sizes))
