@@ -201,6 +201,29 @@ def test_a_bad_header_record_says_what_is_wrong(header: dict[str, Any], message:
     assert result.text.endswith("u: a\n")
 
 
+def test_a_header_yaml_cannot_write_is_skipped_with_its_reason() -> None:
+    value: list[Any] = []
+    for _ in range(500):
+        value = [value]
+    result = read_back(lines({"record": "header", "bbox": "1", "fields": {"k": value}}))
+    ((line, message),) = skipped(result)
+    assert line == 1 and message.startswith(
+        "header record: cannot build a header from 'fields': maximum recursion depth exceeded"
+    )
+
+
+def test_a_header_built_from_fields_keeps_its_byte_order_mark() -> None:
+    result = read_back(lines({"record": "header", "bbox": "1", "bom": True, "fields": {"format": "bbox/1"}}))
+    assert result.text == "\ufeff---\nformat: bbox/1\n---\n"
+
+
+def test_a_header_line_may_not_end_in_a_carriage_return_before_a_newline() -> None:
+    result = read_back(
+        lines({"record": "header", "bbox": "1", "lines": [{"source": "---\r"}, {"source": "---"}]})
+    )
+    assert skipped(result) == [(1, "header record: 'lines'[0]: 'source' is one line (no line break)")]
+
+
 def test_the_header_lines_are_kept_with_their_endings() -> None:
     header = {
         "record": "header",
@@ -342,6 +365,11 @@ def test_a_line_over_the_limit_is_kept_unparsed_and_one_at_it_is_parsed() -> Non
     not_flagged = HEADER_RECORD + lines({"kind": "tool", "source": line, "oversized": 1})
     (node,) = list(jsonl.read(Input(data=not_flagged), ReadContext(Fidelity(), {}, 0, check=False)))[1:]
     assert (node.kind, node.oversized) == ("tool", False)
+
+
+def test_an_oversized_record_keeps_its_line_ending() -> None:
+    text = HEADER_RECORD + lines({"kind": "unknown", "source": "u: long", "oversized": True, "eol": "\r\n"})
+    assert body(read_back(text).text) == "u: long\r\n"
 
 
 @pytest.mark.parametrize(
@@ -708,3 +736,10 @@ def test_a_line_over_a_mebibyte_is_written_a_piece_at_a_time(style: str) -> None
             whole.write(jsonl.dump(record) + "\n")
         assert out.getvalue().splitlines()[1] + "\n" == whole.getvalue()
         assert (max(out.sizes) <= writer._CHUNK + 2) is pieces, (length, max(out.sizes))
+
+
+def test_a_name_beside_a_line_that_has_none_disagrees_with_it() -> None:
+    result = read_back(HEADER_RECORD + lines({"kind": "continuation", "source": "  more", "name": "x"}))
+    assert body(result.text) == "  more\n"
+    what = ("dropped", "record values that disagree with their source (the source is read)")
+    assert read_report(result)[what] == ((2,), 1)
