@@ -188,6 +188,14 @@ def test_nodes_are_numbered_in_the_document_whatever_was_skipped() -> None:
             "header record: only the last header line may lack a line ending",
         ),
         (
+            {"lines": [{"source": "---"}, {"source": "format: bbox/1", "eol": ""}, {"source": "---"}]},
+            "header record: only the last header line may lack a line ending",
+        ),
+        (
+            {"lines": [{"source": "---"}, {"source": "format: bbox/1"}, {"source": "---"}, {"source": ""}]},
+            "header record: its 'lines' do not read as a header block (a fence, YAML, a fence)",
+        ),
+        (
             {"lines": [{"source": "---"}, {"source": "---"}, {"source": "u: a"}]},
             "header record: its 'lines' do not read as a header block (a fence, YAML, a fence)",
         ),
@@ -743,3 +751,28 @@ def test_a_name_beside_a_line_that_has_none_disagrees_with_it() -> None:
     assert body(result.text) == "  more\n"
     what = ("dropped", "record values that disagree with their source (the source is read)")
     assert read_report(result)[what] == ((2,), 1)
+
+
+def test_records_after_a_gap_keep_their_lines_without_a_header() -> None:
+    text = lines({"kind": "user", "source": "u: a"}, "", "", {"kind": "unknown", "source": "zz: b"})
+    result = read_back(text)
+    assert result.text == "u: a\nzz: b\n"
+    assert [(d.code, d.line) for d in result.diagnostics] == [("E004", 1), ("W003", 4)]
+
+
+def test_header_lines_are_read_with_the_line_limit() -> None:
+    header = {
+        "record": "header",
+        "bbox": "1",
+        "lines": [
+            {"source": "---"},
+            {"source": "format: bbox/1"},
+            {"source": "id: a-long-name"},
+            {"source": "---"},
+        ],
+    }
+    for limit, fields in ((0, {"format": "bbox/1", "id": "a-long-name"}), (14, {"format": "bbox/1"})):
+        head = next(
+            iter(jsonl.read(Input(data=lines(header)), ReadContext(Fidelity(), {}, limit, check=False)))
+        )
+        assert head.header_info is not None and dict(head.header_info.fields) == fields
