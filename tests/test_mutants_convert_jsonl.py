@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -309,6 +310,7 @@ def test_without_a_header_the_head_is_empty_and_the_body_starts_at_line_1(text: 
 def test_only_blank_lines_hold_no_records() -> None:
     result = read_back("\n \n")
     assert result.text == "" and skipped(result) == [(1, "no header record: the input holds no records")]
+    assert [(d.code, d.line) for d in result.diagnostics] == [("E004", 1)]
 
 
 # -- reading: body records --------------------------------------------------------------------
@@ -776,3 +778,19 @@ def test_header_lines_are_read_with_the_line_limit() -> None:
             iter(jsonl.read(Input(data=lines(header)), ReadContext(Fidelity(), {}, limit, check=False)))
         )
         assert head.header_info is not None and dict(head.header_info.fields) == fields
+
+
+def test_the_check_finds_blobs_beside_the_jsonl_file(tmp_path: Path) -> None:
+    (tmp_path / ".bbox-blobs").mkdir()
+    sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    text = HEADER_RECORD + lines({"kind": "tool", "source": f"t:read a.rs → @blob sha256={sha} bytes=4"})
+    assert not read_back(text).diagnostics  # no folder to look in
+    missing = read_back(text, path=tmp_path / "s.jsonl")
+    assert [(d.code, d.line) for d in missing.diagnostics] == [("E013", 2)]
+
+
+def test_the_check_takes_the_allowed_secrets() -> None:
+    token = "gh" + "p" + "_" + "FAKEfake0123456789notARealTokenABC12"
+    text = HEADER_RECORD + lines({"kind": "user", "source": f"u: x {token}"})
+    assert [(d.code, d.line) for d in read_back(text).diagnostics] == [("S001", 2)]
+    assert not read_back(text, allowed_secrets=[token]).diagnostics
