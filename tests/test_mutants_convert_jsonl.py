@@ -795,3 +795,11 @@ def test_the_check_takes_the_allowed_secrets() -> None:
     text = HEADER_RECORD + lines({"kind": "user", "source": f"u: x {token}"})
     assert [(d.code, d.line) for d in read_back(text).diagnostics] == [("S001", 2)]
     assert not read_back(text, allowed_secrets=[token]).diagnostics
+
+
+def test_read_without_a_style_option_reads_the_full_style() -> None:
+    # convert passes the option's default; jsonl.read called without it reads full records.
+    fidelity = Fidelity()
+    text = HEADER_RECORD + lines({"kind": "user", "source": "u: a"})
+    nodes = list(jsonl.read(Input(data=text), ReadContext(fidelity, {}, 0, check=False)))
+    assert [n.raw for n in nodes[1:]] == ["u: a"] and not fidelity.skipped
