@@ -6,6 +6,7 @@ of event and what its report says, and the mapping table read from the module's 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -101,6 +102,9 @@ def test_a_metrics_comment_is_cut_where_it_starts(line: str, written: str) -> No
             ],
         ),
         ("u: a\r\nu: b\r\n", "u:a\r\nu:b\r\n", []),
+        ("u: a\nu: b\nu: c", "u:a\nu:b\nu:c", []),
+        ("u: a\n# c", "u:a", [("dropped", "comment lines", (8,))]),
+        ("t:x → [ok] k=v\n", "t:x→[ok]\n", [("dropped", "text after a result's bracket form", (7,))]),
     ],
     ids=slug,
 )
@@ -129,3 +133,37 @@ def test_the_mapping_table_is_the_docstring_s() -> None:
         ("whitespace-only last line without a line ending", "dropped")
     ]
     assert rows[-1].source == "a line whose rewrite would read differently"
+
+
+def test_read_compact_maps_each_bbox_line_to_its_compact_line() -> None:
+    report = Report()
+    document = compact.read_compact("u:a ⏎ more ⏎\nzz: x\n", report=report)
+    assert [(d.code, d.line, d.col) for d in document.diagnostics] == [("E004", 1, 1), ("W003", 4, 1)]
+    assert report.origin is not None
+    assert [report.origin(line) for line in (1, 2, 3, 4, 99)] == [(1, 0), (1, 4), (1, 12), (2, 0), (99, 0)]
+
+
+def test_a_byte_order_mark_is_no_column_of_the_first_line() -> None:
+    assert compact.expand("\ufeffu:a ⏎ more\n") == ("\ufeffu:a\n  more\n", {1: (1, 0), 2: (1, 4)})
+
+
+def test_an_empty_compact_input_has_its_diagnostic_at_line_1() -> None:
+    result = convert("", "compact", to="bbox")
+    assert [(d.code, d.line, d.col) for d in result.diagnostics] == [("E004", 1, 1)]
+
+
+def test_compact_finds_blobs_beside_its_file(tmp_path: Path) -> None:
+    (tmp_path / ".bbox-blobs").mkdir()
+    sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    text = HEADER + f"t:read a.rs→@blob sha256={sha} bytes=4\n"
+    assert "E013" not in [d.code for d in compact.read_compact(text).diagnostics]
+    beside = compact.read_compact(text, path=tmp_path / "s.cbox")
+    assert [(d.code, d.line) for d in beside.diagnostics] == [("E013", 7)]
+    converted = convert(text, "compact", to="bbox", path=tmp_path / "s.cbox")
+    assert [(d.code, d.line) for d in converted.diagnostics] == [("E013", 7)]
+
+
+def test_sniffing_finds_a_separator_in_the_first_million_characters_only() -> None:
+    assert compact.sniff("u:a ⏎ b\n") == 3
+    assert compact.sniff("u:" + "a" * 999_997 + " ⏎ b") == 0  # the mark is character 1,000,001
+    assert compact.sniff("u:" + "a" * 999_996 + " ⏎ b") == 3
