@@ -43,6 +43,23 @@ def compact_body(body: str, **options: object) -> tuple[str, list[tuple[str, str
         ("t:read x # metrics", "t:read x # metrics"),
         ("u: a #metrics b", "u:a #metrics b"),
         ("t:read x → [ok] # metricsz", "t:read x→[ok] # metricsz"),
+        # The comment right after each part of the line (one space, or none), the spacing
+        # inside it normalised: cut at the part's end exactly.
+        ("u: # metrics  a=1", "u: # metrics a=1"),
+        ("u:# metrics  a=1", "u:# metrics a=1"),
+        ("@end # metrics  a=1", "@end # metrics a=1"),
+        ("@end# metrics  a=1", "@end# metrics  a=1"),
+        ("t:read # metrics  a=1", "t:read # metrics a=1"),
+        ("t:read# metrics  a=1", "t:read# metrics a=1"),
+        ("t: read # metrics  a=1", "t:read # metrics a=1"),
+        ("t:read → # metrics  a=1", "t:read→ # metrics a=1"),
+        ("t:read →# metrics  a=1", "t:read→# metrics a=1"),
+        ("u: hi # metrics  a=1", "u:hi # metrics a=1"),
+        ("u: hi# metrics  a=1", "u:hi# metrics a=1"),
+        ("t:read → [ok] # metrics  a=1", "t:read→[ok] # metrics a=1"),
+        ("t:read → [ok]# metrics  a=1", "t:read→[ok]# metrics a=1"),
+        ("u: a # metrics  b # metrics c", "u:a # metrics b # metrics c"),
+        ("m:auto # metrics  a=1", "m:auto # metrics a=1"),
     ],
     ids=slug,
 )
