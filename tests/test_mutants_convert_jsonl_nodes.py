@@ -82,6 +82,21 @@ def test_blank_and_continuation_records() -> None:
             "t:read → [3] more",
         ),
         ({"name": "read", "metrics": {"tokens_in": 5}}, "tool", "t:read # metrics tokens_in=5"),
+        (
+            {"name": "read", "result": {"kind": "retry", "number": 2, "total": 3}},
+            "tool",
+            "t:read → [retry 2/3]",
+        ),
+        (
+            {"name": "pick", "result": {"kind": "selected", "choices": ["a", "b"]}},
+            "tool",
+            "t:pick → [selected: a, b]",
+        ),
+        (
+            {"name": "pick", "result": {"kind": "auto_choice", "choices": ["a"], "message": "why"}},
+            "tool",
+            't:pick → [auto: a, reason="why"]',
+        ),
     ],
 )
 def test_a_full_record_is_built_from_its_values(record: dict[str, Any], kind: str, raw: str) -> None:

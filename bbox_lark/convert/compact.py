@@ -199,13 +199,6 @@ def _trimmed(document: Document) -> tuple[Line, ...]:
     return lines
 
 
-def _line_ending(document: Document) -> str:
-    for node in (*document.header_lines, *document.lines):
-        if node.eol:
-            return node.eol
-    return "\n"
-
-
 def write_compact(document: Document, *, lossy: bool = False, report: Report | None = None) -> str:
     """The compact form of a document (``lossy``: the spec's summary style, recording in
     ``report`` what it drops)."""
@@ -431,7 +424,6 @@ def _lossy_event(event: Event, report: Report) -> tuple[str, int | None]:
 
 
 def _lossy_lines(document: Document, lines: tuple[Line, ...], report: Report) -> list[str]:
-    style = _line_ending(document)
     kept: list[tuple[str, str]] = []
     moved: int | None = None
     for node in lines:
@@ -444,8 +436,8 @@ def _lossy_lines(document: Document, lines: tuple[Line, ...], report: Report) ->
             report.drop("comment lines", node.line)
         else:
             text, moved = _lossy_event(node, report)
-            kept.append((escape(text), node.eol or style))
-    # The file's final-newline state is kept.
+            kept.append((escape(text), node.eol))  # only the file's last line has none
+    # The file's final-newline state is kept (an event before a last line without one has one).
     if kept and lines and not lines[-1].eol:
         kept[-1] = (kept[-1][0], "")
     return [text + eol for text, eol in kept]

@@ -77,9 +77,8 @@ class _Origin:
     def __call__(self, line: int) -> tuple[int, int]:
         if line < self.body_start or not self.starts:
             return self.header_line, 0
+        # The first start is the body's first line (``body_start``): ``at`` is never -1.
         at = bisect_right(self.starts, line) - 1
-        if at < 0:
-            return self.header_line, 0
         return self.lines[at] + line - self.starts[at], 0
 
 
@@ -181,10 +180,9 @@ def _head_from_record(record: dict[str, Any], number: int, ctx: ReadContext) -> 
         texts.append(_source(line, eol, f"'lines'[{index}]") + eol)
     if any(not text.endswith("\n") for text in texts[:-1]):
         raise RecordError("only the last header line may lack a line ending")
-    stream = iter_nodes(texts, max_line=ctx.max_line or DEFAULT_MAX_LINE)
-    head = next(stream)
-    extra = sum(1 for _ in stream)
-    if not isinstance(head, Head) or extra or len(head.header_lines) != len(texts):
+    # A line that is not the header's is one of the body's: the header holds fewer lines.
+    head = next(iter_nodes(texts, max_line=ctx.max_line or DEFAULT_MAX_LINE))
+    if not isinstance(head, Head) or len(head.header_lines) != len(texts):
         raise RecordError("its 'lines' do not read as a header block (a fence, YAML, a fence)")
     ctx.report.kept("header lines", number, len(texts))
     return replace(head, bom=bom)

@@ -102,12 +102,9 @@ def line_record(node: Line, number: int, session: str | None = None) -> dict[str
 def _event_values(event: Event, record: dict[str, Any]) -> None:
     """The values ``parse --json`` gives an event (:func:`~bbox_lark.syntax.jsonout.event_to_json`),
     with the fields split at the arrow: those before it in ``fields``, those after it in
-    ``result.fields``; an oversized line has only its prefix and name."""
+    ``result.fields``; an oversized line (never parsed: it has no prefix, no name) has only
+    its flag."""
     if event.oversized:
-        if event.prefix:
-            record["prefix"] = event.prefix
-        if event.name is not None:
-            record["name"] = event.name
         record["oversized"] = True
         return
     before = [f for f in event.field_nodes if not f.after_arrow]

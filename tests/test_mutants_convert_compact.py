@@ -1,0 +1,186 @@
+"""The compact form (``bbox_lark/convert/compact.py``), pinned down where mutation testing found
+nothing holding it: where a line's ``# metrics`` comment starts, the lossy summary of each kind
+of event and what its report says, and the mapping table read from the module's docstring
+(docs/testing.md, "Mutation testing")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bbox_lark.convert import Report, compact, convert
+from bbox_lark.syntax.nodes import Event
+from bbox_lark.syntax.parser import iter_nodes
+
+HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
+
+
+def slug(value: object) -> str | None:
+    """A test id of letters, digits and dashes (mutmut gives pytest the ids back)."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", value).strip("-") or "empty" if isinstance(value, str) else None
+
+
+def compact_body(body: str, **options: object) -> tuple[str, list[tuple[str, str, tuple[int, ...]]]]:
+    result = convert(HEADER + body, "bbox", to="compact", **options)
+    report = [(e.action, e.what, e.lines) for e in result.report if e.stage == "write"]
+    return result.text[len(HEADER) :], report
+
+
+@pytest.mark.parametrize(
+    ("line", "written"),
+    [
+        ("t:read  # metrics  a=1", "t:read # metrics a=1"),
+        ("t: read  # metrics a=1", "t:read # metrics a=1"),
+        ("@end  # metrics a=1", "@end # metrics a=1"),
+        ("@phase  design  # metrics a=1", "@phase design # metrics a=1"),
+        ("m:auto  # metrics a=1", "m:auto # metrics a=1"),
+        ("u:  # metrics a=1", "u: # metrics a=1"),
+        ("t:read →  # metrics a=1", "t:read→ # metrics a=1"),
+        ("t:read x → [ok]  # metrics a=1", "t:read x→[ok] # metrics a=1"),
+        ("u: a # metrics b # metrics c", "u:a # metrics b # metrics c"),
+        ("t:read x # metrics", "t:read x # metrics"),
+        ("u: a #metrics b", "u:a #metrics b"),
+        ("t:read x → [ok] # metricsz", "t:read x→[ok] # metricsz"),
+        # The comment right after each part of the line (one space, or none), the spacing
+        # inside it normalised: cut at the part's end exactly.
+        ("u: # metrics  a=1", "u: # metrics a=1"),
+        ("u:# metrics  a=1", "u:# metrics a=1"),
+        ("@end # metrics  a=1", "@end # metrics a=1"),
+        ("@end# metrics  a=1", "@end# metrics  a=1"),
+        ("t:read # metrics  a=1", "t:read # metrics a=1"),
+        ("t:read# metrics  a=1", "t:read# metrics a=1"),
+        ("t: read # metrics  a=1", "t:read # metrics a=1"),
+        ("t:read → # metrics  a=1", "t:read→ # metrics a=1"),
+        ("t:read →# metrics  a=1", "t:read→# metrics a=1"),
+        ("u: hi # metrics  a=1", "u:hi # metrics a=1"),
+        ("u: hi# metrics  a=1", "u:hi# metrics a=1"),
+        ("t:read → [ok] # metrics  a=1", "t:read→[ok] # metrics a=1"),
+        ("t:read → [ok]# metrics  a=1", "t:read→[ok]# metrics a=1"),
+        ("u: a # metrics  b # metrics c", "u:a # metrics b # metrics c"),
+        ("m:auto # metrics  a=1", "m:auto # metrics a=1"),
+    ],
+    ids=slug,
+)
+def test_a_metrics_comment_is_cut_where_it_starts(line: str, written: str) -> None:
+    assert compact_body(line + "\n") == (written + "\n", [])
+
+
+@pytest.mark.parametrize(
+    ("body", "written", "report"),
+    [
+        ("zz: what\n", "zz: what\n", []),
+        ("t:read → [3]\n", "t:read→[3]\n", []),
+        ("t:read →\n", "t:read→\n", []),
+        ("t:read → id=x\n", "t:read→id=x\n", []),  # the summary would lose the result: kept whole
+        (
+            "t:read a.rs id=c1 step=2 → [186 lines] more # metrics a=1\n",
+            "t:read a.rs→[186]\n",
+            [
+                ("dropped", "id= fields", (7,)),
+                ("dropped", "step= fields", (7,)),
+                ("dropped", "count units", (7,)),
+                ("dropped", "text after a result's bracket form", (7,)),
+                ("dropped", "trailing # metrics comments", (7,)),
+            ],
+        ),
+        (
+            "t:read → k=v id=x step=1\n",
+            "t:read→k=v\n",
+            [("dropped", "id= fields", (7,)), ("dropped", "step= fields", (7,))],
+        ),
+        ("t:read id=x → plain text id=y\n", "t:read→plain text\n", [("dropped", "id= fields", (7, 7))]),
+        (
+            "t:read a.rs →\n  done here\n",
+            "t:read a.rs→done here\n",
+            [("synthesized", "results from a single continuation line", (7,))],
+        ),
+        (
+            "t:read a.rs →\n  one\n  two\n",
+            "t:read a.rs→[2]\n",
+            [
+                ("synthesized", "count results (the number of continuation lines)", (7,)),
+                ("dropped", "continuation lines", (8, 9)),
+            ],
+        ),
+        ("t:x → [ok] done\n", "t:x→[ok]\n", [("dropped", "text after a result's bracket form", (7,))]),
+        ("u: a # metrics b=1 id=2\n", "u:a\n", [("dropped", "trailing # metrics comments", (7,))]),
+        ("o: id=x → [ok]\n", "o:→[ok]\n", [("dropped", "id= fields", (7,))]),
+        ("@start id=s\n", "@start\n", [("dropped", "id= fields", (7,))]),
+        (
+            "u: hi id=1\n\n  stray\n# c\nu: bye",
+            "u:hi\nu:bye",
+            [
+                ("dropped", "id= fields", (7,)),
+                ("dropped", "blank lines", (8,)),
+                ("dropped", "continuation lines", (9,)),
+                ("dropped", "comment lines", (10,)),
+            ],
+        ),
+        ("u: a\r\nu: b\r\n", "u:a\r\nu:b\r\n", []),
+        ("u: a\nu: b\nu: c", "u:a\nu:b\nu:c", []),
+        ("u: a\n# c", "u:a", [("dropped", "comment lines", (8,))]),
+        ("t:x → [ok] k=v\n", "t:x→[ok]\n", [("dropped", "text after a result's bracket form", (7,))]),
+    ],
+    ids=slug,
+)
+def test_the_lossy_summary_and_its_report(body: str, written: str, report: list[object]) -> None:
+    assert compact_body(body, lossy=True) == (written, report)
+
+
+def test_lossy_line_is_one_event_summarised() -> None:
+    (event,) = [
+        n for n in iter_nodes(HEADER + "t:read a.rs id=c1 → [3 lines]\n  out\n") if isinstance(n, Event)
+    ]
+    report = Report()
+    assert compact.lossy_line(event, report) == "t:read a.rs→[3]"
+    assert [(e.action, e.what, e.lines) for e in report.entries] == [
+        ("dropped", "id= fields", (7,)),
+        ("dropped", "count units", (7,)),
+    ]
+
+
+def test_the_mapping_table_is_the_docstring_s() -> None:
+    # FORMAT's table is read from the docstring while the module is imported; read again.
+    rows = compact._docstring_rows()
+    assert rows == compact.FORMAT.export_mapping and len(rows) == 18
+    assert rows[0].source == "byte order mark" and rows[0].target == "kept" and rows[0].fate == "kept"
+    assert [(r.source, r.fate) for r in rows if r.fate != "kept"] == [
+        ("whitespace-only last line without a line ending", "dropped")
+    ]
+    assert rows[-1].source == "a line whose rewrite would read differently"
+
+
+def test_read_compact_maps_each_bbox_line_to_its_compact_line() -> None:
+    report = Report()
+    document = compact.read_compact("u:a ⏎ more ⏎\nzz: x\n", report=report)
+    assert [(d.code, d.line, d.col) for d in document.diagnostics] == [("E004", 1, 1), ("W003", 4, 1)]
+    assert report.origin is not None
+    assert [report.origin(line) for line in (1, 2, 3, 4, 99)] == [(1, 0), (1, 4), (1, 12), (2, 0), (99, 0)]
+
+
+def test_a_byte_order_mark_is_no_column_of_the_first_line() -> None:
+    assert compact.expand("\ufeffu:a ⏎ more\n") == ("\ufeffu:a\n  more\n", {1: (1, 0), 2: (1, 4)})
+
+
+def test_an_empty_compact_input_has_its_diagnostic_at_line_1() -> None:
+    result = convert("", "compact", to="bbox")
+    assert [(d.code, d.line, d.col) for d in result.diagnostics] == [("E004", 1, 1)]
+
+
+def test_compact_finds_blobs_beside_its_file(tmp_path: Path) -> None:
+    (tmp_path / ".bbox-blobs").mkdir()
+    sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    text = HEADER + f"t:read a.rs→@blob sha256={sha} bytes=4\n"
+    assert "E013" not in [d.code for d in compact.read_compact(text).diagnostics]
+    beside = compact.read_compact(text, path=tmp_path / "s.cbox")
+    assert [(d.code, d.line) for d in beside.diagnostics] == [("E013", 7)]
+    converted = convert(text, "compact", to="bbox", path=tmp_path / "s.cbox")
+    assert [(d.code, d.line) for d in converted.diagnostics] == [("E013", 7)]
+
+
+def test_sniffing_finds_a_separator_in_the_first_million_characters_only() -> None:
+    assert compact.sniff("u:a ⏎ b\n") == 3
+    assert compact.sniff("u:" + "a" * 999_997 + " ⏎ b") == 0  # the mark is character 1,000,001
+    assert compact.sniff("u:" + "a" * 999_996 + " ⏎ b") == 3
