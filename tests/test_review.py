@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bbox_lark.numbers.review import ReviewOptions, call_key, review_bbox
+from bbox_lark.numbers.review import CallItem, ReviewOptions, call_key, review_bbox
 
 SESSION = """\
 ---
@@ -112,13 +113,21 @@ def test_an_ambiguous_pairing_is_marked_where_the_numbers_say_it() -> None:
 # -- the listed failures and "what went wrong" on long logs ------------------------------------
 
 
-def _calls_text(plan: list[tuple[int, int, int]]) -> tuple[str, list[tuple[int, str, str]]]:
+def _calls_text(plan: list[tuple[int, int, int]]) -> tuple[str, list[tuple[int, str, str, int | None]]]:
     """A session of calls from ``plan`` (tool, outcome, how: inline, completed later by id, or
-    never completed) and each call's (start line, tool, outcome) as the log states them."""
+    never completed) and each call's (start line, tool, outcome, completing line) as the log
+    states them (the completing line None for an inline or pending call)."""
     tools, outcomes = ("Read", "Bash", "Edit"), ("ok", "error")
     lines = ["---", "format: bbox/1", "id: r-2", "repo_sha: 215db51", "---", "@start"]
-    calls: list[tuple[int, str, str]] = []
-    waiting: list[str] = []
+    calls: list[list[Any]] = []
+    waiting: list[tuple[int, str]] = []
+
+    def complete() -> None:
+        for index, line in reversed(waiting):
+            lines.append(line)
+            calls[index][3] = len(lines)
+        waiting.clear()
+
     for n, (tool_at, outcome_at, how) in enumerate(plan):
         tool, outcome = tools[tool_at], outcomes[outcome_at]
         result = "[ok]" if outcome == "ok" else "[error] exit 1"
@@ -126,17 +135,16 @@ def _calls_text(plan: list[tuple[int, int, int]]) -> tuple[str, list[tuple[int, 
             lines.append(f"t:{tool} n={n} → {result}")
         elif how == 1:  # completed by id after the next call's start: records come out of order
             lines.append(f"t!:{tool} id=c{n} n={n} → [running]")
-            waiting.append(f"o: id=c{n} → {result}")
+            waiting.append((n, f"o: id=c{n} → {result}"))
         else:
             lines.append(f"t!:{tool} id=c{n} n={n} → [running]")
             outcome = "pending"
-        calls.append((len(lines), tool, outcome))
-        if how != 1 and waiting:
-            lines.extend(reversed(waiting))
-            waiting.clear()
-    lines.extend(reversed(waiting))
+        calls.append([len(lines), tool, outcome, None])
+        if how != 1:
+            complete()
+    complete()
     lines.append("@end")
-    return "\n".join(lines) + "\n", calls
+    return "\n".join(lines) + "\n", [(call[0], call[1], call[2], call[3]) for call in calls]
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 2)), max_size=60))
@@ -151,12 +159,15 @@ def test_failures_listed_and_what_went_wrong_match_every_call(plan: list[tuple[i
         path = Path(folder) / "s.bbox"
         path.write_text(text, encoding="utf-8")
         found = review_bbox(path, ReviewOptions(listed=3))
-    failed = [line for line, _, outcome in calls if outcome == "error"]
-    pending = [line for line, _, outcome in calls if outcome == "pending"]
-    assert [item.line for item in found.failed] == failed[:3] and found.failed_count == len(failed)
-    assert [item.line for item in found.pending] == pending[:3] and found.pending_count == len(pending)
-    last_ok = {tool: line for line, tool, outcome in calls if outcome == "ok"}
-    wrong = next(
-        (line for line, tool, outcome in calls if outcome == "error" and line > last_ok.get(tool, 0)), None
-    )
-    assert (found.went_wrong and found.went_wrong.line) == wrong
+    failed = [call for call in calls if call[2] == "error"]
+    pending = [call for call in calls if call[2] == "pending"]
+
+    def listed(items: tuple[CallItem, ...]) -> list[tuple[int, str, str, int | None]]:
+        return [(item.line, item.tool, item.outcome, item.end_line) for item in items]
+
+    assert listed(found.failed) == failed[:3] and found.failed_count == len(failed)
+    assert listed(found.pending) == pending[:3] and found.pending_count == len(pending)
+    assert all(item.text.startswith("[error] exit 1") for item in found.failed)
+    last_ok = {tool: line for line, tool, outcome, _ in calls if outcome == "ok"}
+    wrong = next((call for call in failed if call[0] > last_ok.get(call[1], 0)), None)
+    assert (found.went_wrong and listed((found.went_wrong,))[0]) == wrong
