@@ -171,3 +171,11 @@ def test_failures_listed_and_what_went_wrong_match_every_call(plan: list[tuple[i
     last_ok = {tool: line for line, tool, outcome, _ in calls if outcome == "ok"}
     wrong = next((call for call in failed if call[0] > last_ok.get(call[1], 0)), None)
     assert (found.went_wrong and listed((found.went_wrong,))[0]) == wrong
+
+
+def test_listing_no_call_still_counts_them_and_finds_what_went_wrong(tmp_path: Path) -> None:
+    # listed=0 raised IndexError once the review kept its listed calls in a bounded heap.
+    found = review(tmp_path, listed=0)
+    assert found.failed == () and found.failed_count == 2
+    assert found.pending == () and found.pending_count == 1
+    assert found.went_wrong is not None and found.went_wrong.line == 15

@@ -384,7 +384,7 @@ class Reviewer:
             entry = (-start, -len(self._lines), item)  # (the count of calls: their order)
             if len(first) < self.options.listed:
                 heapq.heappush(first, entry)
-            elif -first[0][0] > start:
+            elif first and -first[0][0] > start:  # (listed=0: nothing is listed)
                 heapq.heapreplace(first, entry)
             if record.outcome == "error" and start > self._last_ok.get(tool, 0):
                 self._after_ok.setdefault(tool, []).append(item)
