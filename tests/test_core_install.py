@@ -2,9 +2,10 @@
 fresh virtual environment (pip's cache reused), through the GitHub Actions example's own
 ``run:`` steps (docs/integrations.md), with a copy of the checkout in place of its git URL.
 
-There, ``check``, ``fmt``, ``convert`` and ``report`` work, and every command that needs an
-extra says so in one line naming the extra and exits 2 (no traceback). pip needs a package
-index or a wheel cache for the dependencies: without one the module is skipped, saying so.
+There, ``check``, ``fmt``, ``convert``, ``report`` and ``export --format csv`` work, and every
+command that needs an extra says so in one line naming the extra and exits 2 (no traceback).
+pip needs a package index or a wheel cache for the dependencies: without one the module is
+skipped, saying so.
 The install takes 15 to 60 s (marked ``network``).
 """
 
@@ -117,17 +118,20 @@ def test_check_fmt_convert_and_report_need_no_extra(core: Path, tmp_path: Path) 
         ["report", "s.bbox", "-o", "s.html"],
         ["stats", "s.bbox"],
         ["docs", "--out", "site"],
+        # CSV is written with the standard library (numbers/csvtable.py); Parquet needs pyarrow.
+        ["export", "s.bbox", "-o", "tables", "--format", "csv"],
     ):
         done = _run([bbox_lark, *args], tmp_path)
         assert done.returncode == 0, f"{args}: {done.stderr}"
     assert (tmp_path / "back.bbox").read_text(encoding="utf-8") == CLEAN
+    events = (tmp_path / "tables" / "events.csv").read_text(encoding="utf-8").splitlines()
+    assert events[0].startswith('"session_id","path","line","kind"') and len(events) == 3
     assert (tmp_path / "s.html").stat().st_size > 0
 
 
 #: Each command that needs an extra, and the extra (otel's commands join this table).
 NEEDS_EXTRA = [
     (["export", "s.bbox", "-o", "tables"], "scale"),
-    (["export", "s.bbox", "-o", "tables", "--format", "csv"], "scale"),
     (["query", "s.bbox", "--sql", "SELECT count(*) FROM sessions"], "scale"),
     (["convert", "s.bbox", "--to", "otlp", "-o", "tables"], "otel"),
     (["send", "s.bbox", "--endpoint", "http://127.0.0.1:9/v1/traces"], "otel"),

@@ -70,6 +70,22 @@ def test_check_on_a_file_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert not unwanted & loaded
 
 
+def test_export_as_csv_imports_no_pyarrow(tmp_path: Path) -> None:
+    # pyarrow's import alone is 41 MiB over the CLI's 28: CSV is written with the standard
+    # library (numbers/csvtable.py), which keeps export within 2x check's memory.
+    path = tmp_path / "small.bbox"
+    path.write_text(CLEAN, encoding="utf-8")
+    out = tmp_path / "tables"
+    code = (
+        "from bbox_lark.cli import main\n"
+        f"sys.argv = ['bbox-lark', 'export', {str(path)!r}, '-o', {str(out)!r}, '--format', 'csv']\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert stop.code == 0, stop.code\n"
+    )
+    loaded = modules_after(code)
+    assert "bbox_lark.numbers.csvtable" in loaded and (out / "events.csv").is_file()
+    assert not {"pyarrow", "duckdb", "pandas"} & loaded
+
+
 def test_every_public_name_loads_on_first_use() -> None:
     namespace: dict[str, object] = {}
     exec("from bbox_lark import *", namespace)

@@ -169,6 +169,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "checks.parallel",
             "numbers.stats_run",
             "numbers.tables",
+            "numbers.csvtable",
             "numbers.export",
             "numbers.query",
             "dask",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from bbox_lark._classes import dataclass
+from bbox_lark.numbers.csvtable import CsvTable
 from bbox_lark.numbers.tables import (
     TABLE_NAMES,
     Columns,
@@ -102,7 +103,9 @@ class ExportSummary:
 
 
 class TableWriter:
-    """Rows of one table appended in batches to a Parquet or CSV file."""
+    """Rows of one table appended in batches to a Parquet file, or written as they come to a
+    CSV file (:class:`~bbox_lark.numbers.csvtable.CsvTable`: the standard library, no
+    pyarrow, the bytes pyarrow's CSV writer writes)."""
 
     def __init__(self, table: str, path: Path, format: Format, batch_rows: int = BATCH_ROWS) -> None:
         self.table = table
@@ -112,15 +115,18 @@ class TableWriter:
         self.columns: Columns = empty_columns(table)
         self.held = 0
         self.rows = 0
-        schema = arrow_schema(table)
+        self.csv: CsvTable | None = None
         if format == "parquet":
             parquet = need("pyarrow.parquet", "export")
-            self.writer: Any = parquet.ParquetWriter(self.partial, schema, compression="zstd")
+            self.writer: Any = parquet.ParquetWriter(self.partial, arrow_schema(table), compression="zstd")
         else:
-            csv = need("pyarrow.csv", "export")
-            self.writer = csv.CSVWriter(str(self.partial), schema)
+            self.writer = self.csv = CsvTable(table, self.partial)
 
     def add(self, columns: Columns) -> None:
+        if self.csv is not None:
+            self.csv.write(columns)
+            self.rows += len(columns["session_id"])
+            return
         for name, values in columns.items():
             self.columns[name].extend(values)
         added = len(columns["session_id"])
@@ -386,11 +392,12 @@ def export_inputs(
     """Write the four tables of ``inputs`` to ``out/<table>.<format>`` (the folder is made
     if needed); ``progress`` is told after each file
     (:data:`bbox_lark.files.runner.Progress`). Raises
-    :class:`~bbox_lark.numbers.tables.MissingExtra` without pyarrow, and ``OSError`` when
-    ``out`` cannot be written; a bad input file never raises."""
+    :class:`~bbox_lark.numbers.tables.MissingExtra` without pyarrow (Parquet; CSV needs no
+    extra), and ``OSError`` when ``out`` cannot be written; a bad input file never raises."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
-    need("pyarrow", "export")
+    if format == "parquet":
+        need("pyarrow", "export")
     listed = list(inputs)
     inputs = listed
     out.mkdir(parents=True, exist_ok=True)
