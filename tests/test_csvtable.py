@@ -121,7 +121,7 @@ def test_an_int_that_an_int64_column_cannot_hold_is_refused_as_arrow_refuses_it(
 # -- whole tables ------------------------------------------------------------------------------
 
 TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12) | st.sampled_from(
-    ['"', '""', ",", "\n", "\r\n", "a,\"b\"\nc", " "]
+    ['"', '""', ",", "\n", "\r\n", 'a,"b"\nc', " "]
 )
 VALUES: dict[str, st.SearchStrategy[Any]] = {
     "string": TEXT,
