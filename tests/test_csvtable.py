@@ -158,6 +158,32 @@ def test_a_table_is_written_as_arrow_writes_it(tmp_path_factory: Any, table_and_
     assert path.read_bytes() == arrow_csv(arrow_table(table, columns))
 
 
+def test_a_table_of_every_type_over_several_slices_is_written_as_arrow_writes_it(tmp_path: Path) -> None:
+    # More rows than one slice of the writer (SLICE_ROWS), every column type, nulls.
+    from bbox_lark.numbers.csvtable import SLICE_ROWS
+
+    rows = SLICE_ROWS + 7
+    moment = datetime(2026, 11, 28, 17, 0, 1, 250, tzinfo=UTC)
+    samples: dict[str, list[Any]] = {
+        "string": ['a "b"', "c,d", "", "e\nf", None],
+        "int64": [0, -3, (1 << 63) - 1, None, 42],
+        "float64": [0.5, None, 1e-7, 3.0, math.nan],
+        "bool": [True, False, None, True, False],
+        "timestamp": [moment, None, moment + timedelta(days=400), moment, None],
+    }
+    columns = {
+        column.name: [samples[column.type][(row + at) % 5] for row in range(rows)]
+        for at, column in enumerate(TABLES["sessions"])
+    }
+    path = tmp_path / "sessions.csv"
+    written = CsvTable("sessions", path)
+    written.write(columns)
+    written.write({name: values[:3] for name, values in columns.items()})
+    written.close()
+    both = {name: values + values[:3] for name, values in columns.items()}
+    assert path.read_bytes() == arrow_csv(arrow_table("sessions", both))
+
+
 def test_columns_of_different_lengths_are_refused(tmp_path: Path) -> None:
     columns: dict[str, list[Any]] = {column.name: [None] for column in TABLES["diagnostics"]}
     columns["line"] = []

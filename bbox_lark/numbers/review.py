@@ -435,7 +435,7 @@ class Reviewer:
             gaps=tuple(self._gaps[clock]),
             gap_count=self._gap_count[clock],
             costliest=self._costliest(),
-            went_wrong=self._went_wrong(order),
+            went_wrong=self._went_wrong(),
             ambiguous=None if self._ambiguous is None else tuple(sorted(self._ambiguous)),
             options=options,
         )
@@ -487,16 +487,13 @@ class Reviewer:
             last[tool] = (key, outcome)
         return items, count
 
-    def _went_wrong(self, order: range) -> CallItem | None:
-        last_ok: dict[str, int] = {}
-        for index in order:
-            if self._outcome[index] == _OK:
-                last_ok[self._tool_names[self._tool_of[index]]] = self._lines[index]
+    def _went_wrong(self) -> CallItem | None:
+        # :meth:`call` holds exactly the failures after their tool's latest success: a
+        # success prunes the failures before it, and a failure before one is never added
+        # (results may come out of order). So the first of them by line is the answer, with
+        # no second pass over the calls (tests/test_review.py compares it with every call).
         candidates = [item for held in self._after_ok.values() for item in held]
-        for item in sorted(candidates, key=lambda c: c.line):
-            if item.line > last_ok.get(item.tool, 0):
-                return item
-        return None
+        return min(candidates, key=lambda item: item.line, default=None)
 
     def _costliest(self) -> tuple[CostlyResponse, ...]:
         from bbox_lark.numbers.prices import estimate_cost
