@@ -10,7 +10,7 @@ import io
 import math
 import random
 import struct
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -110,12 +110,36 @@ def test_the_other_types_are_written_as_arrow_writes_them() -> None:
 
 def test_an_int_that_an_int64_column_cannot_hold_is_refused_as_arrow_refuses_it() -> None:
     for value in (1 << 63, -(1 << 63) - 1):
-        with pytest.raises(OverflowError):
+        with pytest.raises(OverflowError, match=rf"^{value} does not fit an int64 column$"):
             csv_int(value)
         with pytest.raises(OverflowError):
             pa.array([value], pa.int64())
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^an int64 column holds an int, not bool$"):
         csv_int(True)
+    with pytest.raises(TypeError, match=r"^an int64 column holds an int, not float$"):
+        csv_int(1.0)  # type: ignore[arg-type]
+
+
+def test_a_time_in_another_zone_or_without_one_is_written_as_arrow_writes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Arrow stores an aware time in UTC and takes a naive one as UTC already, whatever the
+    # machine's zone: so must the CSV (the machine's zone is set far from UTC here).
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        moments = [
+            datetime(2026, 3, 4, 23, 30, 0, 7, tzinfo=timezone(timedelta(hours=2))),
+            datetime(2026, 3, 4, 23, 30, 0, 7, tzinfo=timezone(timedelta(hours=-9, minutes=-30))),
+            datetime(2026, 3, 4, 23, 30, 0, 7),
+        ]
+        written = arrow_csv(pa.table({"t": pa.array(moments, pa.timestamp("us", tz="UTC"))}))
+        assert written.decode().split("\n")[1:-1] == [csv_timestamp(moment) for moment in moments]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 # -- whole tables ------------------------------------------------------------------------------
@@ -188,7 +212,7 @@ def test_columns_of_different_lengths_are_refused(tmp_path: Path) -> None:
     columns: dict[str, list[Any]] = {column.name: [None] for column in TABLES["diagnostics"]}
     columns["line"] = []
     written = CsvTable("diagnostics", tmp_path / "d.csv")
-    with pytest.raises(ValueError, match="different lengths"):
+    with pytest.raises(ValueError, match=r"^the columns of a table's rows have different lengths$"):
         written.write(columns)
     written.close()
 
