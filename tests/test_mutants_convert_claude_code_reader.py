@@ -1084,3 +1084,83 @@ def test_what_a_user_text_block_loses_is_reported_at_its_line() -> None:
     result = run(user("a"), user([text("b\x00")]))
     assert body(result) == "u: a\nu: b\ufffd\n"
     assert report(result)[("dropped", "NUL characters and lone surrogates (written as U+FFFD)")] == ((2,), 1)
+
+
+# -- the last untried functions (``line``, ``record``, ``__init__``, ``text_lines``, ...) -----
+
+
+def test_a_record_cut_short_after_text_beyond_ascii_is_said_to_be_cut_short() -> None:
+    """json counts the record's characters, not its bytes: a record cut after an ``é`` was
+    reported as ``Expecting ',' delimiter at column 1`` (the column of its line end)."""
+    cut = '{"type": "user", "x": "éé"'
+    source = f"{cut}\n{cut}\n" + '{"type": "user"'
+    result = convert(source.encode(), "claude-code", to="bbox")
+    why = "not a JSON record (the record ends too early: cut short?)"
+    # The last line has no line end: the cut is at its very last character.
+    assert skipped(result) == [(1, why), (2, why), (3, why)]
+
+
+def test_a_single_blank_line_before_a_text_is_dropped_and_the_text_kept() -> None:
+    assert body(run(user("\nhello"), user(" \n\t\nbye\n"))) == "u: hello\nu: bye\n"
+
+
+def test_a_long_message_key_not_read_is_reported_cut_at_forty_characters() -> None:
+    message = {"content": "x", "role": "user", "k" * 41: 1, "m" * 40: 2}
+    result = run({"type": "user", "sessionId": "s", "message": message})
+    found = report(result)
+    assert found[("dropped", "`" + "k" * 39 + "…` message fields")] == ((1,), 1)
+    assert found[("dropped", "`" + "m" * 40 + "` message fields")] == ((1,), 1)
+
+
+def test_a_progress_record_between_two_records_of_a_message_keeps_it_one_message() -> None:
+    """Claude Code writes a message's parallel tool calls one record each; a progress record of
+    the first call may come between them: the message goes on, its usage merged and counted
+    once (a progress record ending it made the second record a message counted before)."""
+    first = assistant(
+        call(tool_input={"command": "a"}, id="t1"), usage={"input_tokens": 5, "output_tokens": 1}
+    )
+    second = assistant(
+        call(tool_input={"command": "b"}, id="t2"), usage={"input_tokens": 5, "output_tokens": 3}
+    )
+    progress = {"type": "progress", "sessionId": "s", "toolUseID": "t1", "data": {"n": "1"}}
+    result = run(first, progress, second)
+    assert body(result) == (
+        "t!:Bash id=t1 command=a → [running] tokens_in=5 tokens_out=1\n"
+        "t~:Bash id=t1 n=1\n"
+        "t!:Bash id=t2 command=b → [running] tokens_in=5 tokens_out=3\n"
+        "# tokens_in=5 tokens_out=3 tokens_cached=0\n"
+    )
+
+
+def test_a_sidechain_record_ends_only_its_own_threads_message() -> None:
+    """A sidechain user record between two records of a main-thread message ends the
+    sidechain's message, not the main thread's: the main message stays one, counted once."""
+    usage = {"input_tokens": 5, "output_tokens": 1}
+    result = run(
+        assistant(text("a"), usage=usage),
+        user("side", isSidechain=True),
+        assistant(text("b"), usage={**usage, "output_tokens": 3}),
+    )
+    assert body(result) == (
+        "a: a tokens_in=5 tokens_out=1\n"
+        "u: side tid=sidechain\n"
+        "a: b tokens_in=5 tokens_out=3\n"
+        "# tokens_in=5 tokens_out=3 tokens_cached=0\n"
+    )
+
+
+def test_a_subagent_log_beside_an_empty_session_is_reported_at_line_zero(tmp_path: Path) -> None:
+    """No line of the session was read: the log at the end is reported at line 0, as the
+    other rows no line of the input gave."""
+    session = tmp_path / "sess.jsonl"
+    session.write_bytes(b"")
+    (tmp_path / "sess" / "subagents").mkdir(parents=True)
+    log = tmp_path / "sess" / "subagents" / "agent-a1.jsonl"
+    log.write_text(json.dumps({"type": "user", "message": {"content": "sub"}}) + "\n", encoding="utf-8")
+    result = convert_path(session)
+    assert (
+        body(result) == "# notes: subagent session_id=a1 path=sess/subagents/agent-a1.jsonl\nu: sub tid=a1\n"
+    )
+    found = report(result)
+    assert found[("kept", "subagent logs no Task result names (at the end, tid= lines)")] == ((0,), 1)
+    assert found[("kept", "user messages (u:)")] == ((0,), 1)

@@ -100,8 +100,11 @@ class ClaudeCodeReader:
             self.report.skip(number, "not UTF-8 text")
             return []
         except json.JSONDecodeError as error:
-            # Where in the line (json counts the line's own end as a line of its own).
-            if error.pos >= len(raw.rstrip()):
+            # Where in the line (json counts the line's own end as a line of its own, and
+            # characters of the decoded text, error.doc, not bytes; a byte order mark is
+            # decoded away, so a line of a mark alone is blank there, no record cut short).
+            end = len(error.doc.rstrip())
+            if end and error.pos >= end:
                 why = "the record ends too early: cut short?"
             else:
                 why = f"{error.msg} at column {error.colno}"
