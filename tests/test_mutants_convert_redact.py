@@ -130,6 +130,31 @@ def test_a_key_outside_any_string_value_refuses_the_file(text: str) -> None:
         redact_json(text)
 
 
+def test_a_first_line_that_is_empty_counts_in_the_line_and_column() -> None:
+    done = redact_json('\n{"a": "' + GITHUB + '"}\n')
+    assert _where(done) == [(2, 7, "github_token")]
+    done = redact_json('\n\n  "' + GITHUB + '"')
+    assert _where(done) == [(3, 3, "github_token")]
+
+
+def test_a_string_that_is_not_json_leaves_the_strings_after_it_redacted() -> None:
+    # The hint (`sk-`) makes it a candidate; `\q` makes it no JSON string: it is skipped,
+    # and the strings after it on the line and on the next ones are still redacted.
+    text = '{"a": "sk-\\q", "b": "' + GITHUB + '"}\n{"c": "' + AWS + '"}\n'
+    done = redact_json(text)
+    assert done.text == '{"a": "sk-\\q", "b": "' + GH_MARK + '"}\n{"c": "' + AWS_MARK + '"}\n'
+    assert _where(done) == [(1, 21, "github_token"), (2, 7, "aws_access_key")]
+
+
+def test_the_refusal_says_what_to_do() -> None:
+    with pytest.raises(ForeignRedactError) as raised:
+        redact_json('{"' + GITHUB + '": 1}')
+    assert str(raised.value) == (
+        "line 1, column 3: a github_token (ghp_…A5) outside any JSON string value (an object's key,"
+        " or text that is not valid JSON), which redacting in place would keep; remove it first"
+    )
+
+
 def test_the_refusal_names_the_line_and_column_of_the_key() -> None:
     text = '{"a": 1}\n{"b": "x"}\u2028\n  {"' + GITHUB + '": 2}\n'
     with pytest.raises(ForeignRedactError, match=r"^line 3, column 5: a github_token"):

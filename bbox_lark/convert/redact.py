@@ -93,7 +93,7 @@ def redact_json(text: str, *, allowed: Collection[str] = ()) -> ForeignRedacted:
     parts.append(text[at:])
     done = "".join(parts)
     _refuse_what_is_left(done, allowed)
-    return ForeignRedacted(done, tuple(found)) if found else ForeignRedacted(text)
+    return ForeignRedacted(done, tuple(found))  # ``text`` itself when nothing was found
 
 
 def _dumped(value: str, token: str) -> str:
