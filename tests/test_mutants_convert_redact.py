@@ -107,7 +107,7 @@ def test_an_allowed_secret_is_kept() -> None:
 # -- what reading the module found: keys the rewrite would have carried ---------------------
 
 
-@pytest.mark.parametrize("char", ["\t", "\x00", "\x1f"])
+@pytest.mark.parametrize("char", ["\t", "\x00", "\x1f"], ids=["tab", "nul", "x1f"])
 def test_a_raw_control_character_in_a_string_does_not_hide_its_key(char: str) -> None:
     # json.loads refuses a raw control character in a string by default: the string was
     # skipped, and its key written as it was.
@@ -120,9 +120,9 @@ def test_a_raw_control_character_in_a_string_does_not_hide_its_key(char: str) ->
 @pytest.mark.parametrize(
     "text",
     [
-        pytest.param('{"' + GITHUB + '": 1}', id="an object's key"),
-        pytest.param('{"a": "\\q ' + GITHUB + '"}', id="a string that is not JSON"),
-        pytest.param('{"a": 1}\noops " {"k": "' + GITHUB + '"}\n', id="a line that is not JSON"),
+        pytest.param('{"' + GITHUB + '": 1}', id="an-object-key"),
+        pytest.param('{"a": "\\q ' + GITHUB + '"}', id="a-string-not-json"),
+        pytest.param('{"a": 1}\noops " {"k": "' + GITHUB + '"}\n', id="a-line-not-json"),
     ],
 )
 def test_a_key_outside_any_string_value_refuses_the_file(text: str) -> None:
@@ -173,7 +173,7 @@ def test_a_generic_secret_beside_its_name_is_not_refused() -> None:
     assert redact_json(text).text == text
 
 
-@pytest.mark.parametrize("escape", ["\\ud800", "\\udc80", "\\udfff"])
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udc80", "\\udfff"], ids=["d800", "dc80", "dfff"])
 def test_a_lone_surrogate_escape_stays_an_escape_in_a_utf8_string(escape: str) -> None:
     text = '{"a": "é ' + escape + " " + GITHUB + '"}'
     done = redact_json(text)
