@@ -121,6 +121,8 @@ def test_a_format_finds_its_option_by_name_and_side() -> None:
         (1, ("boolean", "string"), "`v` must be a boolean or a string, got a number"),
         ([], ("integer", "string"), "`v` must be an integer or a string, got an array"),
         (1.0, ("string", "number"), None),
+        ("s", ("integer", "string"), None),
+        (True, ("number", "boolean"), None),
         ({}, ("array", "null", "object"), None),
     ],
     ids=_ids,
@@ -162,6 +164,9 @@ def test_long_number_finds_the_first_number_too_long() -> None:
     assert long_number('{"a": ' + "7" * limit + "}") is None
     assert long_number('{"a": ' + long + "}") == (1, 7)
     assert long_number('{\n "b": 1,\n  "a": ' + long + "}") == (3, 8)
+    assert long_number('{\n "b": 1,\n  "a": ' + long + ",\n\n" + long + "}") == (3, 8)
+    assert long_number('\n[7, "x",\n ' + long + "\n]") == (3, 2)
+    assert long_number("\n" + long) == (2, 1)
     assert long_number(long) == (1, 1)
 
 
@@ -213,6 +218,8 @@ def _header(head: Any) -> str:
 
 
 def _entries(ctx: ReadContext) -> list[tuple[str, str]]:
+    # Every row of the header's is at line 0: the header is no line of the source.
+    assert all(e.lines == (0,) for e in ctx.report.entries), ctx.report.entries
     return [(e.action, e.what) for e in ctx.report.entries]
 
 
@@ -335,10 +342,18 @@ def test_clean_json_keeps_the_key_order() -> None:
 def test_encode_text_keeps_undecodable_bytes_and_refuses_other_surrogates() -> None:
     assert encode_text("aé\udc80\udcff") == b"a\xc3\xa9\x80\xff"
     with pytest.raises(RefusedInputError) as raised:
-        encode_text("ab\ncd\ud83d\ude00 \udc80 \ud800")
-    message = str(raised.value)
-    assert message.startswith("<input>:2:3: the text holds U+D83D, a surrogate code point,")
-    assert "join a surrogate pair with text.encode('utf-16', 'surrogatepass').decode('utf-16')" in message
+        encode_text("ab\ncd\ud83d\ude00 \udc80 \ud800\n\nx")
+    assert str(raised.value) == (
+        "<input>:2:3: the text holds U+D83D, a surrogate code point, which no UTF-8 file can hold"
+        " (only U+DC80-U+DCFF, undecodable bytes, can be read); give the input as bytes, write such"
+        " text as written text (\\u{...}), or join a surrogate pair with"
+        " text.encode('utf-16', 'surrogatepass').decode('utf-16')"
+    )
+    assert raised.value.__suppress_context__
+    with pytest.raises(RefusedInputError, match=r"^<input>:3:4: the text holds U\+D800"):
+        encode_text("\nab\nxyz\ud800\n")
+    with pytest.raises(RefusedInputError, match=r"^<input>:2:1: the text holds U\+DC7F"):
+        encode_text("\n\udc7f")
     with pytest.raises(RefusedInputError, match=r"^<input>:1:1: the text holds U\+DFFF"):
         encode_text("\udfff")
 
@@ -369,8 +384,8 @@ def test_writable_text_reports_what_it_replaced_and_passes_the_rest() -> None:
     assert not report
     assert stream.write("a\ud800\udfff") == 3
     assert out.getvalue() == "oka\ufffd\ufffd"
-    assert [(e.action, e.what, e.count) for e in report.entries] == [
-        ("dropped", "lone surrogates UTF-8 cannot encode (written as U+FFFD)", 2)
+    assert [(e.action, e.what, e.count, e.lines) for e in report.entries] == [
+        ("dropped", "lone surrogates UTF-8 cannot encode (written as U+FFFD)", 2, (0,))
     ]
     assert stream.getvalue() == out.getvalue()  # the stream's own methods, underneath
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bbox_lark import parse as parse_text
 from bbox_lark.convert import Report, compact, convert
 from bbox_lark.syntax.nodes import Event
 from bbox_lark.syntax.parser import iter_nodes
@@ -184,3 +185,57 @@ def test_sniffing_finds_a_separator_in_the_first_million_characters_only() -> No
     assert compact.sniff("u:a ⏎ b\n") == 3
     assert compact.sniff("u:" + "a" * 999_997 + " ⏎ b") == 0  # the mark is character 1,000,001
     assert compact.sniff("u:" + "a" * 999_996 + " ⏎ b") == 3
+
+
+# -- the survivors of the whole module's run (2026-11-28) -------------------------------------
+
+
+def test_split_compact_line_gives_where_each_piece_starts() -> None:
+    assert compact.split_compact_line("u:a ⏎ b ⏎⏎ ⏎\tc") == [("u:a", 0), (" b ⏎", 5), ("\tc", 12)]
+    assert compact.split_compact_line("⏎⏎u") == [("⏎u", 0)]
+
+
+def test_a_last_line_without_an_ending_splits_with_the_file_s_ending() -> None:
+    # Its bbox lines but the last take the file's first line ending; "\n" when it has none.
+    assert compact.expand("u:a ⏎ b") == ("u:a\n  b", {1: (1, 0), 2: (1, 4)})
+    assert compact.expand("u:a\r\nu:b ⏎ c ⏎") == (
+        "u:a\r\nu:b\r\n  c\r\n",
+        {1: (1, 0), 2: (2, 0), 3: (2, 4), 4: (2, 9)},
+    )
+    # A line with its own ending gives it to each of its bbox lines, whatever the first was.
+    assert compact.expand("u:a\r\nu:b ⏎ c\n") == ("u:a\r\nu:b\n  c\n", {1: (1, 0), 2: (2, 0), 3: (2, 4)})
+
+
+def test_each_continuation_s_column_shift() -> None:
+    # "  c" is " c" after the separator: one column less of shift than a tab's or a blank's.
+    assert compact.expand("u:a ⏎\tb ⏎ c ⏎\n")[1] == {1: (1, 0), 2: (1, 5), 3: (1, 8), 4: (1, 13)}
+
+
+@pytest.mark.parametrize("lossy", [False, True])
+def test_a_trailing_whitespace_only_line_after_several_is_dropped(lossy: bool) -> None:
+    doc = parse_text(HEADER + "u: a\nu: b\n\nu: c\n  \t")
+    assert compact.write_compact(doc, lossy=lossy) == HEADER + (
+        "u:a\nu:b\nu:c\n" if lossy else "u:a\nu:b ⏎\nu:c\n"
+    )
+
+
+def test_write_compact_lossy_needs_no_report() -> None:
+    doc = parse_text(HEADER + "u: a\n\n# note\nu: b\n")
+    assert compact.write_compact(doc, lossy=True) == HEADER + "u:a\nu:b\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "written"),
+    [
+        # `# metrics` inside quoted text or a quoted result, before the comment: the comment
+        # is looked for after the line's last part only.
+        ('u:  "quoted # metrics x"  # metrics  a=1', 'u:"quoted # metrics x" # metrics a=1'),
+        ('t:read  →  "r # metrics"  # metrics  a=1', 't:read→"r # metrics" # metrics a=1'),
+        # An empty comment, spacing to normalise: nothing after `# metrics`.
+        ("u:  a  # metrics", "u:a # metrics"),
+        ("t:read  →  [ok]  # metrics  ", "t:read→[ok] # metrics"),
+    ],
+    ids=slug,
+)
+def test_a_metrics_comment_after_quoted_text_or_empty(line: str, written: str) -> None:
+    assert compact_body(line + "\n")[0] == written + "\n"
