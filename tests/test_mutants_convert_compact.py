@@ -14,6 +14,7 @@ from bbox_lark import parse as parse_text
 from bbox_lark.convert import Report, compact, convert
 from bbox_lark.syntax.nodes import Event
 from bbox_lark.syntax.parser import iter_nodes
+from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 
@@ -239,3 +240,73 @@ def test_write_compact_lossy_needs_no_report() -> None:
 )
 def test_a_metrics_comment_after_quoted_text_or_empty(line: str, written: str) -> None:
     assert compact_body(line + "\n")[0] == written + "\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "written"),
+    [
+        ("zz: unknown  ", "zz: unknown"),  # an unknown line: trailing whitespace removed
+        ("zz:  a  b \t", "zz:  a  b"),
+        ("---  ", "---"),  # still a body line: a fence only after the header's
+        ("---\x0c", "---\x0c"),  # `---` without its form feed would be a fence: kept
+        ("# plain   comment  ", "# plain   comment"),  # a plain comment: only its end
+        ("#  t=00:05:00  ", "# t=00:05:00"),  # a structured comment, single-spaced
+        ("#t=1", "# t=1"),
+        ("# metrics  a=1  ", "# metrics a=1"),
+        ("# a\rb  ", "# a\rb"),  # a carriage return the rewrite keeps
+        ("u: a\rb", "u: a\rb"),  # one it would lose: the line is kept as written
+        ("t:read → a\rb", "t:read → a\rb"),
+    ],
+    ids=slug,
+)
+def test_compact_line_of_each_kind(line: str, written: str) -> None:
+    (event,) = [node for node in iter_nodes(HEADER + line + "\n") if isinstance(node, Event)]
+    assert compact.compact_line(event) == written
+
+
+def test_an_oversized_line_is_kept_whole() -> None:
+    text = HEADER + "zz: " + "a" * 40 + "  \n"
+    (event,) = [node for node in iter_nodes(text, max_line=20) if isinstance(node, Event)]
+    assert compact.compact_line(event) == "zz: " + "a" * 40 + "  "
+
+
+@pytest.mark.parametrize("size", [DEFAULT_MAX_LINE, DEFAULT_MAX_LINE - 1], ids=["at-the-limit", "one-under"])
+def test_a_comment_gains_its_space_only_within_the_line_limit(size: int) -> None:
+    raw = "#metrics a=" + "x" * (size - 11)
+    (event,) = [node for node in iter_nodes(HEADER + raw + "\n") if isinstance(node, Event)]
+    written = compact.compact_line(event)
+    assert written == (raw if size == DEFAULT_MAX_LINE else "# metrics a=" + "x" * (size - 11))
+
+
+@pytest.mark.parametrize(
+    ("body", "written"),
+    [
+        # A line ending in a carriage return before its own CRLF, then a line ending in
+        # "\n": the compact line ends in CRLF, so that the CR is not read as part of it.
+        ("u: a\r\r\n  b\n", "u:a ⏎ b\r\n"),
+        ("u: a\n  b\r\r\n  c\n", "u:a ⏎ b⏎r ⏎ c\r\n"),
+        ("u: a\n  b\n  c\r\r\n", "u:a ⏎ b ⏎ c⏎r\r\n"),
+    ],
+    ids=["event", "middle", "last"],
+)
+def test_a_carriage_return_before_a_line_s_end_makes_the_compact_line_crlf(body: str, written: str) -> None:
+    assert compact.write_compact(parse_text(HEADER + body)) == HEADER + written
+
+
+def test_lossy_output_keeps_the_byte_order_mark_and_reports_what_it_kept() -> None:
+    result = convert("\ufeff" + HEADER + "u: a\n\nu: b\n", "bbox", to="compact", lossy=True)
+    assert result.text == "\ufeff" + HEADER + "u:a\nu:b\n"
+    result = convert(HEADER + "u: a\n  more\nt:read x\n", "bbox", to="compact")
+    kept = [
+        (e.what, e.lines, e.count)
+        for e in result.fidelity.entries
+        if e.action == "kept" and e.stage == "write"
+    ]
+    assert kept == [("user lines", (7,), 1), ("continuation lines", (8,), 1), ("tool lines", (9,), 1)]
+
+
+def test_a_line_over_the_default_limit_is_kept_whole() -> None:
+    # Past the limit the line is Unknown (oversized), kept as read, trailing whitespace too.
+    raw = "zz: " + "a" * DEFAULT_MAX_LINE + "  "
+    (event,) = [node for node in iter_nodes(HEADER + raw + "\n") if isinstance(node, Event)]
+    assert compact.compact_line(event) == raw
