@@ -207,7 +207,7 @@ def write_compact(document: Document, *, lossy: bool = False, report: Report | N
     out.extend(escape(line.raw) + line.eol for line in document.header_lines)
     lines = _trimmed(document)
     if lossy:
-        out.extend(_lossy_lines(document, lines, report))
+        out.extend(_lossy_lines(lines, report))
         return "".join(out)
     out.extend(_group_text(group) for group in _groups(lines))
     return "".join(out)
@@ -423,7 +423,7 @@ def _lossy_event(event: Event, report: Report) -> tuple[str, int | None]:
     return candidate, moved
 
 
-def _lossy_lines(document: Document, lines: tuple[Line, ...], report: Report) -> list[str]:
+def _lossy_lines(lines: tuple[Line, ...], report: Report) -> list[str]:
     kept: list[tuple[str, str]] = []
     moved: int | None = None
     for node in lines:
