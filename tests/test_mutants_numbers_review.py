@@ -244,8 +244,12 @@ def test_a_responses_weight_counts_output_input_and_cache_reads_and_its_own_mode
         (7, 1.0, "claude-sonnet-4-5"),
         (5, 0.2, None),
     ]
+    assert [(c.tokens_in, c.tokens_out, c.tokens_cached) for c in found] == [(7, 1, 30), (1, 0, 0), (0, 0, 2)]
     first = found[0]
-    assert (first.tokens_in, first.tokens_out, first.tokens_cached) == (7, 1, 30)
+    assert found[2].to_json()["estimated_usd"] is None and found[2].estimated_usd is None
+    only_empty = Reviewer()
+    only_empty.response(_response(3))
+    assert only_empty.finish().costliest == ()  # no tokens: no weight, not listed
     if _prices_installed():
         assert first.estimated_usd is not None and first.estimated_usd > 0
         assert found[2].estimated_usd is None  # no model: no price
@@ -343,12 +347,13 @@ def test_session_costs_keep_the_stated_and_the_estimated_apart() -> None:
     totals.usage_source = None
     assert session_costs(totals) == Costs(Decimal("1.5"), Decimal("0.25"), None)  # type: ignore[arg-type]
     assert session_costs(SimpleNamespace(usage_source=None)) == Costs(None, None, None)  # type: ignore[arg-type]
+    assert session_costs(SimpleNamespace(usage_source="responses")) == Costs(None, None, None)  # type: ignore[arg-type]
 
 
 def test_elapsed_marks_keep_their_own_clock_and_a_call_named_elapsed_is_a_call(tmp_path: Path) -> None:
     # ts= lines one minute apart, # t= marks four hours apart: the ts clock is the one shown.
     body = (
-        "u: a ts=2025-12-20T14:00:00Z\n# t=00:00:00\n"
+        "# t=00:00:00\nu: a ts=2025-12-20T14:00:00Z\n"
         "t:elapsed → [ok] ts=2025-12-20T14:01:00Z\n# t=04:00:00\n"
         "u: b ts=2025-12-20T14:30:00Z\n"
     )
@@ -365,3 +370,22 @@ def test_the_review_reads_past_blank_and_continuation_lines_and_ends_the_last_re
     found = review(tmp_path, body)
     assert found.calls == 2 and found.retry_count == 1
     assert [(c.line, c.tokens_out, c.model) for c in found.costliest] == [(12, 2, "claude-sonnet-4-5")]
+
+
+def test_a_header_model_that_is_not_text_prices_nothing_and_undecodable_bytes_are_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.bbox"
+    header = HEADER.replace("model: claude-sonnet-4-5", "model: [a, b]")
+    path.write_bytes(
+        header.encode()
+        + b"u: caf\xe9\r\na: ok tokens_in=3 tokens_out=2\nt:Bash \xff \xe2\x86\x92 [error] 1\n"
+    )
+    found = review_bbox(path)
+    assert [(c.line, c.model) for c in found.costliest] == [(8, None)]
+    assert [item.line for item in found.failed] == [9] and found.calls == 1
+
+
+def test_a_call_completed_by_a_line_without_a_result_is_reviewed(tmp_path: Path) -> None:
+    found = review(tmp_path, "t!:Bash id=c1 → [running]\nt:Bash id=c1\n")
+    assert found.calls == 1 and found.failed == () and found.pending == ()
