@@ -215,3 +215,18 @@ def test_first_seen_finds_the_first_line_of_each_key_in_a_part(tmp_path: Path) -
     assert first_seen(str(path), part, keys, options) == {("id", "a"): 8, ("id", "b"): 9}
     late = Part(len(HEAD) + len("u: id=a\nt:Read id=a → [ok]\n".encode()), len(text.encode()), 9)
     assert first_seen(str(path), late, keys, options) == {("id", "b"): 9, ("id", "a"): 10}
+
+
+def test_first_seen_parses_every_line_for_a_key_of_escaped_characters_only(tmp_path: Path) -> None:
+    path = tmp_path / "quotes.bbox"
+    text = HEAD + 'u: x\nt:Read id="\\"\\"" → [ok]\nt:Read id=b → [ok]\nt:Read id="\\"\\"" → [ok]\n'
+    path.write_text(text, encoding="utf-8")
+    part = Part(len(HEAD), len(text.encode()), 7)
+    keys = frozenset({("id", '""'), ("id", "b")})
+    assert parallel._value_finder(keys) is None
+    assert first_seen(str(path), part, keys, Options(None, None, None, 1024)) == {
+        ("id", '""'): 8,
+        ("id", "b"): 9,
+    }
+    later = Part(len(HEAD) + 5, len(text.encode()), 8)
+    assert first_seen(str(path), later, frozenset({("id", '""')}), Options(None, None, None, 20)) == {}

@@ -501,3 +501,50 @@ def test_parse_refuses_bad_options_and_folders(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(b"bogus\n")))
     stdin = parse_path("-")
     assert stdin.shown == "<stdin>" and stdin.exit_code == 1
+
+
+def test_an_internal_errors_detail_loses_only_a_trailing_colon() -> None:
+    assert internal_error(ValueError("TAX")).message.startswith("internal error (ValueError: TAX);")
+    assert internal_error(ValueError("")).message.startswith("internal error (ValueError);")
+
+
+def test_cannot_write_says_why_in_words() -> None:
+    assert (
+        workflow.cannot_write("o.bbox", OSError(13, "Permission denied"))
+        == "o.bbox: cannot write: Permission denied"
+    )
+    assert workflow.cannot_write("o.bbox", OSError("disk gone")) == "o.bbox: cannot write: disk gone"
+
+
+def test_parse_json_holds_the_parts_shown(tmp_path: Path) -> None:
+    path = tmp_path / "a.bbox"
+    path.write_text(HEAD + "u: hi\n", encoding="utf-8")
+    whole = parse_path(str(path)).json()
+    assert list(whole) == ["path", "version", "header", "bom", "body", "diagnostics"]
+    assert whole["header"]["fields"]["id"] == "s" and whole["body"][0]["kind"] == "user"
+    assert list(parse_path(str(path), header_only=True).json()) == [
+        "path",
+        "version",
+        "header",
+        "bom",
+        "diagnostics",
+    ]
+    assert list(parse_path(str(path), body_only=True).json()) == ["path", "version", "body", "diagnostics"]
+
+
+def test_a_file_checked_in_a_worker_uses_its_settings_and_blob_folder(tmp_path: Path) -> None:
+    # What a worker process runs for each small file (run here, where mutation testing sees it).
+    sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    path = tmp_path / "a.bbox"
+    path.write_text(HEAD + BODY + f"t:read a.rs → @blob sha256={sha} bytes=4\n", encoding="utf-8")
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    report = workflow._check_file(str(path), blobs, Settings(ignore=("I",), strict=True))
+    assert report.path == str(path) and report.strict
+    assert [d.code for d in report.diagnostics] == ["W003", "W003", "E013"]
+    (blobs / sha).write_bytes(b"test")
+    assert [d.code for d in workflow._check_file(str(path), blobs, Settings()).diagnostics] == [
+        "W003",
+        "I002",
+        "W003",
+    ]
