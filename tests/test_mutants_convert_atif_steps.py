@@ -116,6 +116,8 @@ def test_a_step_pickle_cannot_write_stays_held(monkeypatch: pytest.MonkeyPatch) 
     steps = [{"n": n} for n in range(4)]
     for step in steps:
         store.add(step)
+    # The others are put away past it, as if it were not there.
+    assert store.get(1) is not steps[0] and store.get(1) == steps[0]
     store.put_away()
     assert store.get(0) is odd and store.load(0)["call"] is odd["call"]
     assert store.load(0) is not odd
