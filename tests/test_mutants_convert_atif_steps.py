@@ -148,3 +148,15 @@ def test_few_values_keep_each_entry() -> None:
     values[3] = "main"
     assert [values[n] for n in range(5)] == ["other", "sub", "main", "main", "sub"]
     assert len(values._values) == 4  # each distinct value once
+
+
+def test_a_step_pickle_cannot_write_does_not_take_a_held_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store(monkeypatch, 1)  # one held, plus the one being added, plus the odd one
+    odd = {"call": lambda: None}
+    store.add(odd)
+    store.add({"n": 0})
+    store.put_away()  # the odd step stays, for good
+    first, second = {"n": 1}, {"n": 2}
+    store.add(first)
+    store.add(second)
+    assert store.get(2) is first and store.get(3) is second and store.get(0) is odd
