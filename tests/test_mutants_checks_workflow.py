@@ -548,3 +548,93 @@ def test_a_file_checked_in_a_worker_uses_its_settings_and_blob_folder(tmp_path: 
         "I002",
         "W003",
     ]
+
+
+SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"  # of b"test"
+
+
+def test_a_large_file_in_parts_gets_every_setting_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bbox_lark.files.config import PerFileIgnore
+    from bbox_lark.files.globs import Glob
+
+    key = "AKIAFAKE0123456789AB"
+    body = "".join(
+        f"bogus {n}\nu: key={key}\nt:read a.rs → @blob sha256={SHA} bytes=4\nu: {'x' * 60}\n# note {n}\n"
+        for n in range(8)
+    )
+    monkeypatch.setattr(parallel, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "PART_BYTES", 100)
+    path = tmp_path / "big.bbox"
+    body += "@start\n"  # I002, not selected
+    path.write_text(HEAD + body, encoding="utf-8")
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    settings = Settings(
+        select=("W", "E", "S"),
+        max_line=40,
+        allowed_secrets=(key,),
+        per_file_ignores=(PerFileIgnore(Glob("big.bbox", tmp_path), ("W003",)),),
+    )
+    item = FoundInput(str(path), settings)
+    with ThreadPoolExecutor(2) as pool:
+        report = workflow._check_large(item, blobs, pool, 1)
+    expected = bbox_lark.check(
+        HEAD + body,
+        blobs=blobs,
+        select=("W", "E", "S"),
+        ignore=("W003",),
+        max_line=40,
+        allowed_secrets=(key,),
+    )
+    assert list(report.diagnostics) == expected
+    assert [d.code for d in expected] == ["E013", "E003", "E003"] * 8
+    # The same settings when the file is one part only (checked whole).
+    monkeypatch.setattr(parallel, "PART_BYTES", 1 << 20)
+    with ThreadPoolExecutor(2) as pool:
+        assert list(workflow._check_large(item, blobs, pool, 1).diagnostics) == expected
+
+
+def test_an_unreadable_large_file_keeps_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    item = _large(tmp_path, monkeypatch, HEAD + "".join(f"bogus {n}\n" for n in range(40)))
+    monkeypatch.setattr(parallel, "plan", lambda *a: (_ for _ in ()).throw(OSError(5, "Input/output error")))
+    with ThreadPoolExecutor(2) as pool:
+        report = workflow._check_large(item, None, pool, 1)
+    assert report.path == item.path and report.error == f"{item.path}: cannot read: Input/output error"
+
+
+def test_a_refused_input_keeps_its_item() -> None:
+    item = FoundInput("x", Settings(), problem="x: refused")
+    [read] = read_inputs([item])
+    assert read.item is item
+
+
+def test_a_streamed_first_line_is_shown_without_its_bom(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(_Pipe("\ufeffbogus\n".encode())))
+    *partial, whole = stream_input("-")
+    assert partial and all(r.lines == {1: "bogus"} for r in partial)
+    assert whole.lines == {1: "bogus"}
+
+
+def test_parse_names_the_option_it_refuses(tmp_path: Path) -> None:
+    path = tmp_path / "a.bbox"
+    path.write_text(HEAD, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^--header and --body exclude each other; give one or neither$"):
+        parse_path(str(path), header_only=True, body_only=True)
+    with pytest.raises(ConfigError, match=r"^--max-line: "):
+        parse_path(str(path), max_line=0)
+
+
+def test_parse_checks_blobs_beside_a_file_never_beside_standard_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".bbox-blobs").mkdir()  # beside the file, without the blob
+    text = HEAD + f"t:read a.rs → @blob sha256={SHA} bytes=4\n"
+    path = tmp_path / "a.bbox"
+    path.write_text(text, encoding="utf-8")
+    codes = [d["code"] for d in parse_path(str(path)).json()["diagnostics"]]
+    assert codes == ["E013"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(text.encode())))
+    assert parse_path("-").json()["diagnostics"] == []
