@@ -230,3 +230,30 @@ def test_first_seen_parses_every_line_for_a_key_of_escaped_characters_only(tmp_p
     }
     later = Part(len(HEAD) + 5, len(text.encode()), 8)
     assert first_seen(str(path), later, frozenset({("id", '""')}), Options(None, None, None, 20)) == {}
+
+
+def test_first_seen_reads_each_line_that_holds_a_value_whole(tmp_path: Path) -> None:
+    # Values at the very start and end of the part, at the end of a line, twice on a line,
+    # on a line that registers nothing before the one that does, and a last line without
+    # its line break: the lines found are those of parsing every line.
+    path = tmp_path / "edges.bbox"
+    body = (
+        "t:Read id=first\n"
+        "u: mentions id=k2 and id=k3 id=k4\n"
+        "t:Read id=k2\n"
+        "t:Grep id=k3 → [ok] id=k4\n"
+        "x:build id=k4\n"
+        "t:Read id=k5 → [ok]\n"
+        "t:Read id=last"
+    )
+    path.write_text(HEAD + body, encoding="utf-8")
+    size = len((HEAD + body).encode())
+    part = Part(len(HEAD), size, 7)
+    keys = frozenset({("id", k) for k in ("first", "k2", "k3", "k4", "k5", "last")})
+    expected = {("id", "first"): 7, ("id", "k2"): 9, ("id", "k3"): 10, ("id", "k4"): 11, ("id", "k5"): 12}
+    expected[("id", "last")] = 13
+    options = Options(None, None, None, 1024)
+    assert first_seen(str(path), part, keys, options) == expected
+    found: dict[object, int] = {}
+    parallel._note_registrations(parallel._body_nodes(parallel._lines(str(path), part), 7, 1024), keys, found)  # type: ignore[arg-type]
+    assert found == expected
