@@ -170,6 +170,8 @@ def test_a_short_value_is_one_attachment_line() -> None:
 def test_a_long_value_continues_on_attachment_lines() -> None:
     at_limit = "x" * (records._JSON_LINE - 2)  # with its quotes: exactly the limit
     assert attachment("k", at_limit) == [f'+k "{at_limit}"']
+    listed = ["x" * (records._JSON_LINE - 4)]  # ["…"]: exactly the limit
+    assert attachment("k", listed) == [f'+k ["{listed[0]}"]']
     over = ["x" * records._JSON_LINE]
     assert attachment("k", over) == ["+k [", f'+  "{over[0]}"', "+ ]"]
     # In ASCII when a line cannot hold a character (written as it is before: a real bug).
