@@ -638,3 +638,58 @@ def test_parse_checks_blobs_beside_a_file_never_beside_standard_input(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(text.encode())))
     assert parse_path("-").json()["diagnostics"] == []
+
+
+def test_check_input_and_check_paths_use_the_blob_folder_given(tmp_path: Path) -> None:
+    path = tmp_path / "a.bbox"
+    path.write_text(HEAD + f"t:read a.rs → @blob sha256={SHA} bytes=4\n", encoding="utf-8")
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    assert [d.code for d in check_input(str(path)).diagnostics] == []
+    assert [d.code for d in check_input(str(path), blobs=blobs).diagnostics] == ["E013"]
+    [report] = check_paths([str(path)], blobs=blobs, jobs=1)
+    assert [d.code for d in report.diagnostics] == ["E013"]
+
+
+def test_the_tee_holds_lines_up_to_its_budget_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workflow._Tee, "BUDGET", 10)
+    tee = workflow._Tee(io.BytesIO(b"aaaa\nbbbb\n"))  # ten bytes: all held
+    assert list(tee) and tee.line(1) == "aaaa" and tee.line(2) == "bbbb"
+    tee.close()
+    tee = workflow._Tee(io.BytesIO(b"aaaa\nbbbbb\n"))  # eleven: the first goes
+    assert list(tee) and tee.line(1) is None and tee.line(2) == "bbbbb"
+    tee.close()
+
+
+def test_find_inputs_applies_the_command_lines_options(tmp_path: Path) -> None:
+    (tmp_path / "a.bbox").write_text(HEAD, encoding="utf-8")
+    (tmp_path / "b.bbox").write_text(HEAD, encoding="utf-8")
+    (tmp_path / "bbox-lark.toml").write_text('exclude = ["a.bbox"]\n', encoding="utf-8")
+    [found] = workflow.find_inputs([str(tmp_path)], extend_exclude=["b.bbox"])
+    assert found.problem is not None and "2 skipped by exclude patterns" in found.problem
+    found = workflow.find_inputs([str(tmp_path)], isolated=True, strict=True)
+    assert sorted(Path(f.path).name for f in found) == ["a.bbox", "b.bbox"]
+    assert all(f.settings.strict for f in found)
+
+
+def test_find_inputs_counts_each_session_once_when_asked(tmp_path: Path) -> None:
+    import json
+
+    head = {
+        "schema_version": "ATIF-v1.7",
+        "session_id": "s",
+        "steps": [],
+        "continued_trajectory_ref": "c.json",
+    }
+    (tmp_path / "h.json").write_text(json.dumps(head), encoding="utf-8")
+    (tmp_path / "c.json").write_text(json.dumps({**head, "continued_trajectory_ref": None}), encoding="utf-8")
+    counted = {Path(f.path).name: f.counted_in for f in workflow.find_inputs([str(tmp_path)], sessions=True)}
+    assert counted["h.json"] is None and Path(counted["c.json"] or "").name == "h.json"
+    plain = {Path(f.path).name: f.counted_in for f in workflow.find_inputs([str(tmp_path)])}
+    assert plain.get("c.json") is None
+
+
+def test_an_unreadable_input_keeps_its_item(tmp_path: Path) -> None:
+    item = FoundInput(str(tmp_path / "gone.bbox"), Settings())
+    [read] = read_inputs([item])
+    assert read.item is item and read.error is not None
