@@ -257,3 +257,16 @@ def test_first_seen_reads_each_line_that_holds_a_value_whole(tmp_path: Path) -> 
     found: dict[object, int] = {}
     parallel._note_registrations(parallel._body_nodes(parallel._lines(str(path), part), 7, 1024), keys, found)  # type: ignore[arg-type]
     assert found == expected
+
+
+def test_a_key_of_undecodable_bytes_is_looked_for_as_its_bytes(tmp_path: Path) -> None:
+    # A value read from invalid UTF-8 holds lone surrogates (surrogateescape): its bytes are
+    # what the part is searched for.
+    finder = parallel._value_finder(frozenset({("id", "a\udcffb")}))
+    assert finder is not None and finder.search(b"t:Read id=a\xffb") is not None
+    path = tmp_path / "bytes.bbox"
+    data = HEAD.encode() + b"u: x\nt:Read id=a\xffb \xe2\x86\x92 [ok]\n"
+    path.write_bytes(data)
+    part = Part(len(HEAD), len(data), 7)
+    found = first_seen(str(path), part, frozenset({("id", "a\udcffb")}), Options(None, None, None, 1024))
+    assert found == {("id", "a\udcffb"): 8}
