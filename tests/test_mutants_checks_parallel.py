@@ -259,9 +259,9 @@ def test_first_seen_reads_each_line_that_holds_a_value_whole(tmp_path: Path) -> 
     assert found == expected
 
 
-def test_a_key_of_undecodable_bytes_is_looked_for_as_its_bytes(tmp_path: Path) -> None:
-    # A value read from invalid UTF-8 holds lone surrogates (surrogateescape): its bytes are
-    # what the part is searched for.
+def test_a_key_of_undecodable_bytes_is_found(tmp_path: Path) -> None:
+    # A value read from invalid UTF-8 holds lone surrogates (surrogateescape), which a quoted
+    # value escapes: the part is searched for the longest run without one.
     finder = parallel._value_finder(frozenset({("id", "a\udcffb")}))
     assert finder is not None and finder.search(b"t:Read id=a\xffb") is not None
     path = tmp_path / "bytes.bbox"
