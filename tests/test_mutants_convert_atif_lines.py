@@ -386,3 +386,21 @@ def test_a_bom_in_the_chain_is_read_past(tmp_path: Path) -> None:
     (tmp_path / "run.c1.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"steps": _steps(1)}).encode())
     value = json.loads(merge_chain(Input(head)) or b"null")
     assert [s["step_id"] for s in value["steps"]] == [1, 2]
+
+
+def test_the_shared_prefix_is_counted_one_character_at_a_time() -> None:
+    assert lines._common_prefix("ab", "ax") == "a"
+    assert lines._common_prefix("abcd", "abcx") == "abc"
+
+
+def test_a_chain_that_loops_back_past_its_head_lists_each_file_once(tmp_path: Path) -> None:
+    head = _write(tmp_path / "a.json", {CONTINUED: "b.json"})
+    b = _write(tmp_path / "b.json", {CONTINUED: "c.json"})
+    c = _write(tmp_path / "c.json", {CONTINUED: "b.json"})
+    assert chain_files(head) == [b, c]
+
+
+def test_a_key_named_only_inside_the_trajectory_is_no_chain(tmp_path: Path) -> None:
+    nested = _write(tmp_path / "n.json", {"steps": [], "extra": {CONTINUED: "x.json"}})
+    (tmp_path / "x.json").write_text("{}", encoding="utf-8")
+    assert merge_chain(Input(nested)) is None
