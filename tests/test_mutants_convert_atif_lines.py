@@ -404,3 +404,28 @@ def test_a_key_named_only_inside_the_trajectory_is_no_chain(tmp_path: Path) -> N
     nested = _write(tmp_path / "n.json", {"steps": [], "extra": {CONTINUED: "x.json"}})
     (tmp_path / "x.json").write_text("{}", encoding="utf-8")
     assert merge_chain(Input(nested)) is None
+
+
+def test_a_merged_chain_that_loops_back_past_its_head_reads_each_file_once(tmp_path: Path) -> None:
+    head = _write(
+        tmp_path / "a.json", {"steps": _steps(1), "final_metrics": {"total_steps": 1}, CONTINUED: "b.json"}
+    )
+    _write(
+        tmp_path / "b.json",
+        {"steps": _steps(1), "final_metrics": {"total_prompt_tokens": 5}, CONTINUED: "c.json"},
+    )
+    _write(
+        tmp_path / "c.json",
+        {"steps": _steps(1), "final_metrics": {"total_prompt_tokens": 7}, CONTINUED: "b.json"},
+    )
+    value = json.loads(merge_chain(Input(head)) or b"null")
+    assert [s["step_id"] for s in value["steps"]] == [1, 2, 3]
+    assert value["final_metrics"] == {"total_steps": 3, "total_prompt_tokens": 12}
+    assert value[CONTINUED] == "b.json"
+
+
+def test_an_empty_continuation_is_refused_as_a_trajectory(tmp_path: Path) -> None:
+    head = _write(tmp_path / "run.json", {"steps": [], CONTINUED: "run.c1.json"})
+    (tmp_path / "run.c1.json").write_text("", encoding="utf-8")
+    with pytest.raises(RefusedInputError, match=r"^empty file: an ATIF trajectory is a JSON object$"):
+        merge_chain(Input(head))
