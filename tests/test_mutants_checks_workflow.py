@@ -693,3 +693,37 @@ def test_an_unreadable_input_keeps_its_item(tmp_path: Path) -> None:
     item = FoundInput(str(tmp_path / "gone.bbox"), Settings())
     [read] = read_inputs([item])
     assert read.item is item and read.error is not None
+
+
+def _explode(path: str, blobs: object, settings: object) -> object:
+    raise RuntimeError("worker blew up")
+
+
+def test_a_worker_that_fails_is_an_internal_error_of_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bbox_lark.files import runner
+
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workflow, "_check_file", _explode)  # forked workers see it too
+    paths = []
+    for name in ("a.bbox", "b.bbox"):
+        (tmp_path / name).write_text(HEAD + BODY, encoding="utf-8")
+        paths.append(str(tmp_path / name))
+    items = [FoundInput(p, Settings(strict=True)) for p in paths]
+    items.append(FoundInput(str(tmp_path / "x"), Settings(), problem="x: refused"))
+    first, second, refused = check_inputs(items, jobs=2)
+    for report, path in ((first, paths[0]), (second, paths[1])):
+        [found] = report.diagnostics
+        assert report.path == path and report.strict
+        assert found.code == "E016" and "RuntimeError" in found.message and "worker blew up" in found.message
+    assert refused.error == "x: refused" and refused.path == str(tmp_path / "x")
+
+
+def test_check_inputs_tells_its_progress(tmp_path: Path) -> None:
+    path = tmp_path / "a.bbox"
+    path.write_text(HEAD, encoding="utf-8")
+    seen: list[tuple[int, int]] = []
+    items = [FoundInput(str(path), Settings()), FoundInput("x", Settings(), problem="x: refused")]
+    reports = list(check_inputs(items, jobs=1, progress=lambda done, total: seen.append((done, total))))
+    assert len(reports) == 2 and seen == [(1, 2), (2, 2)]
