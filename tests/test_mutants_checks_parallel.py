@@ -270,3 +270,30 @@ def test_a_key_of_undecodable_bytes_is_found(tmp_path: Path) -> None:
     part = Part(len(HEAD), len(data), 7)
     found = first_seen(str(path), part, frozenset({("id", "a\udcffb")}), Options(None, None, None, 1024))
     assert found == {("id", "a\udcffb"): 8}
+
+
+def test_the_headers_faults_are_reported_once_in_parts(tmp_path: Path) -> None:
+    # A byte fault in the header, one on the first body line, a header line over the limit.
+    path = tmp_path / "header.bbox"
+    head = (
+        b"---\nformat: bbox/1\nid: s\xff\nrepo_sha: abc1234\nrunner: local\nnote: " + b"n" * 50 + b"\n---\n"
+    )
+    body = b"u: first \xfe\n" + b"".join(b"u: line %d\n" % n for n in range(20))
+    path.write_bytes(head + body)
+    found = same_as_one_pass(path, 30, max_line=40)
+    assert [(d.line, d.code) for d in found] == [(3, "E001"), (6, "E003"), (8, "E001")]  # type: ignore[attr-defined]
+
+
+def test_a_selection_without_the_correlation_rule_in_parts(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.bbox"
+    path.write_bytes(b"".join(f.data() for f in CORPUS))
+    found = same_as_one_pass(path, 3000, select=("E",))
+    assert found and all(d.code.startswith("E") for d in found)  # type: ignore[attr-defined]
+
+
+def test_the_plan_cuts_as_soon_as_a_part_has_its_size(tmp_path: Path) -> None:
+    path = tmp_path / "plan.bbox"
+    path.write_text(HEAD + "".join(f"u: line {n:03}\n" for n in range(100)), encoding="utf-8")  # 12 bytes
+    planned = plan(str(path), 1024, 72)
+    assert planned is not None
+    assert [p.end - p.start for p in planned[2]] == [72] * 16 + [48]
