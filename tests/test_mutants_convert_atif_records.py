@@ -263,3 +263,10 @@ def test_a_long_value_with_a_lone_surrogate_comes_back_from_bbox() -> None:
     assert not any(records.UNSAFE.search(line) for line in bbox.text.split("\n"))
     back = json.loads(convert(bbox.text, "bbox", to="atif").text)
     assert back["steps"][0]["extra"]["big"] == value
+
+
+def test_a_quoted_metric_comes_back_quoted() -> None:
+    [node] = _body(HEAD + 'a: done # metrics prompt="5" cost=0.5\n')
+    rec = record(node, 1)
+    assert rec["metrics"] == [["prompt", "5", True], ["cost", "0.5"]]
+    assert format_line(restore(rec)) == 'a: done # metrics prompt="5" cost=0.5'
