@@ -429,3 +429,21 @@ def test_an_empty_continuation_is_refused_as_a_trajectory(tmp_path: Path) -> Non
     (tmp_path / "run.c1.json").write_text("", encoding="utf-8")
     with pytest.raises(RefusedInputError, match=r"^empty file: an ATIF trajectory is a JSON object$"):
         merge_chain(Input(head))
+
+
+def test_only_a_bom_and_spaces_may_come_before_the_brace() -> None:
+    assert sniff_lines('X{"schema_version": "ATIF-v1.7"}\n') == 0
+    assert sniff_lines('\r{"schema_version": "ATIF-v1.7"}\n') == 4
+
+
+def test_the_last_64_kib_are_read_from_their_very_first_byte(tmp_path: Path) -> None:
+    window = 1 << 16
+    tail = f'{CONTINUED}": "n.json"}}'
+    tail += " " * (window - len(tail.encode()))
+    head = '{"pad": "' + "x" * (2 * window) + '", "'
+    path = tmp_path / "t.json"
+    path.write_text(head + tail, encoding="utf-8")
+    data = path.read_bytes()
+    assert data.index(CONTINUED.encode()) == len(data) - window  # the key opens the window
+    assert json.loads(data)[CONTINUED] == "n.json"
+    assert lines._names_continuation(path)
