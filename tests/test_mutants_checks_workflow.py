@@ -727,3 +727,60 @@ def test_check_inputs_tells_its_progress(tmp_path: Path) -> None:
     items = [FoundInput(str(path), Settings()), FoundInput("x", Settings(), problem="x: refused")]
     reports = list(check_inputs(items, jobs=1, progress=lambda done, total: seen.append((done, total))))
     assert len(reports) == 2 and seen == [(1, 2), (2, 2)]
+
+
+class _CountingPipe(_Pipe):
+    reads = 0
+
+    def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+        self.reads += 1
+        return super().readline(size)
+
+
+def test_a_streamed_finding_comes_before_the_rest_of_the_input_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = HEAD + "bogus\n" + "".join(f"u: line {n}\n" for n in range(50))
+    pipe = _CountingPipe(text.encode())
+    monkeypatch.setattr(sys, "stdin", _Stdin(pipe))
+    reports = stream_input("-")
+    first = next(reports)
+    assert first.partial and [d.code for d in first.diagnostics] == ["W003"] and first.lines == {7: "bogus"}
+    assert pipe.reads < 20  # the finding came long before the end of the input
+    *_, whole = reports
+    assert not whole.partial and pipe.reads > 50
+
+
+def test_held_findings_keep_their_input_and_strictness(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workflow._Tee, "BUDGET", 40)
+    filler = "".join(f"u: filler line {n}\n" for n in range(10))
+    text = HEAD + "t!:Read id=a → [running]\n" + filler + "bogus\n"
+    monkeypatch.setattr(sys, "stdin", _Stdin(_Pipe(text.encode())))
+    *partial, _ = stream_input("-", settings=Settings(strict=True))
+    assert len(partial) == 2
+    assert all(r.path == "-" and r.strict and r.partial for r in partial)
+
+
+def test_check_input_applies_per_file_ignores_and_allowed_secrets(tmp_path: Path) -> None:
+    from bbox_lark.files.config import PerFileIgnore
+    from bbox_lark.files.globs import Glob
+
+    key = "AKIAFAKE0123456789AB"
+    path = tmp_path / "a.bbox"
+    path.write_text(HEAD + f"bogus\nu: key={key}\n", encoding="utf-8")
+    assert [d.code for d in check_input(str(path)).diagnostics] == ["W003", "S001"]
+    settings = Settings(
+        allowed_secrets=(key,), per_file_ignores=(PerFileIgnore(Glob("a.bbox", tmp_path), ("W003",)),)
+    )
+    assert check_input(str(path), settings=settings).diagnostics == ()
+
+
+def test_standard_input_has_no_blob_folder_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".bbox-blobs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    text = HEAD + f"t:read a.rs → @blob sha256={SHA} bytes=4\n"
+    monkeypatch.setattr(sys, "stdin", _Stdin(io.BytesIO(text.encode())))
+    [report] = stream_input("-")
+    assert report.diagnostics == ()
+    (tmp_path / "a.bbox").write_text(text, encoding="utf-8")
+    assert [d.code for d in check_input("a.bbox").diagnostics] == ["E013"]
