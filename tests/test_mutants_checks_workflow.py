@@ -784,3 +784,14 @@ def test_standard_input_has_no_blob_folder_beside_it(tmp_path: Path, monkeypatch
     assert report.diagnostics == ()
     (tmp_path / "a.bbox").write_text(text, encoding="utf-8")
     assert [d.code for d in check_input("a.bbox").diagnostics] == ["E013"]
+
+
+def test_a_file_streamed_reports_each_finding_then_the_whole(tmp_path: Path) -> None:
+    path = tmp_path / "a.bbox"
+    path.write_text(HEAD + BODY, encoding="utf-8")
+    *partial, whole = stream_input(str(path))
+    assert [r.diagnostics for r in partial] == [
+        (d,) for d in (whole.diagnostics[0], whole.diagnostics[2], whole.diagnostics[1])
+    ]
+    assert all(r.partial and r.lines is None and r.path == str(path) for r in partial)
+    assert whole.lines is None and [d.code for d in whole.diagnostics] == ["W003", "I002", "W003"]
