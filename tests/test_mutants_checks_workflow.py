@@ -313,6 +313,7 @@ def test_a_read_failure_midway_is_an_unreadable_input(
     monkeypatch.setattr(bbox_lark.api, "run", failing)
     [report] = stream_input(str(path), settings=Settings(strict=True))
     assert report.error == f"{path}: cannot read: Input/output error" and report.strict
+    assert report.path == str(path)
 
 
 # -- many inputs --------------------------------------------------------------------------
@@ -402,6 +403,7 @@ def test_a_large_file_that_fails_is_reported_not_raised(
         monkeypatch.setattr(parallel, "check_split", broken)
         report = workflow._check_large(item, None, pool, 1)
         assert [d.code for d in report.diagnostics] == ["E016"] and report.strict
+        assert report.path == item.path
 
 
 def test_check_inputs_with_workers_splits_a_large_file_here(
@@ -795,3 +797,14 @@ def test_a_file_streamed_reports_each_finding_then_the_whole(tmp_path: Path) -> 
     ]
     assert all(r.partial and r.lines is None and r.path == str(path) for r in partial)
     assert whole.lines is None and [d.code for d in whole.diagnostics] == ["W003", "I002", "W003"]
+
+
+def test_check_inputs_gives_a_large_file_the_blob_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = HEAD + "".join(f"t:read a.rs → @blob sha256={SHA} bytes=4\nu: line {n}\n" for n in range(20))
+    item = _large(tmp_path, monkeypatch, text)
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    [report] = check_inputs([item], blobs=blobs, jobs=2)
+    assert [d.code for d in report.diagnostics] == ["E013"] * 20
