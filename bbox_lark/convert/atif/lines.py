@@ -172,10 +172,7 @@ def merge_chain(source: Input) -> bytes | None:
     while isinstance(ref, str) and len(chain) < MAX_CHAIN:
         following = _continuation(path, ref)
         if following is None or following.resolve() in seen:
-            # Not beside it (a trajectory copied alone), or a loop: the chain is read as far as
-            # it goes; the reference stays in the output, so nothing is lost.
-            merged[CONTINUED] = ref
-            break
+            break  # not beside it (a trajectory copied alone), or a loop
         seen.add(following.resolve())
         part = load_json(following.read_bytes().decode("utf-8-sig"), "an ATIF trajectory")
         if not isinstance(part, dict):
@@ -195,6 +192,10 @@ def merge_chain(source: Input) -> bytes | None:
         ref = part.get(CONTINUED)
     if len(chain) == 1:
         return None  # its continuation is not there: the trajectory alone, as it is
+    if isinstance(ref, str):
+        # A continuation not beside it, a loop, or a chain longer than MAX_CHAIN: the chain is
+        # read as far as it goes; the reference stays in the output, so nothing is lost.
+        merged[CONTINUED] = ref
     merged["steps"] = steps
     if totals:
         if "total_steps" in totals:

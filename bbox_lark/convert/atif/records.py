@@ -28,19 +28,16 @@ _MARKS = (ATTACH_MARK, TEXT_MARK)
 # -- attachments: text and JSON values in continuation lines ----------------------------
 
 
-def _dumps(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    if UNSAFE.search(text):
-        text = json.dumps(value, ensure_ascii=True)
-    return text
-
-
 def attachment(key: str, value: Any) -> list[str]:
-    """The continuation texts of ``+key JSON`` (long JSON continued on ``+ …`` lines)."""
-    text = _dumps(value)
+    """The continuation texts of ``+key JSON`` (long JSON continued on ``+ …`` lines), in
+    ASCII when the JSON holds a character a line cannot hold as it is."""
+    text = json.dumps(value, ensure_ascii=False)
+    ascii_only = bool(UNSAFE.search(text))
+    if ascii_only:
+        text = json.dumps(value, ensure_ascii=True)
     if len(text) <= _JSON_LINE:
         return [f"{ATTACH_MARK}{key} {text}"]
-    pieces = json.dumps(value, ensure_ascii=bool(UNSAFE.search(text)), indent=1).split("\n")
+    pieces = json.dumps(value, ensure_ascii=ascii_only, indent=1).split("\n")
     return [f"{ATTACH_MARK}{key} {pieces[0]}", *(f"{ATTACH_MARK} {p}" for p in pieces[1:])]
 
 
