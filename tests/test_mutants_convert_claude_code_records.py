@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_mutants_convert_claude_code_reader import report  # the reader's fidelity rows
 
 import bbox_lark.convert.claude_code as claude_code
 from bbox_lark.convert import convert
@@ -28,16 +29,6 @@ def run(*records: dict[str, Any], **options: Any) -> Any:
 
 def body(result: Any) -> str:
     return result.text.split("---\n", 2)[2]
-
-
-def report(result: Any) -> dict[tuple[str, str], tuple[tuple[int, ...], int]]:
-    """The reader's fidelity rows: (fate, construct) -> (first lines, count); the header's
-    ``repo_sha`` row left out."""
-    return {
-        (e.action, e.what): (e.lines, e.count)
-        for e in result.fidelity.entries
-        if e.stage == "read" and not e.what.startswith("repo_sha")
-    }
 
 
 def skipped(result: Any) -> list[tuple[int, str]]:
