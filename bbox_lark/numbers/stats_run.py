@@ -102,13 +102,11 @@ def _file_stats(item: FoundInput, source: str) -> FileStats:
 
 
 def _counted(item: FoundInput, source: str) -> FileStats:
-    from bbox_lark.files.inputs import InputError
-
     """Check and count ``source`` (a bbox file, ``-``) in one pass as it is read: no document
     is built, so memory is bounded by the longest line and what the counts keep
     (:class:`~bbox_lark.numbers.stats.StatsCounter`), not by the file."""
     from bbox_lark.api import checker_for, run
-    from bbox_lark.files.inputs import open_input, problem
+    from bbox_lark.files.inputs import InputError, open_input, problem
     from bbox_lark.syntax.record import iter_records
 
     try:
