@@ -18,13 +18,15 @@ For each module (a file, a dotted name or a folder of modules) this
    every surviving mutant with its diff.
 
 mutmut keeps its results in ``.mutation/<module>/mutants/``: a second run re-tests only the
-mutants whose function changed, or the survivors with ``--again``. Run it under ``nice``;
+mutants whose function changed, or the survivors with ``--again`` (after tests were added:
+it forgets what mutmut kept that would hide them, :func:`forget`). Run it under ``nice``;
 it uses every core unless ``--max-children`` says otherwise. docs/testing.md tells more.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -116,6 +118,26 @@ def score(statuses: dict[str, str]) -> tuple[int, int]:
     return sum(status in CAUGHT for status in counted), len(counted)
 
 
+def forget(folder: Path, survivors: list[str]) -> None:
+    """Make a re-run of ``survivors`` see the tests as they are now. mutmut keeps three things
+    between runs that hide tests added since (docs/testing.md, "Mutation testing"): its
+    copy of ``tests/`` (made when the mutants were laid out), its map of which test calls
+    which function (``mutmut-stats.json``: a new test is missing from it or mapped wrongly),
+    and each mutant's verdict (``exit_code_by_key`` in ``<module>.py.meta``)."""
+    mutants = folder / "mutants"
+    if not mutants.is_dir():
+        return
+    shutil.copytree(ROOT / "tests", mutants / "tests", dirs_exist_ok=True)
+    (mutants / "mutmut-stats.json").unlink(missing_ok=True)
+    wanted = set(survivors)
+    for meta in mutants.rglob("*.py.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data.get("exit_code_by_key", {})
+        if wanted & codes.keys():
+            data["exit_code_by_key"] = {key: None if key in wanted else code for key, code in codes.items()}
+            meta.write_text(json.dumps(data, indent=4), encoding="utf-8")
+
+
 def run_one(name: str, tests: list[str] | None, max_children: int | None, again: bool, diffs: bool) -> int:
     files = guards.resolve(name)
     if tests is None:
@@ -134,6 +156,7 @@ def run_one(name: str, tests: list[str] | None, max_children: int | None, again:
         survivors = [mutant for mutant, status in results(folder).items() if status not in CAUGHT]
         if not survivors:
             print("   nothing left to re-test")
+        forget(folder, survivors)
         args += survivors
     if not again or len(args) > 1 + bool(max_children):
         done = mutmut(folder, *args)

@@ -19,7 +19,7 @@ from bbox_lark.files.inputs import is_dir, is_regular, kind_of
 from bbox_lark.syntax.source import DEFAULT_MAX_LINE
 
 if TYPE_CHECKING:
-    from bbox_lark.convert.base import Input, Skipped
+    from bbox_lark.convert.base import Skipped
 
 
 def foreign_format(path: str | Path) -> str | None:
@@ -42,21 +42,18 @@ def foreign_format(path: str | Path) -> str | None:
     return None if fmt in (None, "bbox") else fmt
 
 
-def _only_trajectory(path: Path) -> Input | None:
-    """The one trajectory of an ATIF JSON Lines file; a file of several is a
-    :class:`~bbox_lark.convert.ConvertError` that says how to name one."""
+def _refuse_several_trajectories(path: Path) -> None:
+    """A :class:`~bbox_lark.convert.ConvertError` that says how to name one trajectory when
+    ``path`` is ATIF JSON Lines of several (a file of one is an ATIF file like any other:
+    :func:`bbox_lark.convert.atif.lines.is_lines_file`)."""
     from bbox_lark.convert import ConvertError, Input
     from bbox_lark.convert.atif.lines import is_lines_file, trajectory_lines
 
     if not is_lines_file(str(path)):
-        return None
+        return
     found = [number for number, _ in trajectory_lines(Input(path))]
-    if len(found) == 1:
-        from bbox_lark.convert.atif.lines import line_input
-
-        return line_input(str(path), found[0])
     raise ConvertError(
-        f"holds {len(found)} ATIF trajectories (one per line): name one as {path}#{found[0] if found else 1}"
+        f"holds {len(found)} ATIF trajectories (one per line): name one as {path}#{found[0]}"
         " (stats, export and query read each)"
     )
 
@@ -83,7 +80,7 @@ def bbox_file(
 
     addressed = address_input(given) if given is not None and path is not None and not path.exists() else None
     if addressed is None and path is not None and from_ in (None, "atif"):
-        addressed = _only_trajectory(path)
+        _refuse_several_trajectories(path)
     if addressed is not None:
         source_input, path, from_ = addressed, None, from_ or "atif"
     elif isinstance(source, bytes):
