@@ -438,6 +438,27 @@ def test_many_sessions_give_pages_and_an_index(tmp_path: Path) -> None:
     assert "claude-sonnet-4-5" in row[:600] and "autopilot" in row[:600]
 
 
+def test_many_sessions_named_twice_or_beside_their_parent_get_one_page(tmp_path: Path) -> None:
+    # Each session once (DECISIONS §13): the paths are searched together, so a file named
+    # twice, or a subagent log named beside its parent, is on one page and one index row.
+    import shutil
+
+    (tmp_path / "a.bbox").write_text(DEMO, encoding="utf-8")
+    shutil.copytree(ROOT / "tests" / "fixtures" / "claude-code-subagents", tmp_path / "logs")
+    parent = tmp_path / "logs" / "sess-sub.jsonl"
+    agents = sorted(str(p) for p in (tmp_path / "logs" / "sess-sub").rglob("*.jsonl"))
+    a = str(tmp_path / "a.bbox")
+    out = tmp_path / "out"
+    done = runner.invoke(app, ["report", a, a, str(parent), *agents, "-o", str(out), "--jobs", "1"])
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir()) == ["a.html", "index.html", "sess-sub.html"]
+    assert f"{a}: on the page of {a} (the same file)" in done.output
+    for agent in agents:
+        assert f"{agent}: on the page of {parent} (a subagent log of its parent session)" in done.output
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert index.count('href="./a.html"') == 1 and index.count("demo-1") == 1
+
+
 def test_many_sessions_need_a_folder(tmp_path: Path) -> None:
     (tmp_path / "a.bbox").write_text(DEMO, encoding="utf-8")
     (tmp_path / "b.bbox").write_text(DEMO, encoding="utf-8")

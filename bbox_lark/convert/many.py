@@ -141,19 +141,29 @@ def converts_many(paths: list[str], from_: str | None) -> bool:
 
 
 def convert_inputs(paths: list[str], from_: str | None, *, sessions: bool = False) -> list[FoundInput]:
-    """The inputs of ``convert PATH...``: a folder a folder format reads is one input; any
-    other path is searched as ``check`` searches it (``sessions``: as ``stats`` searches it,
-    every file ``convert`` reads, each session once: :func:`bbox_lark.files.discover.discover`). Raises
-    :class:`~bbox_lark.files.config.ConfigError` for a bad configuration file met on the way."""
+    """The inputs of ``convert PATH...``: a folder a folder format reads is one input; the
+    other paths are searched together as ``check`` searches them, so a file named twice is
+    one input (``sessions``: as ``stats`` searches them, every file ``convert`` reads, each
+    session once: a file named twice, or a subagent log named beside its parent, is kept
+    with :attr:`~bbox_lark.files.discover.FoundInput.counted_in`;
+    :func:`bbox_lark.files.discover.discover`). The searched paths' inputs come where the
+    first of them is named. Raises :class:`~bbox_lark.files.config.ConfigError` for a bad
+    configuration file met on the way."""
     from bbox_lark.checks.workflow import find_inputs
     from bbox_lark.files.config import Settings
 
+    folders = {path for path in paths if reads_as_folder(path, from_)}
+    searched = [path for path in paths if path not in folders]
+    # One search, not one per path: each path alone would not see the others (the same file
+    # named twice, a subagent log beside its parent), and a session would be counted twice.
+    found = find_inputs(searched, sessions=sessions) if searched else []
     inputs: list[FoundInput] = []
     for path in paths:
-        if reads_as_folder(path, from_):  # its converter reads no configuration
+        if path in folders:  # its converter reads no configuration
             inputs.append(FoundInput(path, Settings()))
         else:
-            inputs.extend(find_inputs([path], sessions=sessions))
+            inputs.extend(found)
+            found = []
     if from_ in (None, "atif"):
         from bbox_lark.convert.atif.lines import expand_sessions
 
