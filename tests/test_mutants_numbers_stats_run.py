@@ -502,3 +502,22 @@ def test_stats_inputs_keeps_the_order_and_the_problems(tmp_path: Path) -> None:
     results = list(stats_inputs(items))
     assert [r.path for r in results] == [str(one), str(tmp_path / "missing.bbox"), str(two)]
     assert [r.stats is None for r in results] == [False, True, False]
+
+
+def test_the_inputs_after_one_counted_in_another_are_counted(tmp_path: Path) -> None:
+    a = write(tmp_path, "a.bbox", PRICED)
+    b = write(tmp_path, "b.bbox", HEADER + "u: more\n")
+    run = stats_paths([str(a), str(a), str(b)])
+    assert [s.stats is not None for s in run.shown] == [True, False, True]
+    assert run.total == combine_stats([expected(a), expected(b)])
+
+
+def test_an_input_with_neither_statistics_nor_a_problem_is_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = write(tmp_path, "a.bbox", PRICED)
+    b = write(tmp_path, "b.bbox", PRICED)
+    monkeypatch.setattr(stats_run, "stats_inputs", lambda inputs, **kw: iter([FileStats(str(a))]))
+    run = stats_paths([str(a), str(b)])
+    assert run.shown == (Shown(str(a), before=(Said("unreadable", "error"),)),)
+    assert run.json is not None and run.json["unreadable"] == [{"path": str(a), "error": "unreadable"}]
