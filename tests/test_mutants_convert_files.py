@@ -537,3 +537,31 @@ def test_one_write_over_the_limit_moves_it_first() -> None:
 
 def test_the_limit_is_eight_mebibytes() -> None:
     assert HELD_IN_MEMORY == 8 * 1024 * 1024
+
+
+def test_held_output_released_to_a_text_stream_keeps_undecodable_bytes(tmp_path: Path) -> None:
+    source = write(tmp_path, "a.bbox", NOT_UTF8)
+    stdout = io.StringIO()  # no bytes under it: the held bytes are decoded as the input was
+    done = convert_file(str(source), to="bbox", stdout=stdout)
+    assert not done.secrets_refused
+    assert stdout.getvalue() == NOT_UTF8.decode("utf-8", "surrogateescape")
+
+
+def test_a_folder_format_is_staged_hidden_beside_its_output(tmp_path: Path) -> None:
+    from bbox_lark.convert.files import _staging
+
+    out = tmp_path / "box"
+    staging = _staging(out)
+    try:
+        assert staging.parent == tmp_path and staging.is_dir()
+        assert staging.name.startswith(".box.")  # hidden, and named for its output
+    finally:
+        staging.rmdir()
+
+
+def test_a_folder_format_into_a_folder_that_exists(tmp_path: Path) -> None:
+    source = write(tmp_path, "a.bbox", DEMO.read_text(encoding="utf-8"))
+    out = tmp_path / "box"
+    out.mkdir()
+    done = convert_file(str(source), to="lightbox", output=out)
+    assert done.written and any(out.iterdir())
