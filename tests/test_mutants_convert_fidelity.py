@@ -173,3 +173,44 @@ def test_only_a_skipped_record_makes_a_report() -> None:
     report = Fidelity()
     report.skip(1, "x")
     assert report
+
+
+def test_the_defaults_are_no_line_and_one_occurrence() -> None:
+    report = Fidelity()
+    report.kept("a")
+    report.extra("b")
+    report.synthesized("c")
+    report.dropped("d")
+    report.note("kept", "e")
+    assert [(e.what, e.lines, e.count) for e in report.entries] == [
+        ("a", (0,), 1),
+        ("b", (0,), 1),
+        ("c", (0,), 1),
+        ("d", (0,), 1),
+        ("e", (0,), 1),
+    ]
+
+
+def test_each_fate_counts_what_it_is_given() -> None:
+    report = Fidelity()
+    report.kept("a", 1, count=3)
+    report.extra("b", 2, count=4)
+    report.synthesized("c", 3, count=5)
+    report.dropped("d", 4, count=6)
+    assert [e.count for e in report.entries] == [3, 4, 5, 6]
+
+
+def test_only_a_line_is_mapped_to_the_input() -> None:
+    report = Fidelity()
+    report.origin = lambda line: (line + 100, 0)
+    report.dropped("none", 0)
+    report.dropped("first", 1)
+    assert [(e.what, e.lines) for e in report.entries] == [("none", (0,)), ("first", (101,))]
+
+
+def test_a_skipped_record_s_key_cut_short_is_masked() -> None:
+    report = Fidelity()
+    cut = "ghp_" + "A1b2C3d4E5f6G7h8"  # most of a key, cut short: still a leak
+    report.skip(2, f'bad value "{cut}')
+    (skipped,) = report.skipped
+    assert cut not in skipped.message
