@@ -316,6 +316,23 @@ def test_a_key_in_a_foreign_input_is_named_in_its_bbox_form(tmp_path: Path) -> N
     assert done.credentials
     assert all(c.startswith(f"{source}:") for c in done.credentials)
     assert all(c.endswith(" S001 aws_access_key (in its claude-code → bbox form)") for c in done.credentials)
+    said = said_for(done, quiet=True)
+    kept = tuple(Said(c + " (kept: --keep-secrets)") for c in done.credentials)
+    assert said[: len(kept)] == kept
+    refused = convert_file(str(source), to="bbox", stdout=Stdout())
+    assert refused.secrets_refused and refused.credentials == done.credentials
+    assert said_for(refused) == (
+        *(Said(c) for c in done.credentials),
+        Said(
+            f"{source}: holds provider credentials (S001); not written"
+            " (--redact replaces them, --keep-secrets writes them as they are)",
+            "refused",
+        ),
+    )
+
+
+def test_an_empty_report_says_nothing() -> None:
+    assert said_for(Converted("a.bbox"), report=True) == ()
 
 
 def test_credential_lines_leave_out_what_the_findings_show() -> None:
