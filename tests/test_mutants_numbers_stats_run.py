@@ -521,3 +521,24 @@ def test_an_input_with_neither_statistics_nor_a_problem_is_unreadable(
     run = stats_paths([str(a), str(b)])
     assert run.shown == (Shown(str(a), before=(Said("unreadable", "error"),)),)
     assert run.json is not None and run.json["unreadable"] == [{"path": str(a), "error": "unreadable"}]
+
+
+BLOB = "t:read src/lib.rs → @blob sha256=" + "0" * 64 + " bytes=4\n"
+
+
+def test_a_file_s_blobs_are_looked_for_beside_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.bbox", HEADER + BLOB)
+    assert stats_paths([str(path)]).exit_code == 0  # no blob folder: pointers not looked up
+    (tmp_path / ".bbox-blobs").mkdir()
+    run = stats_paths([str(path)])
+    assert run.exit_code == 1  # the blob is missing from the folder beside the file (E013)
+    assert [(d.code, d.line) for d in file_stats(found(path)).errors] == [("E013", 7)]
+
+
+def test_standard_input_has_no_folder_to_look_for_blobs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".bbox-blobs").mkdir()
+    monkeypatch.setattr(sys, "stdin", _Stdin((HEADER + BLOB).encode()))
+    assert stats_paths(["-"]).exit_code == 0
