@@ -582,3 +582,52 @@ def test_a_folder_format_into_a_folder_that_exists(tmp_path: Path) -> None:
     out.mkdir()
     done = convert_file(str(source), to="lightbox", output=out)
     assert done.written and any(out.iterdir())
+
+
+def test_a_key_the_stream_scan_does_not_take_whole_refuses_the_file(tmp_path: Path) -> None:
+    # the BEGIN line cut over a continuation: only the input's own S001 finding shows it
+    body = (
+        "a: key follows -----BEGIN\n  RSA PRIVATE KEY-----\n"
+        "  MIIEFAKEkeyFORtestsONLYnotAREALkey0123456789abcdefFAKE\n  -----END RSA PRIVATE KEY-----\n"
+    )
+    source = write(tmp_path, "a.bbox", HEADER + body)
+    out = tmp_path / "out.jsonl"
+    done = convert_file(str(source), to="jsonl", output=out)
+    assert done.secrets_refused and not out.exists() and done.exit_code == 1
+
+
+def test_a_foreign_input_redacted_has_no_credentials_to_name(tmp_path: Path) -> None:
+    data = CLAUDE_CODE.read_text(encoding="utf-8")
+    record = {"type": "user", "uuid": "k1", "sessionId": "fx-comments", "timestamp": "2030-01-02T03:09:00Z"}
+    line = json.dumps({**record, "message": {"role": "user", "content": f"my key {KEY}"}}) + "\n"
+    source = write(tmp_path, "s.jsonl", data + line)
+    stdout = Stdout()
+    done = convert_file(str(source), to="bbox", stdout=stdout, options={"redact": True})
+    assert done.credentials == () and not done.secrets_refused and KEY.encode() not in stdout.value()
+
+
+def test_standard_input_is_named_stdin_in_its_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    data = CLAUDE_CODE.read_bytes() + b"not a record\n"
+
+    class Stdin:
+        buffer = io.BytesIO(data)
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    done = convert_file("-", to="bbox", stdout=Stdout())
+    line = data.count(b"\n")
+    assert done.notes.skipped == (
+        f"<stdin>:{line}: skipped: not a JSON record (Expecting value at column 1)",
+    )
+    assert done.report.startswith("<stdin>: ")
+
+
+def test_the_secrets_carried_over_name_each_kind() -> None:
+    from bbox_lark.convert.files import _secrets_warning
+
+    assert _secrets_warning({"aws_access_key": 1, "github_token": 2}, False) == (
+        "3 secret(s) carried over (aws_access_key 1, github_token 2); --redact replaces them"
+    )
+    assert _secrets_warning({"aws_access_key": 1}, True) == ""
+    assert _secrets_warning({}, False) == ""
