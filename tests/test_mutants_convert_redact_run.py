@@ -44,7 +44,7 @@ def test_a_file_with_a_key_is_shown_as_a_diff_by_default(tmp_path: Path) -> None
     assert isinstance(run, ForeignRedactRun) and run.exit_code == 0
     ((before, after, label),) = seen
     assert before == old and label == str(path) and KEY not in after and "[redacted:github_token]" in after
-    assert told.diff == f"diff of {path}\n" and told.said == ()
+    assert told.diff == f"diff of {path}\n" and told.said == () and told.shown == str(path)
     col = old.index('"my key') + 1
     assert told.before == (
         Said(f"{path}:1:{col}: note redacted github_token ghp_…r8"),
@@ -60,6 +60,8 @@ def test_in_place_a_file_with_a_key_is_rewritten(tmp_path: Path) -> None:
     (told,) = list(redact_foreign_paths({str(path): "claude-code"}, write=True, diff=diff))  # type: ignore[arg-type]
     assert KEY not in path.read_text(encoding="utf-8") and seen == []
     assert told.said == (Said(f"wrote {path}"),) and told.diff == ""
+    assert told.shown == str(path)
+    assert told.before[-1] == Said("redact: 1 secret(s) replaced (claude-code, in place)", "done")
 
 
 def test_in_place_a_file_without_a_key_is_left_alone(tmp_path: Path) -> None:
@@ -105,6 +107,7 @@ def test_a_file_that_cannot_be_redacted_is_refused_and_the_rest_go_on(tmp_path: 
     assert first.said[0].mark == "error" and first.said[0].text.startswith(f"{lightbox}: a Lightbox chain")
     assert first.said[0].text.endswith("; not redacted")
     assert second.said == (Said(f"{missing}: No such file or directory; not redacted", "error"),)
+    assert [t.shown for t in (first, second, third)] == [str(lightbox), str(missing), str(good)]
     assert third.said == (Said(f"wrote {good}"),)
     assert run.exit_code == 1
 
@@ -116,6 +119,7 @@ def test_a_file_that_cannot_be_written_is_exit_2(tmp_path: Path) -> None:
     run = redact_foreign_paths({str(path): "claude-code"}, output=out, diff=diff)  # type: ignore[arg-type]
     (told,) = list(run)
     assert told.said == (Said(f"{out}: cannot write: No such file or directory", "error"),)
+    assert told.shown == str(path)
     assert told.before[-1] == Said("redact: 1 secret(s) replaced (claude-code, in place)", "done")
     assert run.exit_code == 2
 
