@@ -558,3 +558,52 @@ def test_the_writer_judges_a_value_by_its_name(how: str, name: str, value: str) 
         writer.call("bash", f"export {name}={value}").finish()
     writer.close()
     assert value not in out.getvalue()
+
+
+def _with_key_as_name(value: object, key: str, nested: bool) -> object:
+    """``value`` (a JSON host's record or document) with ``key`` as an object's key: at its
+    top level, or (``nested``) in its first object-valued member too."""
+    assert isinstance(value, dict)
+    out: dict[str, object] = {**value, key: "named"}
+    if nested:
+        inner = next((name for name, item in value.items() if isinstance(item, dict)), None)
+        if inner is not None:
+            out[inner] = {**value[inner], key: "named"}
+    return out
+
+
+#: The JSON hosts a key is planted as an object's key in: the project's own, and every
+#: external one with ``BBOX_LARK_LEAKS=full``.
+NAME_HOSTS = sorted(_json_hosts()) if FULL else ["bb7:v2_parts", "claude-code:tool-ids"]
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["top", "nested"])
+@pytest.mark.parametrize("kind", list(KEYS))
+@pytest.mark.parametrize("host", NAME_HOSTS)
+def test_no_output_holds_a_key_planted_as_an_object_s_key(
+    host: str, kind: str, nested: bool, tmp_path: Path
+) -> None:
+    """A key as a name, not a value (``{"sk-ant-…": 1}``): no converter, export or report
+    writes it, and ``redact``, which rewrites string values in place, refuses the file
+    (DECISIONS §13: never carried silently into anything we write)."""
+    from bbox_lark.convert.redact import ForeignRedactError, redact_path
+
+    fmt, path = _json_hosts()[host]
+    key = KEYS[kind][1]
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        records[0] = _with_key_as_name(records[0], key, nested)
+        content = "\n".join(json.dumps(r) for r in records) + "\n"
+    else:
+        content = json.dumps(_with_key_as_name(json.loads(text), key, nested), indent=2)
+    source = _materialise(Placement(fmt, "object-key", kind, "plain", path.name, content), tmp_path / "in")
+    assert leaks(_read_all(source), kind)
+    for command in COMMANDS:
+        if command == "redact":
+            with pytest.raises(ForeignRedactError) as refused:
+                redact_path(str(source), fmt)
+            assert not leaks(str(refused.value), kind)
+            continue
+        written, _ = _run(command, source, fmt, tmp_path / command.replace(":", "-"))
+        assert not leaks(written, kind), f"{host}:{kind} through {command}: {leaks(written, kind)}"
