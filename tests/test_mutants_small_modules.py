@@ -94,6 +94,9 @@ def test_image_placeholder(block: dict[str, object], shown: str) -> None:
         ("{" * 10_000 + "\n", 0),
         ("plain\n", 0),
         ("", 0),
+        ('X{"record": "header", "bbox": "1"}\n', 0),
+        ('\x0c{"record": "header", "bbox": "1"}\n', 0),  # not JSON's whitespace
+        ('{"record": "header", "bbox": "1"}\n{"record": "event"}\n', 10),
     ],
 )
 def test_jsonl_sniff(text: str, score: int) -> None:
@@ -117,8 +120,9 @@ def test_the_secrets_package_answers_with_the_scanner_s_names() -> None:
         AttributeError, match=re.escape("module 'bbox_lark.secrets' has no attribute 'nothing_here'")
     ):
         secrets.nothing_here  # noqa: B018
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError) as dunder:
         secrets.__wrapped__  # noqa: B018
+    assert str(dunder.value) == "__wrapped__"  # a dunder is never looked up in the scanner
 
 
 def test_the_numbers_package_answers_with_the_old_module_s_names() -> None:
@@ -132,5 +136,6 @@ def test_the_numbers_package_answers_with_the_old_module_s_names() -> None:
         AttributeError, match=re.escape("module 'bbox_lark.numbers' has no attribute 'nothing_here'")
     ):
         numbers.nothing_here  # noqa: B018
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError) as dunder:
         numbers.__wrapped__  # noqa: B018
+    assert str(dunder.value) == "__wrapped__"
