@@ -122,7 +122,7 @@ def _report_many(
     for row in problems:
         on_said(Said(f"{row.source}: {row.problem or ''}", "!"))
     pages = len(rows) - sum(1 for r in rows if r.page is None)
-    on_said(Said(f"wrote {pages:,} pages and {output / INDEX}"))
+    on_said(Said(f"wrote {pages:,} page(s) and {output / INDEX}"))
     return Reported(output / INDEX, 1 if problems else 0)
 
 
