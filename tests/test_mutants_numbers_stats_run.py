@@ -542,3 +542,29 @@ def test_standard_input_has_no_folder_to_look_for_blobs_in(
     (tmp_path / ".bbox-blobs").mkdir()
     monkeypatch.setattr(sys, "stdin", _Stdin((HEADER + BLOB).encode()))
     assert stats_paths(["-"]).exit_code == 0
+
+
+def test_the_inputs_after_an_unreadable_one_are_counted(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.bbox"
+    good = write(tmp_path, "good.bbox", PRICED)
+    run = stats_paths([str(missing), str(good)])
+    assert [s.stats is not None for s in run.shown] == [False, True]
+    assert run.total == combine_stats([expected(good)])
+
+
+def test_a_stream_that_fails_while_spooled_is_a_problem_of_the_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+
+    import bbox_lark.files.inputs as inputs
+
+    path = write(tmp_path, "a.bbox", PRICED)
+
+    @contextlib.contextmanager
+    def failing(item: str) -> Any:
+        raise inputs.InputError(f"{item}: cannot read: Input/output error")
+        yield item
+
+    monkeypatch.setattr(inputs, "spooled", failing)
+    assert file_stats(found(path)) == FileStats(str(path), problem=f"{path}: cannot read: Input/output error")
