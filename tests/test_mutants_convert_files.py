@@ -631,3 +631,54 @@ def test_the_secrets_carried_over_name_each_kind() -> None:
     )
     assert _secrets_warning({"aws_access_key": 1}, True) == ""
     assert _secrets_warning({}, False) == ""
+
+
+def test_the_longest_line_reaches_the_conversion(tmp_path: Path) -> None:
+    source = write(tmp_path, "a.bbox", HEADER + "a: " + "x" * 300 + "\n")
+    assert convert_file(str(source), to="bbox", output=tmp_path / "o.bbox").written
+    done = convert_file(str(source), to="bbox", output=tmp_path / "p.bbox", max_line=100)
+    assert done.refused and [d.code for d in done.verdict.refusing] == ["E003"]
+
+
+def test_the_configuration_beside_the_input_allows_its_secrets(tmp_path: Path) -> None:
+    source = write(tmp_path, "a.bbox", WITH_KEY)
+    assert convert_file(str(source), to="jsonl", output=tmp_path / "o.jsonl").secrets_refused
+    write(tmp_path, "bbox-lark.toml", f'allowed-secrets = ["{KEY}"]\n')
+    done = convert_file(str(source), to="jsonl", output=tmp_path / "p.jsonl")
+    assert done.written and not done.secrets_refused and done.notes.secrets == ""
+
+
+def test_standard_input_reads_no_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "bbox-lark.toml", f'allowed-secrets = ["{KEY}"]\n')
+
+    class Stdin:
+        buffer = io.BytesIO(WITH_KEY.encode())
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    assert convert_file("-", to="jsonl", stdout=Stdout()).secrets_refused
+
+
+def test_an_input_refused_whole_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import sys
+
+    class Stdin:
+        buffer = io.BytesIO(b'{"schema_version": "ATIF-v1.6", "steps": "no"}')
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    with pytest.raises(ConvertUsageError) as raised:
+        convert_file("-", to="bbox", from_="atif", stdout=Stdout())
+    assert str(raised.value).startswith("<stdin>: ")
+    source = write(tmp_path, "t.json", '{"schema_version": "ATIF-v1.6", "steps": "no"}')
+    with pytest.raises(ConvertUsageError) as raised:
+        convert_file(str(source), to="bbox", stdout=Stdout())
+    assert str(raised.value).startswith(f"{source}: ")
+
+
+def test_kept_secrets_on_standard_output_keep_every_byte(tmp_path: Path) -> None:
+    source = write(tmp_path, "a.bbox", NOT_UTF8)
+    stdout = Stdout()
+    convert_file(str(source), to="bbox", stdout=stdout, options={"keep_secrets": True})
+    assert stdout.value() == NOT_UTF8
