@@ -36,6 +36,7 @@ from bbox_lark.syntax.nodes import Diagnostic
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE_CODE = ROOT / "tests" / "fixtures" / "claude-code" / "comments.jsonl"
 DEMO = ROOT / "examples" / "session.bbox"
+LIGHTBOX = ROOT / "tests" / "fixtures" / "lightbox" / "session"
 HEADER = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
 CLEAN = HEADER + "u: hi\na: hello\n"
 KEY = "AKIA" + "Q3EGRAVE7EXAMPLE"  # an AWS access key shape (S001)
@@ -682,3 +683,57 @@ def test_kept_secrets_on_standard_output_keep_every_byte(tmp_path: Path) -> None
     stdout = Stdout()
     convert_file(str(source), to="bbox", stdout=stdout, options={"keep_secrets": True})
     assert stdout.value() == NOT_UTF8
+
+
+def _trajectories_with_key(folder: Path) -> Path:
+    demo = DEMO.read_text(encoding="utf-8")
+    lines = [
+        json.dumps(
+            json.loads(
+                convert(
+                    demo.replace("id: ", f"id: {n}-", 1) + f"a: the key {KEY}\n",
+                    "bbox",
+                    to="atif",
+                    keep_secrets=True,
+                ).text
+            )
+        )
+        for n in ("one", "two")
+    ]
+    return write(folder, "run.jsonl", "\n".join(lines) + "\n")
+
+
+def test_a_trajectory_reads_the_configuration_beside_its_file(tmp_path: Path) -> None:
+    # as check and stats read it: an allowed key is no reason to refuse (it was, for FILE#LINE)
+    source = _trajectories_with_key(tmp_path)
+    assert convert_file(f"{source}#2", to="bbox", output=tmp_path / "a.bbox").secrets_refused
+    write(tmp_path, "bbox-lark.toml", f'allowed-secrets = ["{KEY}"]\n')
+    done = convert_file(f"{source}#2", to="bbox", output=tmp_path / "b.bbox")
+    assert done.written and not done.secrets_refused
+
+
+def test_a_folder_format_is_read_from_its_folder() -> None:
+    stdout = Stdout()
+    done = convert_file(str(LIGHTBOX), to="bbox", stdout=stdout)
+    assert done.source == "lightbox" and stdout.value().startswith(b"---\nformat: bbox/1\n")
+
+
+def test_a_report_on_standard_error_needs_no_writable_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bbox_lark.convert.files as files
+
+    source = write(tmp_path, "a.bbox", CLEAN)
+
+    class NothingWritable:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        @staticmethod
+        def access(path: Any, mode: int) -> bool:
+            return False
+
+    monkeypatch.setattr(files, "os", NothingWritable())
+    convert_file(str(source), to="jsonl", stdout=Stdout(), report_json=Path("-"))
+    with pytest.raises(ConvertUsageError):
+        convert_file(str(source), to="jsonl", stdout=Stdout(), report_json=tmp_path / "r.json")
