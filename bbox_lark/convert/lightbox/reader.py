@@ -145,7 +145,7 @@ def _output_result(
             result = build.result("error", message=message) if message else build.result("error")
         except ValueError:
             result = build.result("error")
-        if general is not None and general[0] is None:
+        if general is not None and "result" not in output:  # the writer's form of an error's lines
             return result, general[1], []
         return result, ([] if output is None else json_lines(output)), []
     if output is None:
