@@ -1020,3 +1020,203 @@ def test_a_folder_that_cannot_be_written_is_a_convert_error(tmp_path: Path) -> N
     blocker.write_text("x")
     with pytest.raises(ConvertError, match=r"cannot write: "):
         convert(HEAD + "t:read\n", "bbox", to="lightbox", output_path=blocker / "s")
+
+
+# -- the chain ---------------------------------------------------------------------------
+
+
+def verified(data: bytes, anchor: Any = None) -> Any:
+    from bbox_lark.convert.lightbox.chain import verify_bytes
+
+    return verify_bytes(data, anchor=anchor)
+
+
+def test_a_valid_chain_says_its_count_and_head() -> None:
+    from bbox_lark.convert.lightbox.chain import Anchor
+
+    good = lightbox_bytes(event(), event(invocation_id="i2"))
+    first = good.splitlines(keepends=True)[0]
+    two = verified(good)
+    assert two.summary() == f"VALID: 2 events, head {two.head[:12]}…"
+    assert verified(first).summary().startswith("VALID: 1 event, head ")
+    assert verified(b"").summary() == "VALID: 0 events, no head"
+    assert verified(b"").to_json() == {
+        "path": "<bytes>",
+        "status": "VALID",
+        "exit_code": 0,
+        "events": 0,
+        "head": None,
+        "line": None,
+        "invocation_id": None,
+        "reason": None,
+        "expected": None,
+        "actual": None,
+        "anchor": None,
+        "notes": [],
+    }
+    anchored = verified(good, Anchor(json.loads(first)["hash"], 1))
+    assert anchored.to_json()["anchor"] == {"head": json.loads(first)["hash"], "events": 1}
+    assert anchored.notes == (
+        "meta.json's bbox_lark_anchor covers the first 1 of 2 events"
+        " (events were appended after it was written)",
+    )
+    assert verified(good, Anchor(None, 0)).valid
+
+
+def test_a_chain_shorter_than_its_anchor_is_truncated() -> None:
+    from bbox_lark.convert.lightbox.chain import Anchor, Status
+
+    first = lightbox_bytes(event()).rstrip(b"\n") + b"\n"
+    one_missing = verified(first, Anchor("0" * 64, 2))
+    assert one_missing.status is Status.TRUNCATED and one_missing.exit_code == 2
+    assert one_missing.summary() == (
+        "TRUNCATED: the chain ends after 1 event but meta.json's bbox_lark_anchor records 2:"
+        " the last event is missing"
+    )
+    assert (one_missing.expected, one_missing.actual) == ("0" * 64, one_missing.head)
+    two_missing = verified(first, Anchor("0" * 64, 3))
+    assert two_missing.reason.endswith("records 3: the last 2 events are missing")
+    none = verified(b"", Anchor("0" * 64, 2))
+    assert none.reason.startswith("the chain ends after 0 events but")
+
+
+def test_a_rewritten_chain_contradicts_its_anchor_at_its_line() -> None:
+    from bbox_lark.convert.lightbox.chain import Anchor, Status
+
+    good = lightbox_bytes(event(), event(invocation_id="i2"))
+    found = verified(good, Anchor("0" * 64, 2))
+    assert (found.status, found.line, found.expected) == (Status.TAMPERED, 2, "0" * 64)
+    assert found.actual == verified(good).head
+    assert found.summary() == (
+        "TAMPERED: line 2: event 2's hash differs from the head meta.json's bbox_lark_anchor records"
+        " (the chain was rewritten)"
+    )
+    empty = verified(b"", Anchor(None, 0))
+    assert empty.valid
+
+
+RULE = ": floats are prohibited (canonicalization rule 4), so it has no hash"
+
+
+def test_each_kind_of_bad_line_says_why() -> None:
+    first = lightbox_bytes(event())
+    cases = {
+        b"\xff\xfe\n": "not valid UTF-8 (byte 0xff at byte 1)",
+        b"abc\xff\n": "not valid UTF-8 (byte 0xff at byte 4)",
+        b'{"a":1,"a":2}\n': "duplicate key 'a': readers disagree on which value counts",
+        b"1" * 5000 + b"\n": "invalid JSON: a number with more digits than Python reads (4300)",
+        b"[" * 100_000 + b"\n": "invalid JSON: nested too deeply",
+        b'{"x": [1, {"y": 1.5}]}\n': "float 1.5 at x[1].y" + RULE,
+        b"1.5\n": ("float 1.5 at (the line)" + RULE),
+        b'{"x": NaN}\n': "float NaN at x" + RULE,
+        b'{"x": [{"a": 1}, 1e5]}\n': "float 1e5 at x[1]" + RULE,
+        b"[1]\n": "a JSON array, not an object",
+        b"{oops\n": "invalid JSON: Expecting property name enclosed in double quotes (column 2)",
+    }
+    for line, reason in cases.items():
+        found = verified(first + line)
+        assert (found.status.name, found.line, found.reason, found.events) == ("PARSE_ERROR", 2, reason, 1), (
+            line
+        )
+        assert found.summary() == f"PARSE_ERROR: line 2: {reason}"
+
+
+def test_a_bad_line_names_its_invocation_when_it_can() -> None:
+    first = lightbox_bytes(event())
+    missing = verified(first + b'{"invocation_id": "q"}\n')
+    assert missing.invocation_id == "q"
+    assert missing.summary().startswith(
+        "PARSE_ERROR: line 2 (invocation q): missing required field(s): schema_version,"
+    )
+    floats = verified(first + b'{"invocation_id": "q", "x": 1.5}\n')
+    assert floats.invocation_id == "q"
+    duplicate = verified(first + b'{"invocation_id": "q", "x": 1, "x": 2}\n')
+    assert duplicate.invocation_id == "q"
+    odd = verified(first + b'{"invocation_id": 5, "x": 1.5}\n')
+    assert odd.invocation_id is None
+    surrogate = json.loads(first)
+    surrogate["tool"] = "\ud800"
+    line = json.dumps(surrogate).encode() + b"\n"
+    found = verified(line)
+    assert found.reason == "a string holds a lone surrogate (\\udXXX escape), which UTF-8 cannot encode"
+    assert found.invocation_id == "inv_1"
+
+
+def test_only_a_cut_at_the_end_is_truncated() -> None:
+    first = lightbox_bytes(event())
+    cut_char = verified(first + b"abc\xe2\x82")
+    assert cut_char.status.name == "TRUNCATED" and cut_char.line == 2
+    assert (
+        cut_char.reason
+        == "last line is incomplete (cut while writing?): not valid UTF-8 (byte 0xe2 at byte 4)"
+    )
+    assert cut_char.summary().startswith("TRUNCATED: line 2: last line is incomplete")
+    inner = verified(first + b"a\xffbc")
+    assert inner.status.name == "PARSE_ERROR"
+    cut_json = verified(first + b'{"invocation_id": "q"}')
+    assert cut_json.status.name == "TRUNCATED" and cut_json.invocation_id is None
+    array = verified(first + b"[1]")
+    assert array.status.name == "PARSE_ERROR"
+    floats = verified(first + b'{"x": 1.5}')
+    assert floats.status.name == "PARSE_ERROR"
+
+
+def test_a_broken_link_names_both_hashes() -> None:
+    good = lightbox_bytes(event(), event(invocation_id="i2"))
+    first, second = good.splitlines(keepends=True)
+    alone = verified(second)
+    assert alone.reason == "first event's prev_hash is not null (the events before it are missing)"
+    assert (alone.line, alone.invocation_id, alone.expected, alone.actual) == (
+        1,
+        "i2",
+        None,
+        json.loads(second)["prev_hash"],
+    )
+    swapped = verified(second + first)
+    assert swapped.line == 1
+    third = lightbox_bytes(event(), event(invocation_id="i2"), event(invocation_id="i3")).splitlines(
+        keepends=True
+    )
+    skipped = verified(third[0] + third[2])
+    assert skipped.reason == (
+        "prev_hash does not match the previous event's hash"
+        " (an event was removed, moved or inserted before it)"
+    )
+    assert (skipped.expected, skipped.actual) == (
+        json.loads(first)["hash"],
+        json.loads(third[2])["prev_hash"],
+    )
+    changed = verified(first + second.replace(b'"i2"', b'"i9"'))
+    assert changed.reason == "hash does not match its content (a field was changed, added or removed)"
+    assert changed.actual == json.loads(second)["hash"]
+    assert changed.expected != changed.actual and len(changed.expected) == 64
+    numbered = json.loads(second)
+    numbered["hash"] = 5
+    assert verified(first + json.dumps(numbered).encode() + b"\n").actual == "5"
+
+
+def test_only_the_first_problem_is_reported_and_events_still_counted() -> None:
+    good = lightbox_bytes(event(), event(invocation_id="i2"), event(invocation_id="i3"))
+    lines = good.splitlines(keepends=True)
+    both = verified(lines[0] + b"{oops\n" + lines[2].replace(b'"i3"', b'"i9"') + b"[1]\n")
+    assert (both.status.name, both.line, both.events) == ("PARSE_ERROR", 2, 2)
+    chained = verified(lines[0] + lines[2] + lines[1])
+    assert (chained.line, chained.events) == (2, 3)
+
+
+def test_a_last_line_without_its_ending_is_noted() -> None:
+    good = lightbox_bytes(event())
+    assert verified(good.rstrip(b"\n")).notes == (
+        "line 1: the last line has no line ending (it is complete)",
+    )
+    assert verified(good.rstrip(b"\n") + b"\r").notes == ()
+    assert verified(good + b"\n\n").notes == ()
+
+
+def test_lone_carriage_returns_end_lines_as_the_reference_reads_them(tmp_path: Path) -> None:
+    from bbox_lark.convert.lightbox.chain import verify
+
+    good = lightbox_bytes(event(), event(invocation_id="i2"), event(invocation_id="i3"))
+    (tmp_path / "events.jsonl").write_bytes(good.replace(b"\n", b"\r", 1))
+    found = verify(tmp_path)
+    assert (found.status.name, found.events) == ("VALID", 3)
