@@ -1220,3 +1220,200 @@ def test_lone_carriage_returns_end_lines_as_the_reference_reads_them(tmp_path: P
     (tmp_path / "events.jsonl").write_bytes(good.replace(b"\n", b"\r", 1))
     found = verify(tmp_path)
     assert (found.status.name, found.events) == ("VALID", 3)
+
+
+# -- a session's files -------------------------------------------------------------------
+
+
+def test_verify_reads_the_anchor_beside_the_events(tmp_path: Path) -> None:
+    from bbox_lark.convert.lightbox.chain import Status, verify
+
+    folder = session(tmp_path / "a", event(), event(invocation_id="i2"))
+    assert verify(folder).anchor is not None
+    meta = json.loads((folder / "meta.json").read_text())
+    for bad in (
+        "x",
+        {"head": None, "events": -1},
+        {"head": None, "events": True},
+        {"head": None, "events": "2"},
+        {"head": "a" * 64, "events": 0},
+        {"head": "a" * 63, "events": 2},
+        {"head": "A" * 64, "events": 2},
+        {"head": None, "events": 2},
+    ):
+        meta["bbox_lark_anchor"] = bad
+        (folder / "meta.json").write_text(json.dumps(meta))
+        found = verify(folder)
+        assert found.status is Status.PARSE_ERROR, bad
+        assert found.reason == (
+            'meta.json: bbox_lark_anchor must be {"head": <64 hex digits or null>, "events": <count>}'
+        )
+        assert (found.events, found.line) == (2, None)
+    meta["bbox_lark_anchor"] = {"head": None, "events": 0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert verify(folder).valid
+    (folder / "meta.json").write_bytes(b"\xff")
+    unread = verify(folder)
+    assert unread.valid and unread.notes == ("meta.json: not read (UnicodeDecodeError); no anchor checked",)
+    (folder / "meta.json").write_text("[1]")
+    assert verify(folder).notes == ()
+
+
+def test_a_bad_anchor_does_not_hide_a_cut_line(tmp_path: Path) -> None:
+    from bbox_lark.convert.lightbox.chain import Status, verify
+
+    folder = session(tmp_path / "a", event(), event(invocation_id="i2"))
+    (folder / "meta.json").write_text(json.dumps({"bbox_lark_anchor": "x"}))
+    with (folder / "events.jsonl").open("ab") as stream:
+        stream.write(b'{"tool": "x')
+    assert verify(folder).status is Status.TRUNCATED
+    lines = (folder / "events.jsonl").read_bytes().splitlines(keepends=True)
+    (folder / "events.jsonl").write_bytes(lines[0] + lines[1].replace(b'"i2"', b'"i9"'))
+    assert verify(folder).status is Status.PARSE_ERROR  # the anchor we wrote, malformed, wins
+
+
+def test_verify_names_what_is_missing(tmp_path: Path) -> None:
+    from bbox_lark.convert.lightbox.chain import verify
+
+    assert verify(tmp_path / "nope").reason == f"{tmp_path / 'nope'}: no such file or folder"
+    assert verify(tmp_path).reason == f"{tmp_path}: no events.jsonl in this folder"
+    for name in ("d.events.jsonl", "a.events.jsonl", "c.events.jsonl", "b.events.jsonl"):
+        (tmp_path / name).write_text("")
+    assert verify(tmp_path).reason == (
+        f"{tmp_path}: no events.jsonl in this folder"
+        " (found a.events.jsonl, b.events.jsonl, c.events.jsonl: give the file)"
+    )
+    (tmp_path / "events.jsonl").mkdir()
+    assert verify(tmp_path).reason == f"{tmp_path / 'events.jsonl'}: is not a file"
+    assert verify(tmp_path / "a.events.jsonl").valid
+
+
+def test_the_meta_file_of_an_events_file() -> None:
+    from bbox_lark.convert.lightbox.session import meta_file
+
+    assert meta_file(Path("x/events.jsonl")) == Path("x/meta.json")
+    assert meta_file(Path("x/demo.events.jsonl")) == Path("x/demo.meta.json")
+    assert meta_file(Path("x/demoevents.jsonl")) is None
+    assert meta_file(Path("x/other.jsonl")) is None
+
+
+def test_what_has_no_canonical_form_is_named_with_its_place() -> None:
+    import pytest
+
+    from bbox_lark.convert.lightbox.session import CanonicalizationError, canonical_json, chain
+
+    cases: list[tuple[Any, str]] = [
+        (1.5, "the value: float 1.5: floats are prohibited; write decimals as strings"),
+        ({"a": {"b": [1, 2.0]}}, "at a.b[1]: float 2.0: floats are prohibited; write decimals as strings"),
+        ({"a": {3: "x"}}, "at a: key 3 is not a string"),
+        ({1: "x"}, "the value: key 1 is not a string"),
+        ([b"x"], "at [0]: bytes is not a JSON value"),
+        ((1, {"k": {1}}), "at [1].k: set is not a JSON value"),
+    ]
+    for value, message in cases:
+        with pytest.raises(CanonicalizationError) as refused:
+            canonical_json(value)
+        assert str(refused.value) == message
+    assert canonical_json((1, "é")) == '[1,"é"]'
+    with pytest.raises(CanonicalizationError) as surrogate:
+        chain([event(), event(tool="a\udc80")])
+    assert str(surrogate.value) == "event 1: text holds U+DC80, a lone surrogate, which UTF-8 cannot encode"
+
+
+def test_chain_replaces_the_hashes_it_is_given() -> None:
+    from bbox_lark.convert.lightbox.session import chain, event_hash
+
+    given = [event(prev_hash="x", hash="y"), event(invocation_id="i2", hash="z")]
+    first, second = chain(given)
+    assert first["prev_hash"] is None and second["prev_hash"] == first["hash"]
+    assert first["hash"] == event_hash(event(), None)
+    assert "hash" in given[0] and given[0]["prev_hash"] == "x"  # the events given are not changed
+
+
+def test_write_session_fills_the_schema_version_and_meta(tmp_path: Path) -> None:
+    import pytest
+
+    from bbox_lark.convert.lightbox.session import write_session
+
+    plain = {key: value for key, value in event().items() if key != "schema_version"}
+    (written,) = write_session(tmp_path / "a", [plain])
+    assert written["schema_version"] == "1"
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    assert {k: meta[k] for k in ("session_id", "schema_version", "lightbox_version", "created_at")} == {
+        "session_id": "s",
+        "schema_version": "1",
+        "lightbox_version": "0.1.0",
+        "created_at": START,
+    }
+    assert (tmp_path / "a" / "meta.json").read_text().startswith('{\n  "session_id": "s",\n')
+    write_session(tmp_path / "b", [], {"session_id": "e"})
+    empty = json.loads((tmp_path / "b" / "meta.json").read_text())
+    assert empty["bbox_lark_anchor"] == {"head": None, "events": 0}
+    assert empty["created_at"].endswith("+00:00") and len(empty["created_at"]) == 29
+    with pytest.raises(ValueError, match=r"^event 0: not a mapping but list$"):
+        write_session(tmp_path / "c", [[1]])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"^event 0: missing required field\(s\): tool, input$"):
+        write_session(tmp_path / "c", [{k: v for k, v in event().items() if k not in ("tool", "input")}])
+    with pytest.raises(ValueError, match="no session_id"):
+        write_session(tmp_path / "c", [event()], {"session_id": ""})
+    with pytest.raises(FileExistsError, match="already exists"):
+        write_session(tmp_path / "a", [event()])
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+def test_a_latency_is_given_only_when_it_writes_the_end_back() -> None:
+    from bbox_lark.convert.lightbox.values import latency_between, render_time
+
+    assert latency_between(START, END) == 1000
+    assert latency_between("2025-01-01T00:00:00Z", "2025-01-01T00:00:00.250Z") == 250
+    assert latency_between("2025-01-01T00:00:00Z", "2025-01-01T00:00:00.250+00:00") is None
+    assert latency_between(START, START) == 0
+    assert latency_between(END, START) is None
+    assert latency_between("x", END) is None and latency_between(START, 5) is None
+    from datetime import datetime
+
+    moment = datetime.fromisoformat("2025-01-01T10:00:00+02:00")
+    assert render_time(moment, "2025-01-01T10:00:00Z") == "2025-01-01T10:00:00.000+02:00"
+
+
+# -- the package -------------------------------------------------------------------------
+
+
+def test_the_package_answers_its_names_lazily() -> None:
+    import importlib
+
+    import pytest
+
+    package = importlib.import_module("bbox_lark.convert.lightbox")
+    from bbox_lark.convert.lightbox import reader, tables, writer
+
+    assert package.read is reader.read and package.sniff is reader.sniff and package.write is writer.write
+    assert package.INLINE_LIMIT == tables.INLINE_LIMIT and package.EPOCH == tables.EPOCH
+    with pytest.raises(
+        AttributeError, match=r"^module 'bbox_lark.convert.lightbox' has no attribute 'nope'$"
+    ):
+        package.nope  # noqa: B018
+
+
+def test_the_format_as_the_registry_sees_it() -> None:
+    import importlib
+
+    from bbox_lark.convert.base import REPO_SHA
+    from bbox_lark.convert.lightbox import reader, tables, writer
+
+    found = importlib.import_module("bbox_lark.convert.lightbox")._format()
+    assert (found.name, found.extensions, found.output, found.lossless, found.reads_folders) == (
+        "lightbox",
+        (".jsonl",),
+        "folder",
+        False,
+        True,
+    )
+    assert found.description == "Lightbox sessions: hash-chained events.jsonl + meta.json (a folder)"
+    assert found.fidelity.startswith("calls only (names, ids, arguments, fields, results, timing);")
+    assert found.fidelity.endswith("lifecycle lines are dropped and reported")
+    assert (found.sniff, found.read, found.write) == (reader.sniff, reader.read, writer.write)
+    assert found.options == (REPO_SHA,)
+    assert (found.export_mapping, found.import_mapping) == (tables.EXPORT_MAPPING, tables.IMPORT_MAPPING)
