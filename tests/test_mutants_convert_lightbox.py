@@ -1417,3 +1417,15 @@ def test_the_format_as_the_registry_sees_it() -> None:
     assert (found.sniff, found.read, found.write) == (reader.sniff, reader.read, writer.write)
     assert found.options == (REPO_SHA,)
     assert (found.export_mapping, found.import_mapping) == (tables.EXPORT_MAPPING, tables.IMPORT_MAPPING)
+
+
+def test_a_calls_metrics_and_repeated_keys_are_reported_dropped(tmp_path: Path) -> None:
+    """A real bug found reading the writer for its mutants: a call's trailing ``# metrics``
+    (its tokens and cost) and a field key repeated on a line were left out of the session
+    with no word in the report."""
+    body = "t:read id=a → [ok] # metrics tokens_in=500 tokens_out=20 cost_usd=0.01\nt:read k=1 k=2\nt:read\n"
+    events, _, result = write(tmp_path, body)
+    assert events[1]["input"] == {"k": "1"}
+    found = written_rows(result)
+    assert found[("dropped", "metrics comments of calls (Lightbox has no place for them)")] == (1, (6,))
+    assert found[("dropped", "repeated field keys (the first one is written)")] == (1, (7,))

@@ -212,9 +212,14 @@ def _event_values(
     }
     hashes: dict[str, str] = {}
     seen: set[str] = set()
+    if event.metrics is not None:
+        report.dropped("metrics comments of calls (Lightbox has no place for them)", event.line)
     for f in event.field_nodes:
         key, value = f.key, f.value
-        if f.after_arrow or key in seen:
+        if f.after_arrow:
+            continue
+        if key in seen:
+            report.dropped("repeated field keys (the first one is written)", event.line)
             continue
         seen.add(key)
         if key in (ID_KEY, TS_KEY, LATENCY_KEY, "ts_end", "tool", "error") or key.startswith(
