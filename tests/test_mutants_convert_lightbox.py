@@ -845,7 +845,7 @@ def test_an_error_gives_its_message_or_its_error_json(tmp_path: Path) -> None:
         "t:read id=d → [err]\n"
         "t:read id=e → [err: boom]\n  l1\n"
     )
-    events, _, _ = write(tmp_path, body)
+    events, _, result = write(tmp_path, body)
     assert [(e["status"], e.get("error"), e["output"]) for e in events] == [
         ("error", {"message": "boom"}, None),
         ("error", {"code": 5}, None),
@@ -854,6 +854,9 @@ def test_an_error_gives_its_message_or_its_error_json(tmp_path: Path) -> None:
         ("error", {"message": "boom"}, {"text": "l1"}),
     ]
     assert "error" not in events[2]["input"]
+    assert written_rows(result)[
+        ("dropped", "error= values that are no JSON object (Lightbox's error is one)")
+    ] == (1, (8,))
 
 
 def test_a_start_is_pending_and_its_completion_the_resolved_event(tmp_path: Path) -> None:
@@ -1429,3 +1432,16 @@ def test_a_calls_metrics_and_repeated_keys_are_reported_dropped(tmp_path: Path) 
     found = written_rows(result)
     assert found[("dropped", "metrics comments of calls (Lightbox has no place for them)")] == (1, (6,))
     assert found[("dropped", "repeated field keys (the first one is written)")] == (1, (7,))
+
+
+def test_an_error_or_tool_field_the_event_does_not_use_stays_input(tmp_path: Path) -> None:
+    """Found with the metrics above: ``error=`` on a call that is no error, and ``tool=`` on a
+    line whose tool name it is not, were left out with no word in the report."""
+    body = "t:read error=x → [ok]\nx:explore tool=foo\nt:read tool=a\n"
+    events, _, result = write(tmp_path, body)
+    assert [(e["tool"], e["input"], e.get("error")) for e in events] == [
+        ("read", {"error": "x"}, None),
+        ("x:explore", {"tool": "foo"}, None),
+        ("a", {}, None),
+    ]
+    assert not any(fate == "dropped" for fate, _ in written_rows(result))

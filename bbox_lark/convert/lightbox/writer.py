@@ -222,10 +222,10 @@ def _event_values(
             report.dropped("repeated field keys (the first one is written)", event.line)
             continue
         seen.add(key)
-        if key in (ID_KEY, TS_KEY, LATENCY_KEY, "ts_end", "tool", "error") or key.startswith(
-            "redacted_bytes."
-        ):
+        if key in (ID_KEY, TS_KEY, LATENCY_KEY, "ts_end") or key.startswith("redacted_bytes."):
             continue
+        if (key == "tool" and value == tool) or (key == "error" and status == "error"):
+            continue  # the event's tool name; its error object
         if key == "session_id" and isinstance(value, str):
             values["session_id"] = value
         elif key in _TOP_FIELDS and isinstance(value, str):
@@ -261,6 +261,8 @@ def _event_values(
         raw = event.fields.get("error")
         found = json_object(raw) if isinstance(raw, str) else None
         message = event.result.message if event.result is not None else None
+        if raw is not None and found is None:
+            report.dropped("error= values that are no JSON object (Lightbox's error is one)", event.line)
         values["error"] = found if found is not None else ({"message": message} if message else {})
     end = event.fields.get("ts_end")
     latency = event.latency_ms
