@@ -155,7 +155,7 @@ def test_redacted_input_values_become_markers_with_their_sizes() -> None:
     assert found.fields["odd"] == "[redacted:redacted]"
     assert "redacted_bytes.input.odd" not in found.fields
     assert "input" not in found.fields
-    assert rows(result)[("kept", "redacted input values")][0] == 5
+    assert rows(result)[("kept", "redacted input values")] == (5, (1, 1, 1, 1, 1))
 
 
 def test_what_only_looks_redacted_stays_json() -> None:
@@ -408,7 +408,7 @@ def test_a_tool_name_of_no_safe_character_is_tool() -> None:
 
     assert _kind_and_name("  ") == ("tool", "tool")
     assert _kind_and_name("-a b-") == ("tool", "a_b")
-    assert _kind_and_name("x:") == ("subagent", None)
+    assert _kind_and_name("x:") == ("tool", "x:")
     assert _kind_and_name("x:a b") == ("tool", "x_a_b")
 
 
@@ -1445,3 +1445,17 @@ def test_an_error_or_tool_field_the_event_does_not_use_stays_input(tmp_path: Pat
         ("a", {}, None),
     ]
     assert not any(fate == "dropped" for fate, _ in written_rows(result))
+
+
+def test_a_call_without_a_name_comes_back_as_a_tool_line(tmp_path: Path) -> None:
+    """A real bug a mutant's test showed: a name-less call (``x:``, ``s:``, ``p:``, ``c:``),
+    written as the tool ``x:``, was skipped on reading (``a subagent line with arguments or
+    fields needs a name``: every event's line has an ``id=``); it is a ``t:x:`` line now,
+    whose tool name goes back to Lightbox as ``x:``."""
+    found = calls(event(tool="x:"), event(invocation_id="i2", tool="p:", input={"args": ["a"]}))
+    assert [(e.kind, e.name, e.args) for e in found] == [("tool", "x:", ()), ("tool", "p:", ("a",))]
+    events, _, _ = write(tmp_path, "x:\ns:\n")
+    assert [e["tool"] for e in events] == ["x:", "s:"]
+    back = convert(b"", "lightbox", to="bbox", path=tmp_path / "written")
+    assert back.skipped == ()
+    assert [e.name for e in bbox_lark.parse(back.text).events] == ["x:", "s:"]

@@ -368,7 +368,7 @@ def _kind_and_name(tool: str) -> tuple[str, str | None]:
             if letter == prefix:
                 name = rest or None
                 try:
-                    build.call(kind, name)
+                    build.call(kind, name, fields={"id": "i"})  # every event's line has an id=
                 except ValueError:
                     break
                 return kind, name
