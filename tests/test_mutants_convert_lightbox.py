@@ -410,6 +410,7 @@ def test_a_tool_name_of_no_safe_character_is_tool() -> None:
     assert _kind_and_name("-a b-") == ("tool", "a_b")
     assert _kind_and_name("x:") == ("tool", "x:")
     assert _kind_and_name("x:a b") == ("tool", "x_a_b")
+    assert _kind_and_name("x:a:b") == ("subagent", "a:b")  # the prefix ends at the first colon
 
 
 def test_the_end_time_is_a_latency_when_it_reads_back_else_ts_end() -> None:
