@@ -373,12 +373,6 @@ def _invocation(event: Any) -> str | None:
     return None
 
 
-def _short(value: object) -> str:
-    if isinstance(value, str):
-        return value[:12] + "…" if len(value) > 12 else value
-    return "null" if value is None else json.dumps(value)[:20]
-
-
 def verify_lines(lines: Iterator[bytes], *, path: str, anchor: Anchor | None = None) -> Verification:
     """Verify an events file given as its physical lines (each with its line ending).
 

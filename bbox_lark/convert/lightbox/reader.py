@@ -145,7 +145,7 @@ def _output_result(
             result = build.result("error", message=message) if message else build.result("error")
         except ValueError:
             result = build.result("error")
-        if general is not None and general[0] is None:
+        if general is not None and "result" not in output:  # the writer's form of an error's lines
             return result, general[1], []
         return result, ([] if output is None else json_lines(output)), []
     if output is None:
@@ -368,7 +368,7 @@ def _kind_and_name(tool: str) -> tuple[str, str | None]:
             if letter == prefix:
                 name = rest or None
                 try:
-                    build.call(kind, name)
+                    build.call(kind, name, fields={"id": "i"})  # every event's line has an id=
                 except ValueError:
                     break
                 return kind, name

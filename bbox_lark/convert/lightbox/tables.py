@@ -105,6 +105,13 @@ EXPORT_MAPPING = (
         "extra",
     ),
     MappingRow(
+        "a call's `# metrics …` (tokens, cost), a field key repeated on a line (the first is written),"
+        " an error's `error=` that is no JSON object",
+        "nothing: Lightbox has no place for them",
+        "dropped",
+        "counted in the report",
+    ),
+    MappingRow(
         "messages, thinking, todos, comments, lifecycle, `m:` `r:` `t~:` lines, unknown lines",
         "nothing: Lightbox has no place for them",
         "dropped",

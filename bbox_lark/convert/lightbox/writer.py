@@ -212,15 +212,20 @@ def _event_values(
     }
     hashes: dict[str, str] = {}
     seen: set[str] = set()
+    if event.metrics is not None:
+        report.dropped("metrics comments of calls (Lightbox has no place for them)", event.line)
     for f in event.field_nodes:
         key, value = f.key, f.value
-        if f.after_arrow or key in seen:
+        if f.after_arrow:
+            continue
+        if key in seen:
+            report.dropped("repeated field keys (the first one is written)", event.line)
             continue
         seen.add(key)
-        if key in (ID_KEY, TS_KEY, LATENCY_KEY, "ts_end", "tool", "error") or key.startswith(
-            "redacted_bytes."
-        ):
+        if key in (ID_KEY, TS_KEY, LATENCY_KEY, "ts_end") or key.startswith("redacted_bytes."):
             continue
+        if (key == "tool" and value == tool) or (key == "error" and status == "error"):
+            continue  # the event's tool name; its error object
         if key == "session_id" and isinstance(value, str):
             values["session_id"] = value
         elif key in _TOP_FIELDS and isinstance(value, str):
@@ -253,22 +258,33 @@ def _event_values(
     error = status == "error"
     values["output"] = _output_of(event, error)
     if error:
-        raw = event.fields.get("error")
-        found = json_object(raw) if isinstance(raw, str) else None
-        message = event.result.message if event.result is not None else None
-        values["error"] = found if found is not None else ({"message": message} if message else {})
+        values["error"] = _error_object(event, writer)
+    values["timestamp_end"] = _end_time(event, start, writer)
+    del resolved
+    return values
+
+
+def _error_object(event: Event, writer: _Writer) -> dict[str, Any]:
+    """The ``error`` of an error event: its ``error=`` JSON object, else its message."""
+    raw = event.fields.get("error")
+    found = json_object(raw) if isinstance(raw, str) else None
+    message = event.result.message if event.result is not None else None
+    if raw is not None and found is None:
+        writer.report.dropped("error= values that are no JSON object (Lightbox's error is one)", event.line)
+    return found if found is not None else ({"message": message} if message else {})
+
+
+def _end_time(event: Event, start: str, writer: _Writer) -> str:
+    """``timestamp_end``: ``ts_end=``, else ``start`` + ``latency_ms=``, else ``start``."""
     end = event.fields.get("ts_end")
     latency = event.latency_ms
     began = parse_time(start)
     if isinstance(end, str) and end:
-        values["timestamp_end"] = end
-    elif latency is not None and began is not None:
-        values["timestamp_end"] = render_time(began + timedelta(milliseconds=latency), start)
-    else:
-        values["timestamp_end"] = start
-        report.synthesized("timestamp_end (= timestamp_start: no latency_ms= or ts_end=)", event.line)
-    del resolved
-    return values
+        return end
+    if latency is not None and began is not None:
+        return render_time(began + timedelta(milliseconds=latency), start)
+    writer.report.synthesized("timestamp_end (= timestamp_start: no latency_ms= or ts_end=)", event.line)
+    return start
 
 
 def _tool_name(event: Event) -> str:
