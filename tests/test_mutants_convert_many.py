@@ -322,7 +322,7 @@ def test_one_input_s_usage_error_or_bug_is_its_own(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(many, "convert_file", broken)
     done = _convert_one("a.bbox", target, "jsonl", None, False, 1000, {})
     assert done.error is not None and done.error.startswith("a.bbox: internal error (ZeroDivisionError")
-    assert done.output == target
+    assert done.output == target and done.path == "a.bbox"
 
 
 def test_one_input_of_many_writes_nothing_to_standard_output(
@@ -455,3 +455,107 @@ def test_a_run_of_results_given() -> None:
     assert run.counts == {"written": 1, "refused": 1, "failed": 1} and run.exit_code == 2
     one = ConvertRun([Converted("a", Path("o"), source="bbox", target="jsonl", notes=Notes())], {})
     assert [said for _, said in one] == [(Said("wrote o (bbox → jsonl)"),)]
+
+
+# -- what a many-file run passes on ----------------------------------------------------------------
+
+
+def test_many_inputs_read_in_the_format_given(tmp_path: Path) -> None:
+    text = HEADER + "u:hi ⏎ there\n"  # compact by its content
+    a = write(tmp_path, "in/a.txt", text)
+    b = write(tmp_path, "in/b.txt", text)
+    out = tmp_path / "out"
+    results = list(convert_paths([str(a), str(b)], to="jsonl", from_="bbox", output=out, jobs=1))
+    assert all(done.source == "bbox" for done, _ in results)
+    assert (out / "a.jsonl").read_text(encoding="utf-8") == convert(text, "bbox", to="jsonl").text
+
+
+def test_many_inputs_keep_to_the_longest_line(tmp_path: Path) -> None:
+    long = HEADER + "a: " + "x" * 300 + "\n"
+    a = write(tmp_path, "in/a.bbox", long)
+    b = write(tmp_path, "in/b.bbox", CLEAN)
+    results = list(convert_paths([str(a), str(b)], to="jsonl", output=tmp_path / "out", max_line=100, jobs=1))
+    assert [done.refused for done, _ in results] == [True, False]
+
+
+def test_many_inputs_take_the_options(tmp_path: Path) -> None:
+    key = "AKIA" + "Q3EGRAVE7EXAMPLE"
+    a = write(tmp_path, "in/a.bbox", HEADER + f"a: {key}\n")
+    b = write(tmp_path, "in/b.bbox", CLEAN)
+    refused = list(convert_paths([str(a), str(b)], to="jsonl", output=tmp_path / "o1", jobs=1))
+    assert refused[0][0].secrets_refused
+    kept = list(
+        convert_paths(
+            [str(a), str(b)], to="jsonl", output=tmp_path / "o2", jobs=1, options={"keep_secrets": True}
+        )
+    )
+    assert kept[0][0].written and key in (tmp_path / "o2" / "a.jsonl").read_text(encoding="utf-8")
+
+
+def test_many_inputs_with_bad_jobs_are_a_usage_error(tmp_path: Path) -> None:
+    a = write(tmp_path, "in/a.bbox", CLEAN)
+    with pytest.raises(ConvertUsageError, match="--jobs"):
+        list(convert_paths([str(a), str(a)], to="jsonl", output=tmp_path / "out", jobs="x"))
+
+
+def test_a_format_given_decides_what_is_many(tmp_path: Path) -> None:
+    run = trajectories(tmp_path, "one", "two")
+    other = write(tmp_path, "x.bbox", CLEAN)
+    one = convert_paths([str(run)], to="bbox", from_="jsonl", output=tmp_path / "one.bbox")
+    assert one.into is None  # one input, read as jsonl: not a trajectory each
+    found = convert_inputs([str(run), str(other)], "jsonl")
+    assert [item.path for item in found] == [str(run), str(other)]  # not a trajectory each
+    folder = convert_inputs([str(LIGHTBOX)], "bbox")  # bbox reads no folder: searched
+    assert [item.problem is not None for item in folder] == [True]
+
+
+def test_the_folder_may_exist(tmp_path: Path) -> None:
+    a = write(tmp_path, "in/a.bbox", CLEAN)
+    out = tmp_path / "out"
+    out.mkdir()
+    (done,) = convert_files([FoundInput(str(a), Settings())], out, to="jsonl")
+    assert done.written
+
+
+def test_the_inputs_after_one_in_error_are_converted(tmp_path: Path) -> None:
+    a = write(tmp_path, "in/a.bbox", CLEAN)
+    out = tmp_path / "out"
+    results = list(
+        convert_files([FoundInput("-", Settings()), FoundInput(str(a), Settings())], out, to="jsonl")
+    )
+    assert [r.error is None for r in results] == [False, True] and results[1].written
+
+
+def test_convert_files_reports_progress(tmp_path: Path) -> None:
+    a = write(tmp_path, "in/a.bbox", CLEAN)
+    b = write(tmp_path, "in/b.bbox", CLEAN)
+    ticks: list[tuple[int, int]] = []
+    items = [FoundInput(str(a), Settings()), FoundInput(str(b), Settings())]
+    list(
+        convert_files(items, tmp_path / "out", to="jsonl", jobs=1, progress=lambda d, t: ticks.append((d, t)))
+    )
+    assert ticks == [(1, 2), (2, 2)]
+
+
+def test_one_input_s_report_folder_is_checked_before_converting(tmp_path: Path) -> None:
+    a = write(tmp_path, "a.bbox", DEMO.read_text(encoding="utf-8"))
+    out = tmp_path / "a.json"
+    with pytest.raises(ConvertUsageError):
+        list(convert_paths([str(a)], to="atif", output=out, report_json=tmp_path / "missing" / "r.json"))
+    assert not out.exists()
+
+
+def test_one_input_s_report_on_standard_error_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    a = write(tmp_path, "a.bbox", DEMO.read_text(encoding="utf-8"))
+    ((done, _),) = list(convert_paths([str(a)], to="atif", output=tmp_path / "c.json", report_json=Path("-")))
+    assert not (tmp_path / "-").exists() and done.report_error is None
+
+
+def test_one_input_is_read_in_the_format_given(tmp_path: Path) -> None:
+    text = HEADER + "u:hi ⏎ there\n"
+    a = write(tmp_path, "a.txt", text)
+    ((done, _),) = list(convert_paths([str(a)], to="jsonl", from_="bbox", output=tmp_path / "a.jsonl"))
+    assert done.source == "bbox"

@@ -242,10 +242,8 @@ def convert_files(
     chosen = dict(options or {})
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
+    except OSError as error:  # a file where the folder should be too (FileExistsError)
         raise ConvertUsageError(cannot_write(out_dir, error)) from None
-    if not out_dir.is_dir():
-        raise ConvertUsageError(f"{out_dir}: is not a folder")
     planned: list[Converted | tuple[str, Path]] = []
     taken: dict[str, str] = {}
     for item in inputs:
