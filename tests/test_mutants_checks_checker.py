@@ -165,3 +165,47 @@ def test_a_finish_sorts_what_rules_report_at_the_end() -> None:
     assert whole == sorted(whole, key=lambda d: (d.line, d.col, d.code))
     streamed = list(run(Checker(stream=True), iter_records(io.BytesIO(data))))
     assert "I002" in [d.code for d in streamed]
+
+
+def _batches(body: str, stream: bool) -> tuple[list[list[tuple[str, int]]], list[tuple[str, int]]]:
+    checker = Checker(stream=stream)
+    records = iter_records(io.BytesIO((HEADER + body).encode()))
+    checker.start(next(records))  # type: ignore[arg-type]
+    batches = []
+    for record in records:
+        checker.record(record)  # type: ignore[arg-type]
+        if stream:
+            batches.append([(d.code, d.line) for d in checker.take()])
+    return batches, [(d.code, d.line) for d in checker.finish()]
+
+
+def test_a_checker_is_whole_file_unless_told() -> None:
+    assert Checker().stream is False and Checker(stream=True).stream is True
+    checker = Checker()
+    checker.start(next(iter_records(io.BytesIO(HEADER.encode()))))  # type: ignore[arg-type]
+    with pytest.raises(AssertionError):
+        checker.take()  # taking is for a streaming run
+
+
+def test_an_unreadable_suppression_is_given_at_its_line_when_streaming() -> None:
+    body = "u: a\n# bbox-lark: ignore\nu: b\n"
+    assert _batches(body, stream=False) == ([], [("I011", 8)])
+    assert _batches(body, stream=True) == ([[], [("I011", 8)], []], [])
+
+
+def test_an_ignore_file_suppression_streamed_applies_from_its_line_on() -> None:
+    body = "tool: a\n# bbox-lark: ignore-file[W003]\ntool: b\n"
+    assert _batches(body, stream=False) == ([], [])
+    assert _batches(body, stream=True) == ([[("W003", 7)], [], []], [])
+
+
+def test_a_node_is_checked_as_its_record() -> None:
+    import bbox_lark
+
+    data = (ROOT / "corpus" / "invalid" / "E012-unterminated-quote.bbox").read_bytes()
+    document = bbox_lark.parse(data)
+    checker = Checker()
+    checker.start(next(iter_records(io.BytesIO(data))))  # type: ignore[arg-type]
+    for node in document.lines:
+        checker.node(node)
+    assert checker.finish() == found(data)
