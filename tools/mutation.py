@@ -163,6 +163,15 @@ def run_one(name: str, tests: list[str] | None, max_children: int | None, again:
         if done.returncode != 0:
             print(f"{name}: mutmut exited {done.returncode}")
             return done.returncode
+    if again:
+        # A function changed since the last run has all its mutants reset to "not checked"
+        # while the survivors run; a run by name tests only the names given, so test those too.
+        unchecked = [mutant for mutant, status in results(folder).items() if status == "not checked"]
+        if unchecked:
+            done = mutmut(folder, *args[: 1 + bool(max_children)], *unchecked)
+            if done.returncode != 0:
+                print(f"{name}: mutmut exited {done.returncode}")
+                return done.returncode
     statuses = results(folder)
     killed, total = score(statuses)
     survivors = sorted(mutant for mutant, status in statuses.items() if status not in CAUGHT | NOT_COUNTED)
