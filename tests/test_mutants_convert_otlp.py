@@ -639,6 +639,20 @@ def test_session_spans_are_the_batches_spans() -> None:
     assert render(spans) == render(spans_of(text)[0])
     assert rows(report) == rows(spans_of(text)[1])[:-1]  # batches add "spans written"
     assert list(session_spans(iter([]), Fidelity())) == []
+    with_content = list(
+        session_spans(iter(bbox_lark.iter_nodes(io.StringIO(text))), Fidelity(), content=True)
+    )
+    assert render(with_content) == render(spans_of(text, content=True)[0])
+
+
+def test_each_secret_in_span_content_is_counted() -> None:
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    spans, report = spans_of(session(f"u: {key} and {key[:-1]}Z", "a: ok"), content=True)
+    assert "[redacted:aws_access_key] and [redacted:aws_access_key]" in str(
+        spans[0].attributes["input.value"]
+    )
+    # Twice in the chat's input, twice in the root's first input.
+    assert ("kept", "secrets in span content (redacted)", 4, (0, 0)) in rows(report)
 
 
 def test_a_builder_made_directly_holds_its_content_flag() -> None:
