@@ -108,7 +108,8 @@ def test_usage_goes_on_the_first_line_only_whatever_its_part() -> None:
         )
     )
     assert body(result) == [
-        "t:write a.go output_files=[a.go] extra.reasoning_effort=low extra.part=file # metrics prompt_tokens=5",
+        "t:write a.go output_files=[a.go] extra.reasoning_effort=low extra.part=file"
+        " # metrics prompt_tokens=5",
         "a: done",
     ]
 
@@ -309,6 +310,8 @@ def test_a_context_event_writes_its_values_in_order() -> None:
 
 
 def test_a_context_event_range_needs_both_ends_positive() -> None:
+    (event,) = events(one_part({"type": "context_event", "path": "p", "start_line": 1, "end_line": 1}))
+    assert event.fields["lines"] == "1-1"
     for start, end in ((0, 2), (2, 0)):
         (event,) = events(
             one_part({"type": "context_event", "path": "p", "start_line": start, "end_line": end})
@@ -576,3 +579,19 @@ def test_sniff_scores() -> None:
     assert sniff('{"messages": {}, "context_files": []}') == 0
     assert sniff('{"schema_version": "ATIF-v1", "messages": [], "context_files": []}') == 0
     assert sniff('x{"messages": [], "context_files": []}') == 0
+
+
+def test_a_context_event_first_in_a_message_carries_its_usage() -> None:
+    result = to_bbox(
+        chat(
+            {
+                "role": "assistant",
+                "usage": {"completion_tokens": 3},
+                "parts": [
+                    {"type": "context_event", "action": "AssistantWriteFile", "path": "p"},
+                    {"type": "text", "content": "done"},
+                ],
+            }
+        )
+    )
+    assert body(result) == ["t:write p # metrics completion_tokens=3", "a: done"]

@@ -522,6 +522,45 @@ def test_a_thread_goes_under_the_open_task_call_not_a_later_call() -> None:
     assert by["invoke_agent w1@9"].parent_id == by["execute_tool Task@7"].span_id
 
 
+def test_a_thread_goes_under_an_open_subagent_call_before_an_older_plain_call() -> None:
+    spans, _ = spans_of(
+        session("t!:read id=r1 → [running]", "x:explore id=x1 → [launched]", "a: w tid=w1", "o: id=r1 → [ok]")
+    )
+    by = {f"{s.name}@{s.line}": s for s in spans}
+    assert by["invoke_agent w1@9"].parent_id == by["execute_tool explore@8"].span_id
+
+
+def test_a_thread_goes_under_the_latest_open_task_call_else_the_latest_open_call() -> None:
+    spans, _ = spans_of(session("t!:Task id=t1 → [running]", "t!:Task id=t2 → [running]", "a: w tid=w1"))
+    by = {f"{s.name}@{s.line}": s for s in spans}
+    assert by["invoke_agent w1@9"].parent_id == by["execute_tool Task@8"].span_id
+    spans, _ = spans_of(session("t!:a id=a1 → [running]", "t!:b id=b1 → [running]", "a: w tid=w1"))
+    by = {f"{s.name}@{s.line}": s for s in spans}
+    assert by["invoke_agent w1@9"].parent_id == by["execute_tool b@8"].span_id
+
+
+def test_calls_built_on_one_line_are_completed_by_their_ids() -> None:
+    """Lines a converter builds share a line number: a completion closes the open call of its
+    line with its id, and the other stays open for its own completion."""
+    from bbox_lark.syntax import build
+
+    head = next(iter(bbox_lark.iter_nodes(io.StringIO(session()))))
+    running = build.result("running")
+    nodes = [
+        head,
+        build.call("tool_start", "read", fields={"id": "c1"}, result=running),
+        build.call("tool_start", "grep", fields={"id": "c2"}, result=running),
+        build.observation(fields={"id": "c2"}, result=build.result("ok")),
+        build.observation(fields={"id": "c1"}, result=build.result("error", message="no")),
+    ]
+    spans = [s for b in batches(iter(nodes), WriteContext(Fidelity())) for s in b.spans]
+    assert [(s.name, s.status, s.attributes.get("bbox.call.outcome")) for s in spans] == [
+        ("execute_tool grep", 1, "ok"),
+        ("execute_tool read", 2, "error"),
+        ("invoke_agent agent", 0, None),
+    ]
+
+
 def test_a_thread_goes_under_the_oldest_open_subagent_call_or_the_one_its_completion_names() -> None:
     spans, _ = spans_of(
         session(
