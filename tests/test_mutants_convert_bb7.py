@@ -595,3 +595,17 @@ def test_a_context_event_first_in_a_message_carries_its_usage() -> None:
         )
     )
     assert body(result) == ["t:write p # metrics completion_tokens=3", "a: done"]
+
+
+def test_a_text_line_of_exactly_the_limit_is_not_broken() -> None:
+    from bbox_lark.convert.bb7 import LINE_LIMIT
+
+    result = one_part({"type": "text", "content": "x" * LINE_LIMIT})
+    (event,) = events(result)
+    assert [c.text for c in event.continuation] == ["x" * LINE_LIMIT]
+    assert not any("line breaks" in what for _, what in rows(result))
+    longer = one_part({"type": "text", "content": "x" * (LINE_LIMIT + 1)})
+    assert rows(longer)[("synthesized", f"line breaks in text lines over {LINE_LIMIT:,} characters")] == (
+        1,
+        (3,),
+    )

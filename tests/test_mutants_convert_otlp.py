@@ -669,6 +669,9 @@ def test_trace_and_span_ids() -> None:
     trace = trace_id_for("s-1")
     assert spans[0].span_id == hashlib.sha256(trace + b"chat\x001").digest()[:8]
     assert spans[1].span_id == hashlib.sha256(trace + b"agent\x000").digest()[:8]
+    spans, _ = spans_of(session("a: x", "a: y tid=w1"))
+    thread = next(s for s in spans if s.name == "invoke_agent w1")
+    assert thread.span_id == hashlib.sha256(trace + b"thread:w1\x002").digest()[:8]
 
 
 def test_session_spans_are_the_batches_spans() -> None:
