@@ -609,3 +609,20 @@ def test_a_text_line_of_exactly_the_limit_is_not_broken() -> None:
         1,
         (3,),
     )
+
+
+def test_a_system_message_keeps_its_usage_and_its_text_lines() -> None:
+    usage = {"prompt_tokens": 2}
+    result = to_bbox(chat({"role": "system", "usage": usage, "content": "first\nsecond\nthird"}))
+    assert body(result) == ["@notify first # metrics prompt_tokens=2", "  second", "  third"]
+    indented = to_bbox(chat({"role": "system", "usage": usage, "content": " first"}))
+    assert body(indented) == ["@notify # metrics prompt_tokens=2", "   first"]
+
+
+def test_a_code_part_keeps_the_usage_and_reports_at_its_line() -> None:
+    result = to_bbox(
+        LAYOUT.replace('"role": "user"', '"role": "assistant", "usage": {"cost": 1}')
+        % json.dumps({"type": "code", "content": "x = 1  "})
+    )
+    assert body(result) == ["a: extra.part=code # metrics cost_usd=1", "  x = 1"]
+    assert rows(result)[("dropped", "trailing whitespace of text lines")] == (1, (3,))

@@ -669,6 +669,11 @@ def test_trace_and_span_ids() -> None:
     trace = trace_id_for("s-1")
     assert spans[0].span_id == hashlib.sha256(trace + b"chat\x001").digest()[:8]
     assert spans[1].span_id == hashlib.sha256(trace + b"agent\x000").digest()[:8]
+    spans, _ = spans_of(session("t:read → [ok]", "x:plan → [launched]"))
+    assert spans[0].span_id == hashlib.sha256(trace + b"tool\x001").digest()[:8]
+    assert [s.name for s in spans][1:3] == ["invoke_agent plan", "execute_tool plan"]
+    assert spans[1].span_id == hashlib.sha256(trace + b"subagent\x002").digest()[:8]
+    assert spans[2].span_id == hashlib.sha256(trace + b"tool\x002").digest()[:8]
     spans, _ = spans_of(session("a: x", "a: y tid=w1"))
     thread = next(s for s in spans if s.name == "invoke_agent w1")
     assert thread.span_id == hashlib.sha256(trace + b"thread:w1\x002").digest()[:8]
@@ -795,3 +800,40 @@ def test_write_gives_json_lines_or_protobuf_bytes() -> None:
     assert len(result.text.splitlines()) == 1 and result.text.endswith("\n")
     protobuf = convert(text, "bbox", to="otlp")
     assert protobuf.text.encode("utf-8", "surrogateescape")[:1] == b"\n"  # field 1, length-delimited
+
+
+def test_a_reopened_thread_is_no_child_of_its_own_open_call() -> None:
+    spans, _ = spans_of(
+        session(
+            "t!:Task id=t1 → [running]",
+            "t!:read id=r1 tid=w1 → [running]",
+            "o: id=t1 → [ok]",
+            "a: more tid=w1",
+        )
+    )
+    threads = [s for s in spans if s.name == "invoke_agent w1"]
+    by = {f"{s.name}@{s.line}": s for s in spans}
+    assert [t.parent_id for t in threads] == [
+        by["execute_tool Task@7"].span_id,
+        by["invoke_agent agent@0"].span_id,
+    ]
+
+
+def test_model_switch_comments_keep_the_whole_name() -> None:
+    spans, report = spans_of(session("# model: openai:gpt-4o extra", "a: x"))
+    assert spans[0].name == "chat openai:gpt-4o"
+    assert ("dropped", "comment lines (# model: switches the model)", 1, (7,)) in rows(report)
+
+
+def test_the_estimate_without_cached_tokens() -> None:
+    header = "id: s\nrepo_sha: a\nmodel: claude-sonnet-4-5\n"
+    spans, _ = spans_of(session("a: hi tokens_in=1000 tokens_out=100", header=header))
+    assert spans[0].attributes["gen_ai.usage.cost"] == float(
+        estimate("claude-sonnet-4-5", 1000, 100, None) or 0
+    )
+    assert estimate("claude-sonnet-4-5", 1000, 100, None) != estimate("claude-sonnet-4-5", 999, 100, None)
+
+
+def test_tool_arguments_in_content_keep_their_text() -> None:
+    spans, _ = spans_of(session("t:read é.rs → [ok]"), content=True)
+    assert spans[0].attributes["gen_ai.tool.call.arguments"] == '{"args": ["é.rs"], "fields": {}}'
