@@ -626,3 +626,13 @@ def test_a_code_part_keeps_the_usage_and_reports_at_its_line() -> None:
     )
     assert body(result) == ["a: extra.part=code # metrics cost_usd=1", "  x = 1"]
     assert rows(result)[("dropped", "trailing whitespace of text lines")] == (1, (3,))
+
+
+def test_a_message_with_usage_and_no_part_is_an_empty_line_with_its_usage() -> None:
+    result = to_bbox(chat({"role": "assistant", "usage": {"completion_tokens": 4}, "parts": []}))
+    assert body(result) == ["a: # metrics completion_tokens=4"]
+
+
+def test_a_long_unknown_message_field_is_named_cut_at_60_characters() -> None:
+    result = to_bbox(chat({"role": "user", "content": "x", "k" * 70: 1}))
+    assert rows(result)[("dropped", f"unknown message fields ({'k' * 60})")] == (1, (1,))

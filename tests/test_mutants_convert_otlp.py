@@ -837,3 +837,57 @@ def test_the_estimate_without_cached_tokens() -> None:
 def test_tool_arguments_in_content_keep_their_text() -> None:
     spans, _ = spans_of(session("t:read é.rs → [ok]"), content=True)
     assert spans[0].attributes["gen_ai.tool.call.arguments"] == '{"args": ["é.rs"], "fields": {}}'
+
+
+def test_a_subagent_calls_own_agent_span_is_an_agent_span_with_real_times() -> None:
+    spans, _ = spans_of(session("x:plan id=p1 ts=2026-01-01T10:00:00Z → [launched]", "o: id=p1 → [ok] done"))
+    child = next(s for s in spans if s.name == "invoke_agent plan")
+    assert child.attributes == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "plan",
+        "openinference.span.kind": "AGENT",
+        "session.id": "s-1",
+    }
+
+
+def test_an_error_message_on_a_span_is_cut_at_1024_characters() -> None:
+    spans, _ = spans_of(session("t:run → [err: " + "e" * 2000 + "]"))
+    assert len(spans[0].status_message) == 1024 and spans[0].status_message.endswith("…[cut 983 chars]")
+
+
+def test_a_completion_naming_no_thread_ends_the_thread_its_call_launched() -> None:
+    spans, _ = spans_of(
+        session(
+            "t!:Task id=t1 ts=2026-01-01T10:00:00Z → [running]",
+            "a: w tid=w1",
+            "o: id=t1 session_id=zzz ts=2026-01-01T10:00:05Z → [ok]",
+            "a: later ts=2026-01-01T10:00:09Z",
+        )
+    )
+    names = [s.name for s in spans]
+    assert names.index("invoke_agent w1") < names.index("execute_tool Task")
+    thread = spans[names.index("invoke_agent w1")]
+    assert thread.end_ns == 1767261601 * 10**9 - 10**9 + 10**6  # its last line, 1 ms after the call
+
+
+def test_a_thread_ended_by_another_call_and_a_thread_with_no_response() -> None:
+    spans, _ = spans_of(
+        session(
+            "x:explore id=x1 → [launched]",
+            "x:explore id=x2 → [launched]",
+            "a: w tid=w1",
+            "o: id=x2 session_id=w1 → [ok]",
+            "o: id=x1 → [ok]",
+        )
+    )
+    assert [s.attributes.get("bbox.call.outcome") for s in spans if s.name == "execute_tool explore"] == [
+        "ok",
+        "ok",
+    ]
+    spans, _ = spans_of(session("t!:Task id=t1 → [running]", "t:read tid=w1 → [ok]", "o: id=t1 → [ok]"))
+    assert [s.name for s in spans] == [
+        "execute_tool read",
+        "invoke_agent w1",
+        "execute_tool Task",
+        "invoke_agent agent",
+    ]
