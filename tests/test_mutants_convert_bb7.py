@@ -636,3 +636,10 @@ def test_a_message_with_usage_and_no_part_is_an_empty_line_with_its_usage() -> N
 def test_a_long_unknown_message_field_is_named_cut_at_60_characters() -> None:
     result = to_bbox(chat({"role": "user", "content": "x", "k" * 70: 1}))
     assert rows(result)[("dropped", f"unknown message fields ({'k' * 60})")] == (1, (1,))
+
+
+def test_usage_keys_keep_their_capitals_and_a_long_one_is_named_cut() -> None:
+    (event,) = events(usage_of({"Weird": 3}))
+    assert event.metrics == {"extra.Weird": "3"}
+    result = usage_of({"k" * 70: "x"})
+    assert rows(result)[("dropped", f"usage values that are not numbers ({'k' * 60})")] == (1, (1,))

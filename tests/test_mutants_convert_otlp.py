@@ -891,3 +891,25 @@ def test_a_thread_ended_by_another_call_and_a_thread_with_no_response() -> None:
         "execute_tool Task",
         "invoke_agent agent",
     ]
+
+
+def test_a_cached_count_equal_to_the_prompt_is_part_of_it() -> None:
+    spans, _ = spans_of(session("a: x # metrics prompt_tokens=300 cached_tokens=300"))
+    assert spans[0].attributes["gen_ai.usage.input_tokens"] == 300
+
+
+def test_output_tokens_alone_are_estimated() -> None:
+    header = "id: s\nrepo_sha: a\nmodel: claude-sonnet-4-5\n"
+    spans, _ = spans_of(session("a: x tokens_out=100", header=header))
+    assert spans[0].attributes["bbox.cost.source"] == "estimated"
+    assert spans[0].attributes["gen_ai.usage.cost"] == float(
+        estimate("claude-sonnet-4-5", None, 100, None) or 0
+    )
+
+
+def test_messages_in_content_keep_their_text_and_a_response_without_input_has_none() -> None:
+    spans, _ = spans_of(session("u: é", "a: one tokens_in=1", "a: two tokens_in=2"), content=True)
+    first, second = spans[0], spans[1]
+    assert '"content": "é"' in str(first.attributes["gen_ai.input.messages"])
+    assert "input.value" not in second.attributes and "gen_ai.input.messages" not in second.attributes
+    assert '"content": "two"' in str(second.attributes["gen_ai.output.messages"])
