@@ -129,7 +129,9 @@ class _Builder:
                         metrics=metrics,
                         continuation=self._continuation(lines[1:]),
                     )
-                if all(node.fields.get(key) == _field_text(value) for key, value in fields.items()):
+                # A field at the end of the text (``tokens_out=``, ``ts=``) would read as the
+                # line's own, a usage or a time the message never had: the line holds ours alone.
+                if dict(node.fields) == {key: _field_text(value) for key, value in fields.items()}:
                     return node
             except ValueError:
                 pass
