@@ -90,7 +90,7 @@ class Checker:
         self._fault_rules = [r.fault for r in self.rules if type(r).fault is not Rule.fault]
         self.path, self.blobs = path, blobs
         self.stream = stream
-        self.suppressions = Suppressions(self.enabled, stream=stream)
+        self.suppressions = Suppressions(self.enabled)
         self.context: Context | None = None
         self.allowed_secrets = frozenset(allowed_secrets)
 

@@ -140,9 +140,8 @@ class Suppressions:
     (with the suppressions read so far: an ``ignore-file`` applies from its own line on)
     and adds the I011s of the comments read since; :meth:`finish` gives the I010s."""
 
-    def __init__(self, enabled: Callable[[str], bool], *, stream: bool = False) -> None:
+    def __init__(self, enabled: Callable[[str], bool]) -> None:
         self.enabled = enabled
-        self.stream = stream
         self.found: list[Suppression] = []
         self.invalid: list[Diagnostic] = []
         self._waiting: list[Suppression] = []
