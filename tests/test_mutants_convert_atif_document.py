@@ -1,0 +1,88 @@
+"""The ATIF document a bbox log becomes (``bbox_lark/convert/atif/document.py``), pinned down
+where its mutants showed no test looked: the embedded subagent trajectories' steps (their
+line records left in the parent, their other ``extra`` kept, a subagent's own subagent
+referenced by id), the session's ``final_metrics`` and the report's row for them, the
+schema version asked for or read from the header, and the audio parts ``ATIF-v1.7`` turns
+into text (docs/testing.md, "Mutation testing"). Every test goes through ``convert``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import atif
+import pytest
+
+from bbox_lark.convert import convert
+
+HEADER = "---\nformat: bbox/1\nid: s1\nagent: a\nversion: 1\n---\n"
+IMPORTED = "---\nformat: bbox/1\nid: s1\nagent: a\nversion: 1\natif: ATIF-v1.8\n---\n"
+BIG = 1 << 22
+DELEGATING = "u: go\na: delegating\nx:explore id=x1 → session_id=T path=subs/T.json\n"
+
+
+def export(body: str, header: str = HEADER, **options: Any) -> tuple[dict[str, Any], Any]:
+    result = convert(header + body, "bbox", to="atif", max_line=BIG, **options)
+    data = json.loads(result.text)
+    atif.Trajectory.model_validate(data)
+    return data, result
+
+
+def rows(result: Any) -> dict[tuple[str, str], tuple[int, ...]]:
+    """The writer's rows of the fidelity report: (fate, what) -> the lines."""
+    return {(e.action, e.what): e.lines for e in result.fidelity.entries if e.stage == "write"}
+
+
+# -- subagent trajectories --------------------------------------------------------------------
+
+
+def test_an_embedded_trajectorys_steps_leave_their_line_records_in_the_parent() -> None:
+    trajectory, _ = export(DELEGATING + "u: task tid=T ts=garbage\na: work tid=T\na: back\n")
+    (embedded,) = trajectory["subagent_trajectories"]
+    assert embedded["steps"] == [
+        {"step_id": 1, "source": "user", "message": "task", "extra": {"bbox": {"ts": "garbage"}}},
+        {"step_id": 2, "source": "agent", "message": "work"},
+    ]
+    parent = trajectory["steps"][1]
+    assert [r["n"] for r in parent["extra"]["bbox"]["lines"]] == [2, 3, 4, 5]
+
+
+def test_a_subagents_own_subagent_is_referenced_by_its_trajectory_id() -> None:
+    trajectory, _ = export(
+        DELEGATING + "u: task tid=T\na: work tid=T\n"
+        "x:deeper id=x2 tid=T → session_id=U path=subs/U.json\nu: inner tid=U\na: back\n"
+    )
+    first, second = trajectory["subagent_trajectories"]
+    assert (first["trajectory_id"], second["trajectory_id"]) == ("T", "U")
+    (result,) = first["steps"][1]["observation"]["results"]
+    assert result["subagent_trajectory_ref"] == [
+        {"trajectory_path": "subs/U.json", "session_id": "U", "trajectory_id": "U"}
+    ]
+    assert second["steps"] == [{"step_id": 1, "source": "user", "message": "inner"}]
+    assert [r["n"] for r in trajectory["steps"][1]["extra"]["bbox"]["lines"]] == [2, 3, 4, 5, 6, 7]
+
+
+# -- final_metrics ----------------------------------------------------------------------------
+
+
+def test_final_metrics_and_their_row_in_the_report() -> None:
+    trajectory, result = export(
+        "u: go\na: x tokens_in=10 tokens_out=5 tokens_cached=100\n@end cost_usd=0.25\n"
+    )
+    assert trajectory["final_metrics"] == {
+        "total_prompt_tokens": 110,
+        "total_completion_tokens": 5,
+        "total_cached_tokens": 100,
+        "total_cost_usd": 0.25,
+        "total_steps": 2,
+    }
+    what = "final_metrics (the session's usage and stated cost, as stats counts them)"
+    assert rows(result)[("synthesized", what)] == (0,)
+    entry = next(e for e in result.fidelity.entries if e.what == what)
+    assert entry.count == 1
+
+
+def test_no_usage_and_no_cost_is_no_final_metrics_and_no_row() -> None:
+    trajectory, result = export("u: go\na: x\n")
+    assert "final_metrics" not in trajectory
+    assert not any(what.startswith("final_metrics") for _, what in rows(result))
