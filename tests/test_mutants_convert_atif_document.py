@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 import atif
-import pytest
 
 from bbox_lark.convert import convert
 

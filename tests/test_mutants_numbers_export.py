@@ -381,7 +381,9 @@ def test_iter_rows_passes_the_secrets_choice_on(tmp_path: Path) -> None:
 def test_iter_rows_reports_progress(tmp_path: Path) -> None:
     (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
     told: list[tuple[int, int]] = []
-    list(iter_rows([found(tmp_path / "a.bbox"), found("-")], jobs=1, progress=lambda d, t: told.append((d, t))))
+    list(
+        iter_rows([found(tmp_path / "a.bbox"), found("-")], jobs=1, progress=lambda d, t: told.append((d, t)))
+    )
     assert told == [(1, 2), (2, 2)]
 
 
@@ -423,7 +425,12 @@ def test_export_counts_each_kind_of_input_where_it_belongs(tmp_path: Path) -> No
     assert summary.counted_in == ((str(logs / "again.bbox"), str(logs / "a.bbox")),)
     sessions = (tmp_path / "out" / "deep" / "sessions.csv").read_text(encoding="utf-8").splitlines()
     assert len(sessions) == 1 + 3  # the refused file has no row
-    assert summary.rows == {"sessions": 3, "events": 4, "calls": 2, "diagnostics": summary.rows["diagnostics"]}
+    assert summary.rows == {
+        "sessions": 3,
+        "events": 4,
+        "calls": 2,
+        "diagnostics": summary.rows["diagnostics"],
+    }
     assert sorted(p.name for p in (tmp_path / "out" / "deep").iterdir()) == sorted(
         f"{name}.csv" for name in TABLE_NAMES
     )
@@ -513,5 +520,9 @@ def test_export_tables_reads_no_configuration_unless_given_a_resolver(tmp_path: 
     assert summary.refused and summary.files == 1
     kept = export_tables([str(tmp_path / "a.bbox")], tmp_path / "out2", format="csv", secrets="keep")
     assert kept.refused == () and kept.rows["events"] == 1
-    redacted = export_tables([str(tmp_path / "a.bbox")], str(tmp_path / "out3"), format="csv", secrets="redact")
-    assert redacted.refused == () and KEY not in (tmp_path / "out3" / "events.csv").read_text(encoding="utf-8")
+    redacted = export_tables(
+        [str(tmp_path / "a.bbox")], str(tmp_path / "out3"), format="csv", secrets="redact"
+    )
+    assert redacted.refused == () and KEY not in (tmp_path / "out3" / "events.csv").read_text(
+        encoding="utf-8"
+    )
