@@ -85,3 +85,21 @@ def test_no_usage_and_no_cost_is_no_final_metrics_and_no_row() -> None:
     trajectory, result = export("u: go\na: x\n")
     assert "final_metrics" not in trajectory
     assert not any(what.startswith("final_metrics") for _, what in rows(result))
+
+
+# -- the text written (convert/atif/__init__.py) ----------------------------------------------
+
+
+def test_undecodable_bytes_are_escaped_and_reported_once() -> None:
+    result = convert((HEADER + "u: café ").encode() + b"\xff\nu: b \xfe\n", "bbox", to="atif")
+    assert '"message": "caf\\u00e9 \\udcff"' in result.text  # every non-ASCII character escaped
+    assert '"message": "b \\udcfe"' in result.text and result.text.endswith("}\n")
+    assert rows(result)[("extra", "undecodable bytes (as \\udcXX escapes)")] == (0,)
+    assert not any("surrogate pairs" in what for _, what in rows(result))
+
+
+def test_text_that_is_utf8_is_written_as_it_is() -> None:
+    result = convert(HEADER + "u: café\n", "bbox", to="atif")
+    assert '"message": "café"' in result.text and result.text.endswith("\n}\n")
+    assert json.loads(result.text)["steps"][0]["message"] == "café"
+    assert not any("undecodable" in what for _, what in rows(result))
