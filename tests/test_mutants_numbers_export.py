@@ -208,6 +208,10 @@ def test_a_credential_on_a_later_line_of_a_streamed_file_is_counted_from_the_fir
         f"2:{5 + len(KEY)}: S001 anthropic_key",
     )
     assert export._credentials(["u: nothing here\n"], ()) == ()
+    assert export._credentials([f"u: {KEY}\n".encode(), b"u: b\n", f"u: {KEY}\n".encode()], ()) == (
+        "1:4: S001 anthropic_key",
+        "3:4: S001 anthropic_key",
+    )
 
 
 def test_an_allowed_credential_is_not_refused(tmp_path: Path) -> None:
@@ -526,3 +530,11 @@ def test_export_tables_reads_no_configuration_unless_given_a_resolver(tmp_path: 
     assert redacted.refused == () and KEY not in (tmp_path / "out3" / "events.csv").read_text(
         encoding="utf-8"
     )
+
+
+def test_export_tables_counts_a_file_given_twice_once(tmp_path: Path) -> None:
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+    path = str(tmp_path / "a.bbox")
+    summary = export_tables([path, path], tmp_path / "out", format="csv", jobs=1)
+    assert summary.files == 1 and summary.counted_in == ((path, path),)
+    assert summary.rows["sessions"] == 1
