@@ -538,3 +538,83 @@ def test_export_tables_counts_a_file_given_twice_once(tmp_path: Path) -> None:
     summary = export_tables([path, path], tmp_path / "out", format="csv", jobs=1)
     assert summary.files == 1 and summary.counted_in == ((path, path),)
     assert summary.rows["sessions"] == 1
+
+
+# -- the extras, the jobs, the stream: what a run is given reaches where it is used ------------
+
+
+def _without(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    """An install without ``modules`` (as ``sys.modules[name] = None`` makes one)."""
+    import sys
+
+    for name in list(sys.modules):
+        if name in modules or name.startswith(tuple(f"{m}." for m in modules)):
+            monkeypatch.setitem(sys.modules, name, None)
+    for name in modules:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_a_parquet_export_without_pyarrow_says_so_before_making_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bbox_lark.numbers.tables import MissingExtra
+
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+    _without(monkeypatch, "pyarrow")
+    with pytest.raises(MissingExtra) as raised:
+        export_inputs([found(tmp_path / "a.bbox")], tmp_path / "out", jobs=1)
+    assert str(raised.value) == "export needs pyarrow: pip install 'bbox-lark[scale]'"
+    assert not (tmp_path / "out").exists()
+    summary = export_inputs([found(tmp_path / "a.bbox")], tmp_path / "csv", format="csv", jobs=1)
+    assert summary.rows["calls"] == 2  # CSV needs no extra
+
+
+def _jobs_seen(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    from bbox_lark.files import runner
+
+    seen: list[Any] = []
+    real = runner.run_each
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["jobs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_each", spy)
+    return seen
+
+
+def test_the_jobs_asked_for_reach_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+    seen = _jobs_seen(monkeypatch)
+    export_inputs([found(tmp_path / "a.bbox")], tmp_path / "one", format="csv", jobs=1)
+    export_tables([str(tmp_path / "a.bbox")], tmp_path / "two", format="csv", jobs=3)
+    assert seen == [1, 3]
+
+
+def test_export_tables_reports_progress(tmp_path: Path) -> None:
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+    (tmp_path / "b.bbox").write_text(SESSION, encoding="utf-8")
+    told: list[tuple[int, int]] = []
+    export_tables(
+        [str(tmp_path)], tmp_path / "out", format="csv", jobs=1, progress=lambda d, t: told.append((d, t))
+    )
+    assert told == [(1, 2), (2, 2)]
+
+
+def test_export_streams_a_large_file_rather_than_holding_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bbox_lark.numbers import tables
+
+    (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
+    streamed: list[str] = []
+    real = tables.stream_session_rows
+
+    def spy(path: str, *args: Any, **kwargs: Any) -> Any:
+        streamed.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(tables, "stream_session_rows", spy)
+    monkeypatch.setattr(export, "STREAM_MIN_BYTES", 1)
+    summary = export_inputs([found(tmp_path / "a.bbox")], tmp_path / "out", format="csv", jobs=1)
+    assert streamed == [str(tmp_path / "a.bbox")] and summary.rows["calls"] == 2

@@ -285,3 +285,51 @@ def test_query_tables_reads_no_configuration_file(tmp_path: Path) -> None:
     session(tmp_path, "a.bbox", "a")
     (tmp_path / ".bbox-lark.toml").write_text("ignore = ['**']\n", encoding="utf-8")
     assert query_tables([str(tmp_path)], "SELECT count(*) FROM sessions").rows == [(1,)]
+
+
+def _without(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    """An install without ``modules`` (as ``sys.modules[name] = None`` makes one)."""
+    import sys
+
+    for name in list(sys.modules):
+        if name.startswith(tuple(f"{m}." for m in modules)):
+            monkeypatch.setitem(sys.modules, name, None)
+    for name in modules:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+@pytest.mark.parametrize("module", ["duckdb", "pyarrow"])
+def test_a_query_without_an_extra_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    from bbox_lark.numbers.tables import MissingExtra
+
+    path = session(tmp_path, "a.bbox", "a")
+    _without(monkeypatch, module)
+    with pytest.raises(MissingExtra) as raised:
+        query_inputs([found(path)], "SELECT 1", jobs=1)
+    assert str(raised.value) == f"query needs {module}: pip install 'bbox-lark[scale]'"
+
+
+def test_the_jobs_asked_for_reach_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bbox_lark.files import runner
+
+    session(tmp_path, "a.bbox", "a")
+    seen: list[Any] = []
+    real = runner.run_each
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["jobs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_each", spy)
+    query_tables([str(tmp_path)], "SELECT 1", jobs=1)
+    query_inputs([found(tmp_path / "a.bbox")], "SELECT 1", jobs=3)
+    assert seen == [1, 3]
+
+
+def test_a_file_given_twice_is_counted_once(tmp_path: Path) -> None:
+    path = str(session(tmp_path, "a.bbox", "a"))
+    inputs = find_inputs([path, path], Resolver(isolated=True))
+    assert [(item.path, item.counted_in) for item in inputs] == [(path, None), (path, path)]
+    assert query_tables([path, path], "SELECT count(*) FROM sessions").rows == [(1,)]
