@@ -103,3 +103,85 @@ def test_text_that_is_utf8_is_written_as_it_is() -> None:
     assert '"message": "café"' in result.text and result.text.endswith("\n}\n")
     assert json.loads(result.text)["steps"][0]["message"] == "café"
     assert not any("undecodable" in what for _, what in rows(result))
+
+
+# -- what the end of the stream adds, and the report's rows for it ------------------------------
+
+
+def test_a_header_alone_is_one_system_step_reported_as_made() -> None:
+    trajectory, result = export("")
+    assert trajectory["steps"] == [{"step_id": 1, "source": "system", "message": ""}]
+    assert rows(result) == {
+        ("synthesized", "step_ids"): (0,),
+        ("synthesized", "system steps (the document has no step)"): (0,),
+        ("extra", "header keys (in extra.bbox.header)"): (1,),
+    }
+
+
+def test_thinking_that_no_step_followed_is_an_agent_step_reported_as_made() -> None:
+    trajectory, result = export("u: go\nth: thinking\n")
+    assert trajectory["steps"][1] == {
+        "step_id": 2,
+        "source": "agent",
+        "message": "",
+        "reasoning_content": "thinking",
+    }
+    found = rows(result)
+    assert found[("synthesized", "step_ids")] == (7, 0)
+    assert found[("synthesized", "agent steps (for th: lines no step followed)")] == (0,)
+    assert ("synthesized", "system steps (the document has no step)") not in found
+
+
+def test_usage_on_event_lines_is_reported_kept_and_skips_a_step_of_no_model_call() -> None:
+    trajectory, result = export(
+        "a: x tokens_in=5 tokens_out=2\n  +llm_call_count 0\n"
+        "a: y tokens_in=6 tokens_out=3\n  +llm_call_count 1\n"
+    )
+    first, second = trajectory["steps"]
+    assert "metrics" not in first and first["llm_call_count"] == 0
+    assert second["metrics"] == {"prompt_tokens": 6, "completion_tokens": 3}
+    assert rows(result)[("kept", "usage on event lines (→ step metrics, each model response once)")] == (0,)
+
+
+def test_a_null_id_leaves_the_session_id_out_and_says_so() -> None:
+    trajectory, result = export("u: x\n", "---\nformat: bbox/1\nid: null\nagent: a\nversion: 1\n---\n")
+    assert "session_id" not in trajectory
+    assert trajectory["extra"]["bbox"]["null"] == ["id"]
+    what = "an empty or missing id: (session_id left out; optional since v1.7)"
+    assert rows(result)[("dropped", what)] == (1,)
+    entry = next(e for e in result.fidelity.entries if e.what == what)
+    assert entry.count == 1
+
+
+def test_an_imported_trajectory_without_a_session_id_comes_back_without_one() -> None:
+    source = {
+        "schema_version": "ATIF-v1.7",
+        "agent": {"name": "n", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+    }
+    text = convert(json.dumps(source), "atif", to="bbox").text
+    assert "+session_id null" in text
+    back = json.loads(convert(text, "bbox", to="atif").text)
+    assert back == source
+
+
+def test_an_imported_trajectorys_ids_come_back() -> None:
+    source = {
+        "schema_version": "ATIF-v1.7",
+        "session_id": "has space",
+        "trajectory_id": "t 1",
+        "agent": {"name": "n", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+    }
+    back = json.loads(convert(convert(json.dumps(source), "atif", to="bbox").text, "bbox", to="atif").text)
+    assert back == source
+
+
+def test_a_subagents_steps_before_the_first_parent_step_leave_their_records_in_it() -> None:
+    for before in (["u: task tid=T\n"], ["u: task tid=T\n", "a: work tid=T\n"]):
+        trajectory, _ = export("".join(before) + "u: go\nx:explore id=x1 → session_id=T path=p\n")
+        first = trajectory["steps"][0]
+        assert first["message"] == "go"
+        count = len(before)
+        assert [r["n"] for r in first["extra"]["bbox"]["lines"]] == list(range(1, count + 2))
+        assert len(trajectory["subagent_trajectories"][0]["steps"]) == count
