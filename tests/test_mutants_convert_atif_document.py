@@ -185,3 +185,17 @@ def test_a_subagents_steps_before_the_first_parent_step_leave_their_records_in_i
         count = len(before)
         assert [r["n"] for r in first["extra"]["bbox"]["lines"]] == list(range(1, count + 2))
         assert len(trajectory["subagent_trajectories"][0]["steps"]) == count
+
+
+def test_an_imported_trajectorys_values_no_header_can_hold_come_back_from_its_root() -> None:
+    source = {
+        "schema_version": "ATIF-v1.7",
+        "session_id": "s\nt",
+        "trajectory_id": "a\nb",
+        "agent": {"name": "line\nbreak", "version": "v\n1", "model_name": "m\nx"},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+    }
+    text = convert(json.dumps(source), "atif", to="bbox").text
+    assert '+agent_name "line\\nbreak"' in text and '+trajectory_id "a\\nb"' in text
+    back = json.loads(convert(text, "bbox", to="atif").text)
+    assert back == source
