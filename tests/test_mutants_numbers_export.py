@@ -569,6 +569,17 @@ def test_a_parquet_export_without_pyarrow_says_so_before_making_the_folder(
     assert summary.rows["calls"] == 2  # CSV needs no extra
 
 
+def test_a_parquet_writer_without_pyarrows_parquet_module_names_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bbox_lark.numbers.tables import MissingExtra
+
+    _without(monkeypatch, "pyarrow.parquet")
+    with pytest.raises(MissingExtra) as raised:
+        TableWriter("calls", tmp_path / "calls.parquet", "parquet")
+    assert str(raised.value) == "export needs pyarrow: pip install 'bbox-lark[scale]'"
+
+
 def _jobs_seen(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     from bbox_lark.files import runner
 

@@ -325,7 +325,8 @@ def test_the_jobs_asked_for_reach_the_runner(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(runner, "run_each", spy)
     query_tables([str(tmp_path)], "SELECT 1", jobs=1)
     query_inputs([found(tmp_path / "a.bbox")], "SELECT 1", jobs=3)
-    assert seen == [1, 3]
+    query_inputs([found(tmp_path / "a.bbox")], "SELECT 1", jobs=2, memory_max=0)  # through Parquet
+    assert seen == [1, 3, 2]
 
 
 def test_a_file_given_twice_is_counted_once(tmp_path: Path) -> None:
