@@ -114,6 +114,9 @@ def test_a_parquet_writer_writes_a_row_group_each_time_it_holds_a_batch(tmp_path
     assert [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)] == [3, 2, 1]
     assert file.read().column("session_id").to_pylist() == ["s0", "s1", "s0", "s0", "s1", "s0"]
     assert file.schema_arrow.names == list(empty_columns("calls"))
+    assert {file.metadata.row_group(0).column(i).compression for i in range(file.metadata.num_columns)} == {
+        "ZSTD"
+    }
 
 
 def test_the_default_batch_is_batch_rows(tmp_path: Path) -> None:
@@ -129,6 +132,13 @@ def test_a_writer_closed_without_keep_leaves_no_file(tmp_path: Path, format: Any
     path = tmp_path / f"sessions.{format}"
     writer = TableWriter("sessions", path, format, batch_rows=1)
     writer.add(rows_of("sessions", 3))
+    writer.close(keep=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("format", ["parquet", "csv"])
+def test_a_writer_closed_without_keep_before_any_row_leaves_no_file(tmp_path: Path, format: Any) -> None:
+    writer = TableWriter("events", tmp_path / f"events.{format}", format)
     writer.close(keep=False)
     assert list(tmp_path.iterdir()) == []
 
