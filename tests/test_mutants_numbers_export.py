@@ -625,17 +625,15 @@ def test_export_tables_reports_progress(tmp_path: Path) -> None:
 def test_export_streams_a_large_file_rather_than_holding_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bbox_lark.numbers import tables
-
     (tmp_path / "a.bbox").write_text(SESSION, encoding="utf-8")
-    streamed: list[str] = []
-    real = tables.stream_session_rows
+    streamed: list[bool] = []
+    real = export._bbox_rows
 
-    def spy(path: str, *args: Any, **kwargs: Any) -> Any:
-        streamed.append(path)
-        return real(path, *args, **kwargs)
+    def spy(*args: Any) -> Any:
+        streamed.append(args[-1] is not None)  # an emit: the rows go out in chunks
+        return real(*args)
 
-    monkeypatch.setattr(tables, "stream_session_rows", spy)
+    monkeypatch.setattr(export, "_bbox_rows", spy)
     monkeypatch.setattr(export, "STREAM_MIN_BYTES", 1)
     summary = export_inputs([found(tmp_path / "a.bbox")], tmp_path / "out", format="csv", jobs=1)
-    assert streamed == [str(tmp_path / "a.bbox")] and summary.rows["calls"] == 2
+    assert streamed == [True] and summary.rows["calls"] == 2
