@@ -199,3 +199,15 @@ def test_an_imported_trajectorys_values_no_header_can_hold_come_back_from_its_ro
     assert '+agent_name "line\\nbreak"' in text and '+trajectory_id "a\\nb"' in text
     back = json.loads(convert(text, "bbox", to="atif").text)
     assert back == source
+
+
+def test_the_agent_from_empty_header_values_and_from_none() -> None:
+    header = "---\nformat: bbox/1\nid: s1\nagent: ''\nversion: ''\nclient_version: '2.0'\nmodel: ''\n---\n"
+    trajectory, result = export("u: x\n", header)
+    assert trajectory["agent"] == {"name": "", "version": "2.0"}  # an empty model is no model
+    assert not any(what.startswith("agent ") for _, what in rows(result))
+    trajectory, result = export("u: x\n", "---\nformat: bbox/1\nid: s1\n---\n")
+    assert trajectory["agent"] == {"name": "unknown", "version": "unknown"}
+    found = rows(result)
+    assert found[("synthesized", "agent name (the header has no agent:)")] == (1,)
+    assert found[("synthesized", "agent version (the header has no version:)")] == (1,)
