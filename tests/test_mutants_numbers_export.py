@@ -637,3 +637,29 @@ def test_export_streams_a_large_file_rather_than_holding_it(
     monkeypatch.setattr(export, "STREAM_MIN_BYTES", 1)
     summary = export_inputs([found(tmp_path / "a.bbox")], tmp_path / "out", format="csv", jobs=1)
     assert streamed == [True] and summary.rows["calls"] == 2
+
+
+def test_the_selection_reaches_the_check_that_makes_the_rows(tmp_path: Path) -> None:
+    source = tmp_path / "s.bbox"
+    source.write_text(SESSION, encoding="utf-8")  # no runner (I004), a short repo_sha (W009)
+    codes = [
+        export._rows_of(str(source), 1 << 20, select, ignore, (), "refuse", None).tables["diagnostics"][
+            "code"
+        ]
+        for select, ignore in ((None, None), (["E"], None), (None, ["W"]))
+    ]
+    assert codes == [["I004", "W009"], [], ["I004"]]
+
+
+def test_the_longest_line_reaches_the_conversion_of_a_foreign_file() -> None:
+    rows = export._rows_of(str(CLAUDE), 40, None, None, (), "refuse", None)
+    assert not rows.ok and rows.count("events") == 7
+    assert rows.tables["diagnostics"]["code"] == ["I004", "W009", *["E003"] * 7]
+
+
+def test_a_partial_file_already_gone_is_no_error_when_the_run_is_dropped(tmp_path: Path) -> None:
+    for format in ("parquet", "csv"):
+        writer = TableWriter("calls", tmp_path / f"calls.{format}", format)  # type: ignore[arg-type]
+        writer.partial.unlink()
+        writer.close(keep=False)
+    assert list(tmp_path.iterdir()) == []

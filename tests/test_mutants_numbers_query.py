@@ -112,6 +112,28 @@ def test_run_sql_gives_columns_and_rows_of_each_type() -> None:
 
     assert run_sql(NoRelation(), "SET threads = 1") == ((), [])
 
+    class OldRelation:  # duckdb 1.x: a relation's Arrow table is arrow(), not to_arrow_table()
+        columns = ("n",)
+
+        def arrow(self) -> Any:
+            import pyarrow
+
+            return pyarrow.table({"n": [1, 2]})
+
+    class OldConnection:
+        def sql(self, text: str) -> OldRelation:
+            return OldRelation()
+
+    assert run_sql(OldConnection(), "SELECT n") == (("n",), [(1,), (2,)])
+
+
+def test_run_sql_without_duckdb_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bbox_lark.numbers.tables import MissingExtra
+
+    _without(monkeypatch, "duckdb")
+    with pytest.raises(MissingExtra, match=r"^query needs duckdb: pip install 'bbox-lark\[scale\]'$"):
+        run_sql(None, "SELECT 1")
+
 
 def test_bad_sql_is_duckdbs_message_stripped() -> None:
     con = duckdb.connect(":memory:")
