@@ -313,6 +313,7 @@ def test_a_foreign_file_that_cannot_be_converted_is_a_row_saying_why(
     monkeypatch.setattr(bbox_lark.convert.files, "bbox_file", fails)
     rows = export._rows_of(str(CLAUDE), *_options())
     assert rows.unreadable and rows.tables["sessions"]["problem"] == [f"{CLAUDE}: it broke"]
+    assert rows.path == str(CLAUDE) and rows.tables["sessions"]["path"] == [str(CLAUDE)]
 
 
 # -- the inputs -------------------------------------------------------------------------------
@@ -663,3 +664,40 @@ def test_a_partial_file_already_gone_is_no_error_when_the_run_is_dropped(tmp_pat
         writer.partial.unlink()
         writer.close(keep=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_with_a_credential_is_refused_unless_told_otherwise(tmp_path: Path) -> None:
+    source = tmp_path / "s.bbox"
+    source.write_text(HEAD + f"u: {KEY}\n", encoding="utf-8")
+    assert export._rows_of(str(source), 1 << 20, None, None).credentials == ("6:4: S001 anthropic_key",)
+
+
+def test_a_foreign_file_is_read_with_the_selection_the_secrets_choice_and_the_emit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    picked = export._rows_of(str(CLAUDE), 1 << 20, ["E"], None, (), "refuse", None)
+    assert picked.tables["diagnostics"]["code"] == []
+    ignored = export._rows_of(str(CLAUDE), 1 << 20, None, ["W"], (), "refuse", None)
+    assert ignored.tables["diagnostics"]["code"] == ["I004"]
+    lines = CLAUDE.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    keyed = tmp_path / "key.jsonl"
+    keyed.write_text(
+        "\n".join([*lines, json.dumps({**record, "uuid": "k", "message": {"role": "user", "content": KEY}})])
+        + "\n",
+        encoding="utf-8",
+    )
+    refused = export._rows_of(str(keyed), 1 << 20, None, None, (), "refuse", None)
+    assert refused.credentials and all(refused.count(name) == 0 for name in TABLE_NAMES)
+    streamed: list[bool] = []
+    real = export._bbox_rows
+
+    def spy(*args: Any) -> Any:
+        streamed.append(args[-1] is not None)
+        return real(*args)
+
+    monkeypatch.setattr(export, "_bbox_rows", spy)
+    export._rows_of(str(CLAUDE), 1 << 20, None, None, (), "keep", lambda chunk: None)
+    assert streamed == [True]
