@@ -211,3 +211,28 @@ def test_the_agent_from_empty_header_values_and_from_none() -> None:
     found = rows(result)
     assert found[("synthesized", "agent name (the header has no agent:)")] == (1,)
     assert found[("synthesized", "agent version (the header has no version:)")] == (1,)
+
+
+def test_an_imported_trajectorys_continuation_and_subagents_come_back() -> None:
+    sub = {
+        "schema_version": "ATIF-v1.7",
+        "trajectory_id": "sub",
+        "agent": {"name": "n", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "inner"}],
+    }
+    source = {
+        "schema_version": "ATIF-v1.7",
+        "session_id": "s",
+        "agent": {"name": "n", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+        "continued_trajectory_ref": "next.json",
+        "subagent_trajectories": [sub],
+    }
+    back = json.loads(convert(convert(json.dumps(source), "atif", to="bbox").text, "bbox", to="atif").text)
+    assert back == source
+
+
+def test_the_header_keys_kept_are_counted_one_each() -> None:
+    _, result = export("u: x\n")
+    entry = next(e for e in result.fidelity.entries if e.what == "header keys (in extra.bbox.header)")
+    assert (entry.lines, entry.count) == ((1,), 4)
