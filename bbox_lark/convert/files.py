@@ -258,7 +258,8 @@ def _convert(
             from_=from_,
             max_line=max_line,
             output_path=staging,
-            allowed_secrets=redact_file_settings(_configured_at(file)),
+            # A trajectory FILE#LINE reads the configuration of FILE's folder, as FILE does.
+            allowed_secrets=redact_file_settings(None if file == "-" else Path(file)),
             **options,
         )
     except RefusedInputError as error:
@@ -271,18 +272,6 @@ def _convert(
         if streams is not None and text_out is not streams[1]:
             text_out.flush()
             text_out.detach()
-
-
-def _configured_at(file: str) -> Path | None:
-    """The path whose configuration applies to input ``file`` (its ``allowed-secrets``): the
-    file itself, or for a trajectory address ``FILE#LINE`` the file that holds it (as
-    ``check`` and ``stats`` read it); None for standard input."""
-    from bbox_lark.convert.atif.lines import session_address
-
-    if file == "-":
-        return None
-    address = session_address(file)
-    return Path(address[0] if address is not None else file)
 
 
 def _converted(
