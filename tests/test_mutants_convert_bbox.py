@@ -121,3 +121,41 @@ def test_a_built_event_is_printed_from_its_values() -> None:
     out = io.StringIO()
     write([*items, build.message("user", "built  text")], out, WriteContext(Fidelity(), {}))
     assert out.getvalue() == HEADER + "u:   spaced\nu: built  text\n"
+
+
+def test_a_fault_before_the_last_line_is_found() -> None:
+    done = convert(HEADER.encode() + b"u: caf\xe9\nu: next\n", "bbox", to="bbox")
+    assert [(d.code, d.line) for d in done.diagnostics] == [("E001", 7)]
+
+
+def test_sniff_passes_over_a_line_just_over_ten_thousand() -> None:
+    assert sniff("u: " + "x" * 9_998 + "\n") == 0  # 10,001 characters: not parsed
+
+
+def test_the_input_s_blobs_and_allowed_secrets_reach_its_checks(tmp_path: Path) -> None:
+    import io
+
+    from bbox_lark.convert import Input, convert_stream
+
+    path = tmp_path / "a.bbox"
+    path.write_text(HEADER + "t:read src/lib.rs → @blob sha256=" + "0" * 64 + " bytes=4\n", encoding="utf-8")
+    assert convert_stream(Input(path), io.StringIO(), to="bbox").diagnostics == ()
+    (tmp_path / ".bbox-blobs").mkdir()  # beside the file: its blobs are looked for there
+    assert [d.code for d in convert_stream(Input(path), io.StringIO(), to="bbox").diagnostics] == ["E013"]
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = HEADER + f"a: {key}\n"
+    assert [d.code for d in convert(text, "bbox", to="bbox").diagnostics] == ["S001"]
+    assert convert(text, "bbox", to="bbox", allowed_secrets=[key]).diagnostics == ()
+
+
+def test_a_built_event_before_a_read_line() -> None:
+    import io
+
+    from bbox_lark.convert.base import Fidelity, Input, ReadContext, WriteContext
+    from bbox_lark.convert.bbox import read, write
+    from bbox_lark.syntax import build
+
+    head, *lines = list(read(Input(None, (HEADER + "u:   spaced\n").encode()), ReadContext(Fidelity(), {})))
+    out = io.StringIO()
+    write([head, build.message("user", "built"), *lines], out, WriteContext(Fidelity(), {}))
+    assert out.getvalue() == HEADER + "u: built\nu:   spaced\n"

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from bbox_lark.convert.base import Format, Input, MappingRow, Option, ReadContext, WriteContext, flatten
-from bbox_lark.syntax.nodes import BlankLine, Comment, Event, Line, Unknown
+from bbox_lark.syntax.nodes import BlankLine, Comment, Event, Unknown
 from bbox_lark.syntax.parser import Head
 from bbox_lark.syntax.printer import emit_line, format_line
 from bbox_lark.syntax.source import BOM, DEFAULT_MAX_LINE
@@ -79,7 +79,6 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
     read from another format) in canonical form, as ``fmt`` writes it. A node built from
     values is printed from its values (:func:`~bbox_lark.emit`)."""
     canonical = ctx.options.get("canonical") or ctx.foreign
-    held: list[Line] = []  # a whitespace-only last line without an ending is dropped (fmt)
     kept = ctx.report.kept
     # From another format the reader's report says what each line came from.
     count = not ctx.foreign
@@ -92,8 +91,6 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
             for line in item.header_lines:
                 out.write(line.raw + line.eol)
             continue
-        if held:
-            out.write(held.pop().raw)
         if isinstance(item, Event) and item.source is None:
             out.write(emit_line(item) + item.eol)
             continue
@@ -101,8 +98,7 @@ def write(items: Iterable[Item], out: TextIO, ctx: WriteContext) -> None:
             out.write(item.raw + item.eol)
             continue
         if isinstance(item, BlankLine) and not item.eol:
-            held.append(item)
-            continue
+            continue  # a whitespace-only last line without an ending is dropped, as fmt drops it
         out.write(format_line(item) + item.eol)
 
 
