@@ -8,28 +8,13 @@ into text (docs/testing.md, "Mutation testing"). Every test goes through ``conve
 from __future__ import annotations
 
 import json
-from typing import Any
 
-import atif
+from test_mutants_convert_atif_writer import HEADER, export, rows  # the writer's tests' helpers
 
 from bbox_lark.convert import convert
 
-HEADER = "---\nformat: bbox/1\nid: s1\nagent: a\nversion: 1\n---\n"
 IMPORTED = "---\nformat: bbox/1\nid: s1\nagent: a\nversion: 1\natif: ATIF-v1.8\n---\n"
-BIG = 1 << 22
 DELEGATING = "u: go\na: delegating\nx:explore id=x1 → session_id=T path=subs/T.json\n"
-
-
-def export(body: str, header: str = HEADER, **options: Any) -> tuple[dict[str, Any], Any]:
-    result = convert(header + body, "bbox", to="atif", max_line=BIG, **options)
-    data = json.loads(result.text)
-    atif.Trajectory.model_validate(data)
-    return data, result
-
-
-def rows(result: Any) -> dict[tuple[str, str], tuple[int, ...]]:
-    """The writer's rows of the fidelity report: (fate, what) -> the lines."""
-    return {(e.action, e.what): e.lines for e in result.fidelity.entries if e.stage == "write"}
 
 
 # -- subagent trajectories --------------------------------------------------------------------

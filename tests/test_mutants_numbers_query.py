@@ -333,17 +333,10 @@ def test_a_query_without_an_extra_names_it(
 
 
 def test_the_jobs_asked_for_reach_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bbox_lark.files import runner
+    from test_mutants_numbers_export import _jobs_seen  # the export tests' spy on the runner
 
     session(tmp_path, "a.bbox", "a")
-    seen: list[Any] = []
-    real = runner.run_each
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs["jobs"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(runner, "run_each", spy)
+    seen = _jobs_seen(monkeypatch)
     query_tables([str(tmp_path)], "SELECT 1", jobs=1)
     query_inputs([found(tmp_path / "a.bbox")], "SELECT 1", jobs=3)
     query_inputs([found(tmp_path / "a.bbox")], "SELECT 1", jobs=2, memory_max=0)  # through Parquet
