@@ -282,3 +282,42 @@ def test_the_reader_is_closed_when_the_writer_fails(monkeypatch: pytest.MonkeyPa
     with pytest.raises(RuntimeError):
         convert(HEADER + "u: hi\n", "failing", to="failing")
     assert closed == ["reader"]
+
+
+def test_a_format_registered_is_found_and_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    import bbox_lark.convert as convert_module
+    from bbox_lark.convert import register_format
+
+    registry = convert_module._registry()
+    monkeypatch.setattr(convert_module, "_REGISTRY", dict(registry))
+    mine = replace(get_format("bbox"), name="mine", extensions=(".mine",))
+    register_format(mine)
+    assert get_format("mine") is mine and formats()[-1] is mine
+    assert detect_format("a.mine", "anything") == "mine"
+
+
+def test_a_weak_sign_is_enough_without_a_name() -> None:
+    assert detect_format(None, "t:read a.rs → [1 line]\n") == "bbox"  # an event line: bbox's 1
+    assert detect_format("s.jsonl", "u: hi\n") == "bbox"  # no JSON Lines format claims it; bbox does, weakly
+
+
+def test_an_option_left_unset_does_not_stop_the_others() -> None:
+    bbox = get_format("bbox")
+    assert split_options(bbox, bbox, {"lossy": None, "canonical": True}) == ({}, {"canonical": True})
+
+
+def test_every_row_is_the_reader_s_or_the_writer_s() -> None:
+    # the stage is `read` while the reader runs, else `write`: rows noted between items too
+    same = convert(HEADER + "u: hi\n# c\n", "bbox", to="bbox")
+    assert {e.stage for e in same.fidelity.entries} == {"write"}
+    foreign = convert(CLAUDE_CODE.read_bytes(), "claude-code", to="atif")
+    assert {e.stage for e in foreign.fidelity.entries} == {"read", "write"}
+
+
+def test_a_finding_in_a_foreign_input_is_at_its_own_column() -> None:
+    compact = HEADER + f"u:hi ⏎⏎ x ⏎ a: key {KEY}\n"
+    done = convert(compact, "compact", to="bbox")
+    assert [(d.code, d.line, d.col) for d in done.diagnostics] == [("S001", 7, 20)]
+    assert compact.splitlines()[6][19:23] == "AKIA"
