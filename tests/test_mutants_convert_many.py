@@ -559,3 +559,40 @@ def test_one_input_is_read_in_the_format_given(tmp_path: Path) -> None:
     a = write(tmp_path, "a.txt", text)
     ((done, _),) = list(convert_paths([str(a)], to="jsonl", from_="bbox", output=tmp_path / "a.jsonl"))
     assert done.source == "bbox"
+
+
+def test_an_address_is_the_last_hash_and_its_line() -> None:
+    assert output_name("a#b.jsonl#3", "bbox") == "a#b-3.bbox"
+
+
+def test_the_longest_known_ending_goes_whatever_its_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    import bbox_lark.convert as convert_module
+    from bbox_lark.convert import get_format
+
+    registry = dict(convert_module._registry())
+    registry["chat"] = replace(get_format("bb7"), name="chat", extensions=(".chat.json",))
+    monkeypatch.setattr(convert_module, "_REGISTRY", registry)
+    assert output_name("a.chat.json", "bbox") == "a.bbox"  # not a.chat.bbox: .chat.json before .json
+    assert output_name("A.CHAT.JSON", "bbox") == "A.bbox"
+
+
+def test_the_inputs_after_a_name_taken_are_converted(tmp_path: Path) -> None:
+    a = write(tmp_path, "one/a.bbox", CLEAN)
+    a2 = write(tmp_path, "two/a.bbox", CLEAN)
+    b = write(tmp_path, "one/b.bbox", CLEAN)
+    items = [FoundInput(str(p), Settings()) for p in (a, a2, b)]
+    results = list(convert_files(items, tmp_path / "out", to="jsonl"))
+    assert [r.written for r in results] == [True, False, True]
+
+
+def test_a_many_run_finds_its_inputs_in_the_format_given(tmp_path: Path) -> None:
+    run = trajectories(tmp_path, "one", "two")
+    other = write(tmp_path, "x.bbox", CLEAN)
+    every = list(convert_paths([str(run), str(other)], to="bbox", output=tmp_path / "o1", jobs=1))
+    assert [done.path for done, _ in every] == [f"{run}#1", f"{run}#2", str(other)]
+    given = list(
+        convert_paths([str(run), str(other)], to="bbox", from_="jsonl", output=tmp_path / "o2", jobs=1)
+    )
+    assert [done.path for done, _ in given] == [str(run), str(other)]
