@@ -159,3 +159,10 @@ def test_a_built_event_before_a_read_line() -> None:
     out = io.StringIO()
     write([head, build.message("user", "built"), *lines], out, WriteContext(Fidelity(), {}))
     assert out.getvalue() == HEADER + "u: built\nu:   spaced\n"
+
+
+def test_a_fault_in_a_header_with_no_body_is_found() -> None:
+    done = convert(
+        b"---\nformat: bbox/1\nid: caf\xe9\nrepo_sha: 215db51\nrunner: local\n---\n", "bbox", to="bbox"
+    )
+    assert ("E001", 3) in [(d.code, d.line) for d in done.diagnostics]
