@@ -258,32 +258,6 @@ def test_an_atif_chain_is_one_trajectory(tmp_path: Path) -> None:
     assert all("continuations" not in e.what for e in alone.fidelity.entries)
 
 
-def test_the_reader_is_closed_when_the_writer_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dataclasses import replace
-
-    import bbox_lark.convert as convert_module
-
-    closed: list[str] = []
-
-    def reader(source: Input, ctx: object):  # type: ignore[no-untyped-def]
-        try:
-            yield from get_format("bbox").read(source, ctx)  # type: ignore[misc]
-        finally:
-            closed.append("reader")
-
-    def writer(items: object, out: object, ctx: object) -> None:
-        next(iter(items))  # type: ignore[call-overload]
-        raise RuntimeError("the writer failed")
-
-    registry = convert_module._registry()
-    monkeypatch.setitem(
-        registry, "failing", replace(get_format("bbox"), name="failing", read=reader, write=writer)
-    )
-    with pytest.raises(RuntimeError):
-        convert(HEADER + "u: hi\n", "failing", to="failing")
-    assert closed == ["reader"]
-
-
 def test_a_format_registered_is_found_and_listed(monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
@@ -321,3 +295,61 @@ def test_a_finding_in_a_foreign_input_is_at_its_own_column() -> None:
     done = convert(compact, "compact", to="bbox")
     assert [(d.code, d.line, d.col) for d in done.diagnostics] == [("S001", 7, 20)]
     assert compact.splitlines()[6][19:23] == "AKIA"
+
+
+def test_a_file_s_name_decides_its_format_in_a_stream(tmp_path: Path) -> None:
+    path = tmp_path / "named.bbox"
+    path.write_bytes(CLAUDE_CODE.read_bytes())  # Claude Code content, named as bbox
+    assert convert_stream(Input(path), io.StringIO(), to="bbox").source == "bbox"
+
+
+def test_a_compact_output_states_its_redactions_too() -> None:
+    text = HEADER + f"a: the key {KEY}\n"
+    done = convert(text, "bbox", to="compact", redact=True)
+    assert "redactions=1" in done.text and done.target == "compact"
+    rows = [(e.action, e.what) for e in done.fidelity.entries]
+    assert ("dropped", "secrets (aws_access_key), replaced by [redacted:aws_access_key]") in rows
+
+
+def test_a_folder_format_writes_into_the_folder_given(tmp_path: Path) -> None:
+    done = convert(DEMO.read_bytes(), "bbox", to="lightbox", output_path=tmp_path / "box")
+    assert done.target == "lightbox" and done.text == "" and any((tmp_path / "box").iterdir())
+
+
+def test_a_lone_surrogate_written_is_reported(tmp_path: Path) -> None:
+    lines = convert(HEADER + "u: hi\n", "bbox", to="jsonl").text
+    lines = lines.replace('"source":"u: hi"', '"source":"u: hi \\ud800"').replace(
+        '"text":"hi"', '"text":"hi \\ud800"'
+    )
+    done = convert(lines.encode(), "jsonl", to="bbox")
+    assert done.text.endswith("u: hi \ufffd\n")
+    assert ("dropped", "lone surrogates UTF-8 cannot encode (written as U+FFFD)") in [
+        (e.action, e.what) for e in done.fidelity.entries
+    ]
+
+
+def test_the_reader_is_closed_even_while_the_error_is_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    import bbox_lark.convert as convert_module
+
+    closed: list[str] = []
+
+    def reader(source: Input, ctx: object):  # type: ignore[no-untyped-def]
+        try:
+            yield from get_format("bbox").read(source, ctx)  # type: ignore[misc]
+        finally:
+            closed.append("reader")
+
+    def writer(items: object, out: object, ctx: object) -> None:
+        next(iter(items))  # type: ignore[call-overload]
+        raise RuntimeError("the writer failed")
+
+    registry = convert_module._registry()
+    monkeypatch.setitem(
+        registry, "failing", replace(get_format("bbox"), name="failing", read=reader, write=writer)
+    )
+    with pytest.raises(RuntimeError) as raised:
+        convert(HEADER + "u: hi\n", "failing", to="failing")
+    assert raised.value.__traceback__ is not None  # the frames, and the reader in them, alive
+    assert closed == ["reader"]
