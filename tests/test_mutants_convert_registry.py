@@ -256,6 +256,11 @@ def test_an_atif_chain_is_one_trajectory(tmp_path: Path) -> None:
     assert ("read", "kept", "ATIF continuations (continued_trajectory_ref) read as one trajectory") in rows
     alone = convert_stream(Input(tmp_path / "tail.json"), io.StringIO(), to="bbox")
     assert all("continuations" not in e.what for e in alone.fidelity.entries)
+    both, one = io.StringIO(), io.StringIO()
+    convert_stream(Input(tmp_path / "head.json"), both, to="bbox")
+    convert_stream(Input(tmp_path / "tail.json"), one, to="bbox")
+    users = [line for line in both.getvalue().splitlines() if line.startswith("u:")]
+    assert len(users) == 2 * len([line for line in one.getvalue().splitlines() if line.startswith("u:")]) > 0
 
 
 def test_a_format_registered_is_found_and_listed(monkeypatch: pytest.MonkeyPatch) -> None:
