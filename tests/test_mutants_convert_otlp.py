@@ -913,3 +913,13 @@ def test_messages_in_content_keep_their_text_and_a_response_without_input_has_no
     assert '"content": "é"' in str(first.attributes["gen_ai.input.messages"])
     assert "input.value" not in second.attributes and "gen_ai.input.messages" not in second.attributes
     assert '"content": "two"' in str(second.attributes["gen_ai.output.messages"])
+
+
+def test_only_an_elapsed_comment_moves_the_clock() -> None:
+    # a tool call that happens to be named `elapsed`, with a `t=` field, is no time mark
+    head = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
+    document = bbox_lark.parse(head + "u: hi ts=2026-01-01T00:00:00Z\nt:elapsed t=00:00:10\n# t=00:00:20\n")
+    clock = Clock()
+    start, call, mark = (clock.at(event) for event in document.events)
+    assert start[1] is False and call[1] is True
+    assert mark == (start[0] + 20 * 10**9, False)
