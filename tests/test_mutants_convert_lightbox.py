@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import bbox_lark
 from bbox_lark.convert import convert
 from bbox_lark.convert.lightbox.chain import chain
@@ -1460,3 +1462,59 @@ def test_a_call_without_a_name_comes_back_as_a_tool_line(tmp_path: Path) -> None
     back = convert(b"", "lightbox", to="bbox", path=tmp_path / "written")
     assert back.skipped == ()
     assert [e.name for e in bbox_lark.parse(back.text).events] == ["x:", "s:"]
+
+
+# -- convert/lightbox/values.py, directly ----------------------------------------------------------
+
+
+def test_lightbox_compact_json() -> None:
+    from datetime import datetime
+
+    from bbox_lark.convert.lightbox.values import compact_json
+
+    value = {"z": "é ✓", "a": [1, None], "when": datetime(2026, 1, 2, 3, 4, 5)}
+    assert compact_json(value) == '{"z":"é ✓","a":[1,null],"when":"2026-01-02 03:04:05"}'  # keys in order
+    assert compact_json(value, ascii_only=True) == (
+        '{"z":"\\u00e9 \\u2713","a":[1,null],"when":"2026-01-02 03:04:05"}'
+    )
+
+
+def test_lightbox_json_lines_are_ascii_indented_by_two() -> None:
+    from datetime import datetime
+
+    from bbox_lark.convert.lightbox.values import json_lines
+
+    assert json_lines({"text": "two words é", "at": datetime(2026, 1, 2)}) == [
+        "{",
+        '  "text": "two words \\u00e9",',
+        '  "at": "2026-01-02 00:00:00"',
+        "}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('{"a": 1, "b": [true, null, "x"]}', {"a": 1, "b": [True, None, "x"]}),
+        ('{"a": 1.5}', None),  # a float: refused
+        ('{"a": NaN}', None),
+        ('{"a": Infinity}', None),
+        ("[1]", None),
+        ("not json", None),
+        ("[" * 100_000, None),
+    ],
+)
+def test_lightbox_json_object(text: str, value: object) -> None:
+    from bbox_lark.convert.lightbox.values import json_object
+
+    assert json_object(text) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(True, "true"), (False, "false"), (None, "null"), (7, "7"), ("s", "s"), (1.5, None), ([1], None)],
+)
+def test_lightbox_scalar_text(value: object, text: str | None) -> None:
+    from bbox_lark.convert.lightbox.values import scalar_text
+
+    assert scalar_text(value) == text
