@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 import bbox_lark
 from bbox_lark.convert import Conversion, convert
 from bbox_lark.convert.bb7 import load_chat, migrate_chat, sniff
@@ -643,3 +645,79 @@ def test_usage_keys_keep_their_capitals_and_a_long_one_is_named_cut() -> None:
     assert event.metrics == {"extra.Weird": "3"}
     result = usage_of({"k" * 70: "x"})
     assert rows(result)[("dropped", f"usage values that are not numbers ({'k' * 60})")] == (1, (1,))
+
+
+# -- convert/bb7/chat.py, directly: where a chat's problems and messages are ----------------------
+
+
+def test_a_chat_that_is_not_utf8_says_where() -> None:
+    from bbox_lark.convert.base import RefusedInputError
+    from bbox_lark.convert.bb7.chat import load_chat
+
+    data = b'{"messages": [\n  {"x": "caf\xe9"}]}'
+    with pytest.raises(RefusedInputError) as raised:
+        load_chat(data)
+    at = data.index(b"\xe9")
+    assert str(raised.value) == f"not UTF-8 text (byte {at}, line 2, column 13): a BB-7 chat is UTF-8 JSON"
+    with pytest.raises(RefusedInputError) as raised:
+        load_chat(b"\xe9\xe9")
+    assert str(raised.value) == "not UTF-8 text (byte 0, line 1, column 1): a BB-7 chat is UTF-8 JSON"
+
+
+def test_a_chat_that_is_no_chat_says_why() -> None:
+    from bbox_lark.convert.base import RefusedInputError
+    from bbox_lark.convert.bb7.chat import load_chat
+
+    cases = {
+        "{": "not valid JSON at line 1, column 2",
+        "": "empty file: a BB-7 chat is a JSON object",
+        "[]": "not a BB-7 chat: the JSON is an array, not an object",
+        "{}": "not a BB-7 chat: the JSON object has no messages list",
+        '{"messages": 3}': "not a BB-7 chat: the JSON object has messages that are not a list",
+    }
+    for text, message in cases.items():
+        with pytest.raises(RefusedInputError) as raised:
+            load_chat(text)
+        assert message in str(raised.value), text
+    chat, _, replaced = load_chat('{"messages": null}')  # null: read as no messages, as BB-7 does
+    assert replaced == 0 and chat.get("messages") is None
+    chat, _, _ = load_chat('\ufeff{"messages": []}'.encode())
+    assert chat["messages"] == []
+
+
+def _place(text: str, piece: str) -> tuple[int, int]:
+    at = text.index(piece)
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
+def test_the_locator_places_each_message_and_part() -> None:
+    from bbox_lark.convert.bb7.chat import Locator
+
+    text = (
+        '{"title": {"a": [1, "]"]}, "x": "}",\n'
+        ' "messages" :  [ {"role": "user", "parts": [ {"t": 1} ,  {"t": [2]}]},\n'
+        '  {}, {"parts": []},\n'
+        '{"parts" :[{"u": 0}]}  ] , "after": {"messages": [9]}}'
+    )
+    locator = Locator(text)
+    assert locator.at(0) == _place(text, '{"role"')
+    assert locator.at(0, 0) == _place(text, '{"t": 1}')
+    assert locator.at(0, 1) == _place(text, '{"t": [2]}')
+    assert locator.at(1) == _place(text, '{}, {"parts": []}')
+    assert locator.at(2) == _place(text, '{"parts": []}')
+    assert locator.at(3) == _place(text, '{"parts" :[')
+    assert locator.at(3, 0) == _place(text, '{"u": 0}')
+    assert locator.at(4) == (0, 0) and locator.at(2, 0) == (0, 0)
+
+
+def test_the_locator_of_text_it_cannot_walk_stops_without_raising() -> None:
+    from bbox_lark.convert.bb7.chat import Locator
+
+    for text in ('{"messages": [ {"a": }', '{"messages": [' + "[" * 100_000, '{"messages": [1, 2', "{"):
+        assert Locator(text).at(5) == (0, 0)
+
+
+def test_the_locator_on_the_first_line() -> None:
+    from bbox_lark.convert.bb7.chat import Locator
+
+    assert Locator('{"messages": [{}, {}]}').at(1) == (1, 19)
