@@ -1518,3 +1518,14 @@ def test_lightbox_scalar_text(value: object, text: str | None) -> None:
     from bbox_lark.convert.lightbox.values import scalar_text
 
     assert scalar_text(value) == text
+
+
+def test_lightbox_s_lazy_names_are_kept_once_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bbox_lark.convert.lightbox as lightbox
+
+    for name in ("FORMAT", "write"):
+        monkeypatch.delitem(vars(lightbox), name, raising=False)  # not loaded yet (restored after)
+    first = lightbox.FORMAT
+    assert lightbox.FORMAT is first and vars(lightbox)["FORMAT"] is first
+    writer = lightbox.write
+    assert vars(lightbox)["write"] is writer
