@@ -721,3 +721,30 @@ def test_the_locator_on_the_first_line() -> None:
     from bbox_lark.convert.bb7.chat import Locator
 
     assert Locator('{"messages": [{}, {}]}').at(1) == (1, 19)
+
+
+def test_a_chat_not_utf8_after_lines_says_its_line_and_column() -> None:
+    from bbox_lark.convert.base import RefusedInputError
+    from bbox_lark.convert.bb7.chat import load_chat
+
+    for data, line, col in ((b'\n{"m":\n "a",\n "caf\xe9"}', 4, 6), (b"\n\n  \xe9", 3, 3), (b"\n\xe9", 2, 1)):
+        with pytest.raises(RefusedInputError) as raised:
+            load_chat(data)
+        assert f"line {line}, column {col})" in str(raised.value), data
+
+
+def test_the_locator_without_spaces() -> None:
+    from bbox_lark.convert.bb7.chat import Locator
+
+    text = '{"a":1,"messages":[{},{"parts":[{},{"b":2}]}],"tags":["x","y","z"]}'
+    locator = Locator(text)
+    assert locator.at(0) == _place(text, "{},{")
+    assert locator.at(1) == _place(text, '{"parts"')
+    assert locator.at(1, 1) == _place(text, '{"b"')
+    assert locator.at(2) == (0, 0)  # a later top-level array is no messages
+
+
+def test_bb7_sniff_reads_past_white_space_only() -> None:
+    chat = '{"messages": [{"role": "user", "parts": []}]}'
+    assert sniff(" \ufeff\n" + chat) == 2
+    assert sniff("X" + chat) == 0
