@@ -923,3 +923,37 @@ def test_only_an_elapsed_comment_moves_the_clock() -> None:
     start, call, mark = (clock.at(event) for event in document.events)
     assert start[1] is False and call[1] is True
     assert mark == (start[0] + 20 * 10**9, False)
+
+
+def test_otlp_is_written_only() -> None:
+    from bbox_lark.convert import get_format
+
+    otlp = get_format("otlp")
+    assert otlp.read is None and otlp.sniff('{"resourceSpans": []}') == 0 and otlp.sniff("") == 0
+
+
+def test_otlp_is_protobuf_unless_json_is_asked_for() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "examples" / "session.bbox").read_text(encoding="utf-8")
+    default = convert(text, "bbox", to="otlp").text
+    assert default == convert(text, "bbox", to="otlp", otlp_encoding="protobuf").text
+    assert not default.startswith("{")
+    assert convert(text, "bbox", to="otlp", otlp_encoding="json").text.startswith('{"resourceSpans":')
+
+
+def test_each_batch_carries_its_trace_and_session() -> None:
+    from bbox_lark.convert.otlp.encode import load_proto
+
+    head = "---\nformat: bbox/1\nid: sess-42\nrepo_sha: 215db51\nrunner: local\n---\n"
+    (batch,) = list(
+        batches(bbox_lark.iter_nodes(io.StringIO(head + "u: hi\na: hello\n")), WriteContext(Fidelity()))
+    )
+    request = json.loads(batch.json())
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert all(span["traceId"] == batch.trace_id.hex() for span in spans)
+    assert '"sess-42"' in batch.json()
+    message = load_proto()[0].ExportTraceServiceRequest()
+    message.ParseFromString(batch.protobuf())
+    assert message.resource_spans[0].scope_spans[0].spans[0].trace_id == batch.trace_id
+    assert "sess-42" in str(message)
