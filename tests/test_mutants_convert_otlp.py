@@ -952,8 +952,10 @@ def test_each_batch_carries_its_trace_and_session() -> None:
     request = json.loads(batch.json())
     spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
     assert all(span["traceId"] == batch.trace_id.hex() for span in spans)
-    assert '"sess-42"' in batch.json()
+    resource = request["resourceSpans"][0]["resource"]["attributes"]
+    assert {"key": "bbox.session.id", "value": {"stringValue": "sess-42"}} in resource
     message = load_proto()[0].ExportTraceServiceRequest()
     message.ParseFromString(batch.protobuf())
     assert message.resource_spans[0].scope_spans[0].spans[0].trace_id == batch.trace_id
-    assert "sess-42" in str(message)
+    attributes = {a.key: a.value.string_value for a in message.resource_spans[0].resource.attributes}
+    assert attributes["bbox.session.id"] == "sess-42"
