@@ -959,3 +959,19 @@ def test_each_batch_carries_its_trace_and_session() -> None:
     assert message.resource_spans[0].scope_spans[0].spans[0].trace_id == batch.trace_id
     attributes = {a.key: a.value.string_value for a in message.resource_spans[0].resource.attributes}
     assert attributes["bbox.session.id"] == "sess-42"
+
+
+def test_protobuf_without_the_otel_extra_says_so_before_writing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bbox_lark.convert import ConvertError
+    from bbox_lark.convert.otlp import encode
+    from bbox_lark.convert.otlp.encode import MISSING_EXTRA, MissingOtelExtra
+
+    def missing() -> Any:
+        raise MissingOtelExtra(MISSING_EXTRA)
+
+    monkeypatch.setattr(encode, "load_proto", missing)
+    head = "---\nformat: bbox/1\nid: s\nrepo_sha: 215db51\nrunner: local\n---\n"
+    with pytest.raises(ConvertError) as raised:
+        convert(head + "u: hi\n", "bbox", to="otlp")
+    assert type(raised.value) is ConvertError and str(raised.value) == MISSING_EXTRA
+    assert convert(head + "u: hi\n", "bbox", to="otlp", otlp_encoding="json").text.startswith("{")
