@@ -1529,3 +1529,19 @@ def test_lightbox_s_lazy_names_are_kept_once_loaded(monkeypatch: pytest.MonkeyPa
     assert lightbox.FORMAT is first and vars(lightbox)["FORMAT"] is first
     writer = lightbox.write
     assert vars(lightbox)["write"] is writer
+
+
+def test_write_session_writes_sorted_lines_into_new_folders(tmp_path: Path) -> None:
+    from bbox_lark.convert.lightbox.session import canonical_text, write_session
+
+    folder = tmp_path / "x" / "y" / "session"  # parents made too
+    chained = write_session(folder, [event(), event(invocation_id="i2")])
+    lines = (folder / "events.jsonl").read_text(encoding="ascii").splitlines()
+    assert lines == [json.dumps(e, sort_keys=True, separators=(",", ":")) for e in chained]
+    assert lines[0].startswith('{"hash":')
+    with pytest.raises(ValueError, match=r"^event 0: missing required field\(s\): timestamp_end$"):
+        write_session(tmp_path / "d", [{k: v for k, v in event().items() if k != "timestamp_end"}])
+    with pytest.raises(ValueError, match=r"^no session_id: give it in meta"):
+        write_session(tmp_path / "e", [], {})
+    with pytest.raises(ValueError):
+        canonical_text({"a": float("nan")})  # no NaN in canonical JSON
