@@ -1545,3 +1545,18 @@ def test_write_session_writes_sorted_lines_into_new_folders(tmp_path: Path) -> N
         write_session(tmp_path / "e", [], {})
     with pytest.raises(ValueError):
         canonical_text({"a": float("nan")})  # no NaN in canonical JSON
+
+
+def test_lightbox_events_file_of_a_fifo_and_a_socket(tmp_path: Path) -> None:
+    import os
+    import socket
+
+    from bbox_lark.convert.lightbox.session import events_file
+
+    fifo = tmp_path / "events.fifo"
+    os.mkfifo(fifo)
+    assert events_file(fifo) == (fifo, None)  # a stream is read once, as a file
+    path = tmp_path / "s.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        assert events_file(path) == (None, f"{path}: cannot read: a socket, not a file")
